@@ -1,0 +1,96 @@
+# fusec: build, regenerate artifacts, test. See README.md.
+# `make` builds everything and runs the demo; `make check` runs the tests.
+
+CC       ?= cc
+CLANG    ?= clang
+CFLAGS   ?= -O2 -g
+WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Ifusec -Ibuild/gen
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+LEMPAR   ?= /usr/share/lemon/lempar.c
+# Lemon's template declares things each parser may not use.
+GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable
+FUZZTIME ?= 60
+
+FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
+             fusec/parse.c fusec/sema.c
+GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
+FUSEC_SRC := $(FRONT_SRC) fusec/main.c
+
+obj = $(patsubst %.c,build/$(1)/%.o,$(notdir $(2)))
+
+.PHONY: all tools check fuzz fuzz-short clean demo
+all: bin/fusec demo
+
+# Build tools from Debian's packages, installed when missing and possible.
+tools: build/.tools
+build/.tools:
+	@mkdir -p build
+	@for t in re2c lemon; do \
+	  if ! command -v $$t >/dev/null 2>&1; then \
+	    echo "installing $$t (apt-get)"; \
+	    if [ "$$(id -u)" = 0 ]; then apt-get install -y $$t >/dev/null || { apt-get update >/dev/null && apt-get install -y $$t >/dev/null; }; \
+	    elif command -v sudo >/dev/null 2>&1; then sudo apt-get install -y $$t >/dev/null; fi; \
+	    command -v $$t >/dev/null 2>&1 || { echo "error: $$t is required (apt-get install $$t)"; exit 1; }; \
+	  fi; \
+	done
+	@touch $@
+
+build/gen/grammar.c build/gen/grammar.h: dsl/grammar.y | build/.tools
+	@mkdir -p build/gen
+	lemon -q -T$(LEMPAR) -dbuild/gen $<
+
+build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
+	@mkdir -p build/gen
+	re2c -W --no-generation-date --no-version -o $@ $<
+
+# Three builds of the same sources: release, sanitized (tests), fuzzing.
+build/rel/%.o: fusec/%.c build/gen/grammar.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+build/rel/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(GENWARN) $(CFLAGS) -MMD -MP -c $< -o $@
+build/san/%.o: fusec/%.c build/gen/grammar.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/san/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(GENWARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/%.o: fusec/%.c build/gen/grammar.h
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+build/fuzz/%.o: build/gen/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARN) $(GENWARN) -Wno-unknown-warning-option -O1 -g -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+build/fuzz/%.o: tests/%.c build/gen/grammar.h
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+
+bin/fusec: $(call obj,rel,$(FUSEC_SRC) $(GEN_SRC))
+	@mkdir -p bin
+	$(CC) $(CFLAGS) $^ -lm -o $@
+build/san/fusec: $(call obj,san,$(FUSEC_SRC) $(GEN_SRC))
+	$(CC) $(SANFLAGS) $^ -lm -o $@
+build/fuzz/fuzz_frontend: $(call obj,fuzz,$(FRONT_SRC) $(GEN_SRC) tests/fuzz_frontend.c)
+	$(CLANG) -fsanitize=fuzzer,address,undefined $^ -lm -o $@
+
+SPECS := $(wildcard specs/*.fuse)
+
+demo: bin/fusec
+	@echo "== checking every shipped spec"
+	bin/fusec --check $(SPECS)
+	@echo "all $(words $(SPECS)) specs check"
+
+check: build/san/fusec build/fuzz/fuzz_frontend
+	@FUSEC=build/san/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
+
+fuzz: build/fuzz/fuzz_frontend
+	@mkdir -p build/corpus
+	build/fuzz/fuzz_frontend -max_total_time=$(FUZZTIME) -max_len=4096 -timeout=10 \
+	  -dict=tests/fuzz.dict build/corpus specs tests/fuzz-seeds
+
+clean:
+	rm -rf build bin lib
+
+-include $(wildcard build/*/*.d)

@@ -1,0 +1,184 @@
+#include "ir.h"
+
+#include <assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+const ElemInfo elem_info[ET_N] = {
+#define X(e, n, c, cu, b, f, r) {n, c, cu, b, f, r},
+	ELEM_TYPES(X)
+#undef X
+};
+const char *const ir_op_name[IR_NOPS] = {
+#define X(o, n, s) s,
+	IR_OPS(X)
+#undef X
+};
+const int ir_op_arity[IR_NOPS] = {
+#define X(o, n, s) n,
+	IR_OPS(X)
+#undef X
+};
+const char *const pattern_name[PAT_N] = {
+#define X(p, s) s,
+	PATTERNS(X)
+#undef X
+};
+
+int elem_lookup(const char *s, size_t len)
+{
+	for (int i = 0; i < ET_N; i++)
+		if (i != ET_BOOL && strlen(elem_info[i].name) == len && !memcmp(elem_info[i].name, s, len))
+			return i;
+	return -1;
+}
+
+void ir_init(Module *m)
+{
+	memset(m, 0, sizeof *m);
+	ir_add_expr(m, IR_CONST, ET_I32, 0); /* expr 0: "none" */
+}
+
+void ir_free(Module *m)
+{
+	for (int i = 0; i < m->nfusion; i++) {
+		free(m->fusion[i].name);
+		for (int j = 0; j < m->fusion[i].nsym; j++) free(m->fusion[i].sym[j]);
+		free(m->fusion[i].sym);
+	}
+	for (int i = 0; i < m->ntensor; i++) free(m->tensor[i].name);
+	for (int i = 0; i < m->nstage; i++) free(m->stage[i].name);
+	for (int i = 0; i < m->nindex; i++) free(m->index[i].name);
+	free(m->fusion), free(m->tensor), free(m->stage), free(m->stmt), free(m->index), free(m->expr);
+	memset(m, 0, sizeof *m);
+}
+
+/* Grows an array by one zeroed element; allocation failure is fatal in the
+ * compiler (a CLI tool, not the runtime library). */
+static void *grow(void *p, int *n, int *cap, size_t sz)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		p = realloc(p, (size_t)*cap * sz);
+		if (!p) {
+			fputs("fusec: fatal: out of memory\n", stderr);
+			exit(3);
+		}
+	}
+	memset((char *)p + (size_t)*n * sz, 0, sz);
+	(*n)++;
+	return p;
+}
+
+#define ADD(arr, n, capi) \
+	do { m->arr = grow(m->arr, &m->n, &m->caps[capi], sizeof *m->arr); } while (0)
+
+int ir_add_fusion(Module *m) { ADD(fusion, nfusion, 0); return m->nfusion - 1; }
+int ir_add_tensor(Module *m)
+{
+	ADD(tensor, ntensor, 1);
+	Tensor *t = &m->tensor[m->ntensor - 1];
+	t->param = -1, t->def_stage = -1, t->list_count = -1;
+	return m->ntensor - 1;
+}
+int ir_add_stage(Module *m) { ADD(stage, nstage, 2); return m->nstage - 1; }
+int ir_add_stmt(Module *m) { ADD(stmt, nstmt, 3); return m->nstmt - 1; }
+int ir_add_index(Module *m) { ADD(index, nindex, 4); return m->nindex - 1; }
+int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off)
+{
+	ADD(expr, nexpr, 5);
+	Expr *e = &m->expr[m->nexpr - 1];
+	e->op = op, e->type = t, e->off = off, e->tensor = -1, e->index = -1;
+	return m->nexpr - 1;
+}
+
+void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
+{
+	(void)m;
+	if (d.sym >= 0) fputs(f->sym[d.sym], out);
+	else fprintf(out, "%lld", (long long)d.value);
+}
+
+/* --- printing as C --------------------------------------------------- */
+
+static const char *float_fn(const ExprWriter *w, const char *f64, const char *f32)
+{
+	return w->compute == ET_F64 ? f64 : f32;
+}
+
+void ir_write_expr(ExprWriter *w, int e, void *out)
+{
+	const Expr *x = &w->m->expr[e];
+	FILE *f = out;
+	switch (x->op) {
+	case IR_CONST:
+		if (!elem_info[x->type].is_float) {
+			fprintf(f, "%lld", (long long)x->value);
+		} else {
+			char buf[40];
+			snprintf(buf, sizeof buf, w->compute == ET_F64 ? "%.17g" : "%.9g", x->value);
+			/* keep float constants float: "1" would make 1/2 integer division */
+			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
+		}
+		return;
+	case IR_INDEX:
+	case IR_LOAD:
+	case IR_SCALAR:
+		w->leaf(w, e, out);
+		return;
+	case IR_CAST:
+		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
+		ir_write_expr(w, x->a, out);
+		fputs("))", f);
+		return;
+	default: break;
+	}
+	int ar = ir_op_arity[x->op];
+	if (x->op == IR_NEG || x->op == IR_NOT) {
+		fprintf(f, "(%s", ir_op_name[x->op]);
+		ir_write_expr(w, x->a, out);
+		fputc(')', f);
+		return;
+	}
+	if (ar == 2 && x->op <= IR_OR) {
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		fprintf(f, " %s ", ir_op_name[x->op]);
+		ir_write_expr(w, x->b, out);
+		fputc(')', f);
+		return;
+	}
+	const char *fn = NULL;
+	switch (x->op) {
+	case IR_EXP: fn = float_fn(w, "exp", "expf"); break;
+	case IR_LOG: fn = float_fn(w, "log", "logf"); break;
+	case IR_SQRT: fn = float_fn(w, "sqrt", "sqrtf"); break;
+	case IR_RSQRT: fn = w->cuda ? float_fn(w, "rsqrt", "rsqrtf") : float_fn(w, "fz_rsqrt", "fz_rsqrtf"); break;
+	case IR_ABS: fn = elem_info[x->type].is_float ? float_fn(w, "fabs", "fabsf") : "fz_iabs"; break;
+	case IR_TANH: fn = float_fn(w, "tanh", "tanhf"); break;
+	case IR_SIGMOID: fn = float_fn(w, "fz_sigmoid", "fz_sigmoidf"); break;
+	case IR_RELU: fn = float_fn(w, "fz_relu", "fz_reluf"); break;
+	case IR_GELU: fn = float_fn(w, "fz_gelu", "fz_geluf"); break;
+	case IR_ERF: fn = float_fn(w, "erf", "erff"); break;
+	case IR_DIGAMMA: fn = float_fn(w, "fz_digamma", "fz_digammaf"); break;
+	case IR_POW: fn = float_fn(w, "pow", "powf"); break;
+	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;
+	case IR_MAXF: fn = elem_info[x->type].is_float ? float_fn(w, "fmax", "fmaxf") : "fz_imax"; break;
+	case IR_SELECT:
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		fputs(" ? ", f);
+		ir_write_expr(w, x->b, out);
+		fputs(" : ", f);
+		ir_write_expr(w, x->c, out);
+		fputc(')', f);
+		return;
+	default: assert(!"unhandled opcode");
+	}
+	fprintf(f, "%s(", fn);
+	ir_write_expr(w, x->a, out);
+	if (ar >= 2) fputs(", ", f), ir_write_expr(w, x->b, out);
+	fputc(')', f);
+}

@@ -1,0 +1,207 @@
+/* The checked program: plain structs in arrays, referenced by index.
+ *
+ * A Module holds one Fusion per `fusion` in the source. A fusion owns a
+ * range of Tensors (inputs, outputs, declared and inferred intermediates,
+ * scalars) and of Stages; a stage owns a range of Stmts; every statement
+ * has its own index space (Index entries) and expression tree (Expr).
+ *
+ * Each Stmt is classified once here (its Pattern), so the planner and the
+ * three backends read the same facts: which indices are free and which are
+ * reduced, whether it is a contraction, a pairwise loop, a gather or a
+ * scatter. Later work keeps this shape: tensor-core contractions read
+ * Stmt.contract, persistent pipelines group Kernels, autotuned schedules
+ * live in Schedule, and sharding splits the first free index. */
+#ifndef FUSEC_IR_H
+#define FUSEC_IR_H
+#include <stddef.h>
+#include <stdint.h>
+
+#define MAX_RANK 4
+#define MAX_IDX 8
+
+/* name, C type, CUDA type, bytes, is_float, rank among floats (higher = wider) */
+#define ELEM_TYPES(X) \
+	X(F64, "f64", "double", "double", 8, 1, 4) \
+	X(F32, "f32", "float", "float", 4, 1, 3) \
+	X(BF16, "bf16", "float", "__nv_bfloat16", 2, 1, 2) \
+	X(F16, "f16", "float", "__half", 2, 1, 1) \
+	X(I64, "i64", "int64_t", "long long", 8, 0, 0) \
+	X(I32, "i32", "int32_t", "int", 4, 0, 0) \
+	X(BOOL, "bool", "int", "bool", 1, 0, 0)
+
+typedef enum {
+#define X(e, n, c, cu, b, f, r) ET_##e,
+	ELEM_TYPES(X)
+#undef X
+	ET_N
+} ElemType;
+
+typedef struct {
+	const char *name, *ctype, *cutype;
+	int bytes, is_float, float_rank;
+} ElemInfo;
+extern const ElemInfo elem_info[ET_N];
+int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec type */
+
+/* Expression opcodes: name, arity, C-ish spelling for printing. Built-in
+ * functions are opcodes too, so every backend expands this one list. */
+#define IR_OPS(X) \
+	X(CONST, 0, "const") X(INDEX, 0, "index") X(LOAD, 0, "load") X(SCALAR, 0, "scalar") \
+	X(NEG, 1, "-") X(NOT, 1, "!") \
+	X(ADD, 2, "+") X(SUB, 2, "-") X(MUL, 2, "*") X(DIV, 2, "/") X(MOD, 2, "%") \
+	X(LT, 2, "<") X(LE, 2, "<=") X(GT, 2, ">") X(GE, 2, ">=") X(EQ, 2, "==") X(NE, 2, "!=") \
+	X(AND, 2, "&&") X(OR, 2, "||") \
+	X(EXP, 1, "exp") X(LOG, 1, "log") X(SQRT, 1, "sqrt") X(RSQRT, 1, "rsqrt") \
+	X(ABS, 1, "abs") X(TANH, 1, "tanh") X(SIGMOID, 1, "sigmoid") X(RELU, 1, "relu") \
+	X(GELU, 1, "gelu") X(ERF, 1, "erf") X(DIGAMMA, 1, "digamma") \
+	X(POW, 2, "pow") X(MINF, 2, "min") X(MAXF, 2, "max") X(SELECT, 3, "select") \
+	X(CAST, 1, "cast")
+
+typedef enum {
+#define X(o, n, s) IR_##o,
+	IR_OPS(X)
+#undef X
+	IR_NOPS
+} IrOp;
+extern const char *const ir_op_name[IR_NOPS];
+extern const int ir_op_arity[IR_NOPS];
+
+typedef struct Dim {
+	int sym;         /* index into Fusion's symbols, or -1 for a constant */
+	int64_t value;   /* the constant when sym < 0 */
+} Dim;
+
+typedef enum { TK_INPUT, TK_OUTPUT, TK_TEMP } TensorKind;
+
+typedef struct Tensor {
+	char *name;
+	TensorKind kind;
+	ElemType type;
+	int rank;
+	Dim dim[MAX_RANK];
+	int param;       /* position among the fusion's parameters, -1 for temps */
+	int def_stage;   /* first stage that writes it, -1 for inputs */
+	int list_count;  /* for a compacted list: the tensor holding its length */
+	int zero_init;   /* a declared temp: starts as zeros, may be accumulated */
+	unsigned off;    /* declaration, for diagnostics */
+} Tensor;
+
+typedef enum { IX_DENSE, IX_RAGGED } IndexKind;
+
+typedef struct Index {
+	char *name;
+	IndexKind kind;
+	Dim range;       /* dense: [0, range) */
+	int lo, hi;      /* ragged: expressions, evaluated per outer point */
+	int reduced;     /* not on the left of a reduction */
+	unsigned off;
+} Index;
+
+typedef struct Expr {
+	IrOp op;
+	ElemType type;
+	int a, b, c;     /* operands (expr ids) */
+	int tensor;      /* LOAD, SCALAR */
+	int nargs, args[MAX_RANK]; /* LOAD: index expressions */
+	int index;       /* INDEX: index id */
+	double value;    /* CONST */
+	unsigned off;
+} Expr;
+
+/* What a statement's loop nest looks like; one per backend template. */
+#define PATTERNS(X) \
+	X(MAP, "map")                 /* out(free) = f(...) */ \
+	X(REDUCE, "reduce")           /* out(free) op= f(free, reduced) */ \
+	X(CONTRACT, "contract")       /* out(free) +=! a(.., r) * b(.., r) */ \
+	X(PAIRWISE, "pairwise")       /* reduce over j with the same range as free i */ \
+	X(SCATTER, "scatter")         /* out(g(..)) += f(..): gathered target */ \
+	X(COMPACT, "compact")         /* list[count] <- v where p */
+
+typedef enum {
+#define X(p, s) PAT_##p,
+	PATTERNS(X)
+#undef X
+	PAT_N
+} Pattern;
+extern const char *const pattern_name[PAT_N];
+
+typedef enum { RED_NONE, RED_SUM, RED_MAX, RED_MIN, RED_KMIN, RED_ACCUM, RED_APPEND } RedOp;
+
+typedef struct Stmt {
+	int stage;
+	RedOp red;
+	int kmin_k;
+	int out;                 /* tensor written */
+	int nlhs, lhs[MAX_RANK]; /* index expressions of the target */
+	int rhs, mask;           /* expr ids; mask 0 = none */
+	int first_index, nindex; /* its indices; free ones first, in lhs order */
+	int nfree;
+	Pattern pattern;
+	int contract_a, contract_b; /* CONTRACT: the two loads multiplied */
+	ElemType acc;            /* accumulator/compute type */
+	unsigned off;
+} Stmt;
+
+#define ATTRS(X) \
+	X(REDUCTION, "reduction") X(TENSOR_ELIGIBLE, "tensor_eligible") \
+	X(SCATTER, "scatter") X(COMPACT, "compact") X(DETERMINISTIC, "deterministic") \
+	X(PRECISION, "precision")
+
+enum {
+#define X(a, s) ATTR_##a##_BIT,
+	ATTRS(X)
+#undef X
+};
+#define ATTR(a) (1u << ATTR_##a##_BIT)
+
+typedef struct Stage {
+	char *name;
+	unsigned attrs;
+	ElemType precision;      /* f32 unless the stage says */
+	int first_stmt, nstmt;
+	unsigned off;
+} Stage;
+
+typedef struct Fusion {
+	char *name;
+	int first_tensor, ntensor;
+	int nparam;              /* inputs then outputs, in declaration order */
+	int first_stage, nstage;
+	char **sym; int nsym;    /* size symbols, in order of first appearance */
+	unsigned off;
+} Fusion;
+
+typedef struct Module {
+	Fusion *fusion; int nfusion;
+	Tensor *tensor; int ntensor;
+	Stage *stage; int nstage;
+	Stmt *stmt; int nstmt;
+	Index *index; int nindex;
+	Expr *expr; int nexpr;   /* expr 0 is a sentinel "none" */
+	int caps[6];
+} Module;
+
+void ir_init(Module *m);
+void ir_free(Module *m);
+int ir_add_fusion(Module *m);
+int ir_add_tensor(Module *m);
+int ir_add_stage(Module *m);
+int ir_add_stmt(Module *m);
+int ir_add_index(Module *m);
+int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off);
+
+void ir_print(const Module *m, void *file);
+/* Writes an expression as C (used by printers and backends). The callback
+ * renders leaves (indices, loads, scalars) that differ between backends. */
+typedef struct ExprWriter ExprWriter;
+struct ExprWriter {
+	const Module *m;
+	void (*leaf)(ExprWriter *w, int expr, void *out);
+	ElemType compute;   /* type in which float arithmetic happens */
+	int cuda;           /* choose CUDA intrinsics */
+	void *user;
+};
+void ir_write_expr(ExprWriter *w, int e, void *out);
+void dim_write(const Module *m, const Fusion *f, Dim d, void *out);
+
+#endif

@@ -1,0 +1,96 @@
+/* fusec: command line. Exit status: 0 success, 1 errors in a spec or an
+ * input file, 2 bad usage, 3 internal failure (NVRTC, writing output). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "frontend.h"
+#include "version.h"
+
+enum { EMIT_NONE, EMIT_AST, EMIT_IR };
+
+static void usage(FILE *f)
+{
+	fputs("usage: fusec [options] FILE.fuse...\n"
+	      "\n"
+	      "Checks .fuse specs and compiles them to fused CUDA kernels.\n"
+	      "\n"
+	      "options:\n"
+	      "  --check            parse and check only (the default)\n"
+	      "  --emit=ast         print the syntax tree\n"
+	      "  --emit=ir          print the checked program\n"
+	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
+	      "  --help             this text\n"
+	      "  --version          fusec's version\n"
+	      "\n"
+	      "exit status: 0 ok, 1 errors in a spec, 2 bad usage, 3 internal failure\n",
+	      f);
+}
+
+int main(int argc, char **argv)
+{
+	int emit = EMIT_NONE, max_errors = 50, nfiles = 0;
+	const char **files = calloc((size_t)argc, sizeof *files);
+	if (!files) return 3;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+			usage(stdout);
+			free(files);
+			return 0;
+		} else if (!strcmp(a, "--version")) {
+			printf("fusec %s\n", FUSEC_VERSION);
+			free(files);
+			return 0;
+		} else if (!strcmp(a, "--check")) {
+			emit = EMIT_NONE;
+		} else if (!strcmp(a, "--emit=ast")) {
+			emit = EMIT_AST;
+		} else if (!strcmp(a, "--emit=ir")) {
+			emit = EMIT_IR;
+		} else if (!strncmp(a, "--max-errors=", 13)) {
+			char *end;
+			long v = strtol(a + 13, &end, 10);
+			if (*end || end == a + 13 || v < 0 || v > 1000000) {
+				fprintf(stderr, "fusec: error: bad value in '%s'\n", a);
+				free(files);
+				return 2;
+			}
+			max_errors = (int)v;
+		} else if (a[0] == '-' && a[1]) {
+			fprintf(stderr, "fusec: error: unknown option '%s'\n", a);
+			fputs("fusec: try 'fusec --help'\n", stderr);
+			free(files);
+			return 2;
+		} else {
+			files[nfiles++] = a;
+		}
+	}
+	if (!nfiles) {
+		fputs("fusec: error: no input files\n", stderr);
+		fputs("fusec: try 'fusec --help'\n", stderr);
+		free(files);
+		return 2;
+	}
+	int failed = 0;
+	for (int i = 0; i < nfiles; i++) {
+		FrontEnd fe = {0};
+		if (source_load(&fe.src, files[i], stderr)) {
+			failed = 1;
+			continue;
+		}
+		int errors = frontend_check(&fe, stderr, max_errors);
+		if (errors) {
+			if (max_errors && errors > max_errors)
+				fprintf(stderr, "%s: %d errors in all (%d not shown)\n", files[i], errors, errors - max_errors);
+			failed = 1;
+		} else if (emit == EMIT_AST) {
+			ast_print(&fe.ast, fe.root, stdout);
+		} else if (emit == EMIT_IR) {
+			ir_print(&fe.mod, stdout);
+		}
+		frontend_free(&fe);
+	}
+	free(files);
+	return failed ? 1 : 0;
+}

@@ -1,0 +1,941 @@
+#include "sema.h"
+
+#include <assert.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_CONSTS 256
+
+typedef struct Const { unsigned off, len; double value; int is_int; } Const;
+
+/* One index of the statement being checked, before it is entered in IR. */
+typedef struct Slot {
+	unsigned off, len;     /* name */
+	int has_range, ragged, on_lhs, in_access;
+	Dim range;
+	unsigned range_off;    /* where the range was first inferred */
+	int ragged_node;       /* AST FOR node */
+} Slot;
+
+typedef struct Sema {
+	const Ast *ast;
+	Diag *d;
+	Module *m;
+	int fusion;            /* current fusion id */
+	Const consts[MAX_CONSTS];
+	int nconst, nglobal;   /* file-level consts come first */
+	int stage;             /* current stage id */
+	ElemType compute;      /* float arithmetic type of the current stage */
+	Slot slot[MAX_IDX];
+	int nslot;
+	int first_index;       /* IR id of slot 0 while building */
+	int fusion_items;      /* AST list of the current fusion's items */
+	int cur_stage_node;
+} Sema;
+
+static const struct Builtin { const char *name; IrOp op; int arity; } builtins[] = {
+	{"exp", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
+	{"abs", IR_ABS, 1}, {"tanh", IR_TANH, 1}, {"sigmoid", IR_SIGMOID, 1},
+	{"relu", IR_RELU, 1}, {"gelu", IR_GELU, 1}, {"erf", IR_ERF, 1},
+	{"digamma", IR_DIGAMMA, 1}, {"pow", IR_POW, 2}, {"min", IR_MINF, 2},
+	{"max", IR_MAXF, 2}, {"select", IR_SELECT, 3},
+};
+
+static const Node *N(Sema *s, int i) { return &s->ast->n[i]; }
+static const char *TXT(Sema *s, int i) { return s->ast->text + s->ast->n[i].off; }
+#define NAMEF(s, i) (int)N(s, i)->len, TXT(s, i)
+
+static int name_is(Sema *s, int node, unsigned off, unsigned len)
+{
+	return N(s, node)->len == len && !memcmp(TXT(s, node), s->ast->text + off, len);
+}
+
+static char *dup_name(Sema *s, int node)
+{
+	char *p = malloc(N(s, node)->len + 1);
+	if (!p) abort();
+	memcpy(p, TXT(s, node), N(s, node)->len);
+	p[N(s, node)->len] = 0;
+	return p;
+}
+
+static const struct Builtin *builtin_find(Sema *s, int node)
+{
+	for (unsigned i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
+		if (ast_name_eq(s->ast, node, builtins[i].name)) return &builtins[i];
+	return NULL;
+}
+
+static Fusion *F(Sema *s) { return &s->m->fusion[s->fusion]; }
+
+static int tensor_find(Sema *s, int node)
+{
+	Fusion *f = F(s);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		if (strlen(s->m->tensor[i].name) == N(s, node)->len &&
+		    !memcmp(s->m->tensor[i].name, TXT(s, node), N(s, node)->len))
+			return i;
+	return -1;
+}
+
+static const Const *const_find(Sema *s, int node)
+{
+	for (int i = s->nconst - 1; i >= 0; i--)
+		if (s->consts[i].len == N(s, node)->len &&
+		    !memcmp(s->ast->text + s->consts[i].off, TXT(s, node), N(s, node)->len))
+			return &s->consts[i];
+	return NULL;
+}
+
+static int type_lookup(Sema *s, int node)
+{
+	int t = elem_lookup(TXT(s, node), N(s, node)->len);
+	if (t < 0)
+		diag_error(s->d, N(s, node)->off, "unknown element type '%.*s' (expected f64, f32, bf16, f16, i32 or i64)", NAMEF(s, node));
+	return t;
+}
+
+static int dim_equal(Dim a, Dim b) { return a.sym == b.sym && (a.sym >= 0 || a.value == b.value); }
+
+static void dim_name(Sema *s, Dim d, char *buf, size_t n)
+{
+	if (d.sym >= 0) snprintf(buf, n, "%s", F(s)->sym[d.sym]);
+	else snprintf(buf, n, "%lld", (long long)d.value);
+}
+
+static int sym_intern(Sema *s, int node)
+{
+	Fusion *f = F(s);
+	for (int i = 0; i < f->nsym; i++)
+		if (strlen(f->sym[i]) == N(s, node)->len && !memcmp(f->sym[i], TXT(s, node), N(s, node)->len))
+			return i;
+	char **p = realloc(f->sym, (size_t)(f->nsym + 1) * sizeof *p);
+	if (!p) abort();
+	f->sym = p;
+	f->sym[f->nsym] = dup_name(s, node);
+	return f->nsym++;
+}
+
+/* const NAME = NUMBER */
+static void declare_const(Sema *s, int node)
+{
+	if (const_find(s, node)) {
+		diag_error(s->d, N(s, node)->off, "redefinition of constant '%.*s'", NAMEF(s, node));
+		return;
+	}
+	if (s->nconst == MAX_CONSTS) {
+		diag_error(s->d, N(s, node)->off, "too many constants (at most %d)", MAX_CONSTS);
+		return;
+	}
+	double v = N(s, node)->num;
+	s->consts[s->nconst++] = (Const){N(s, node)->off, N(s, node)->len, v, v == floor(v) && fabs(v) < 9e15};
+}
+
+/* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
+static void declare_tensor(Sema *s, int node, TensorKind kind)
+{
+	if (tensor_find(s, node) >= 0) {
+		diag_error(s->d, N(s, node)->off, "redefinition of '%.*s'", NAMEF(s, node));
+		return;
+	}
+	if (builtin_find(s, node) || const_find(s, node)) {
+		diag_error(s->d, N(s, node)->off, "'%.*s' is already a %s", NAMEF(s, node), builtin_find(s, node) ? "built-in function" : "constant");
+		return;
+	}
+	int t = type_lookup(s, N(s, node)->a);
+	int id = ir_add_tensor(s->m);
+	F(s)->ntensor++;
+	Tensor *x = &s->m->tensor[id];
+	x->name = dup_name(s, node);
+	x->kind = kind;
+	x->type = t < 0 ? ET_F32 : (ElemType)t;
+	x->off = N(s, node)->off;
+	if (kind != TK_TEMP) x->param = F(s)->nparam++;
+	for (int d = N(s, node)->b; d; d = N(s, d)->next) {
+		if (x->rank == MAX_RANK) {
+			diag_error(s->d, N(s, d)->off, "too many dimensions (at most %d)", MAX_RANK);
+			break;
+		}
+		Dim *dm = &x->dim[x->rank++];
+		if (N(s, d)->flag) {
+			double v = N(s, d)->num;
+			if (v < 1 || v != floor(v) || v > 9e15)
+				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
+		} else {
+			const Const *c = const_find(s, d);
+			if (c) {
+				if (!c->is_int || c->value < 1)
+					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
+			} else {
+				dm->sym = sym_intern(s, d);
+			}
+		}
+	}
+}
+
+/* --- statements ------------------------------------------------------ */
+
+static int slot_find(Sema *s, unsigned off, unsigned len)
+{
+	for (int i = 0; i < s->nslot; i++)
+		if (s->slot[i].len == len && !memcmp(s->ast->text + s->slot[i].off, s->ast->text + off, len))
+			return i;
+	return -1;
+}
+
+static int slot_get(Sema *s, int node)
+{
+	int i = slot_find(s, N(s, node)->off, N(s, node)->len);
+	if (i >= 0) return i;
+	if (s->nslot == MAX_IDX) {
+		diag_error(s->d, N(s, node)->off, "too many indices in one statement (at most %d)", MAX_IDX);
+		return -1;
+	}
+	s->slot[s->nslot] = (Slot){.off = N(s, node)->off, .len = N(s, node)->len};
+	return s->nslot++;
+}
+
+/* True for a bare identifier that names no tensor, constant or function:
+ * that is an index. */
+static int is_index_name(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	return x->kind == AST_REF && !x->flag && tensor_find(s, node) < 0 && !const_find(s, node);
+}
+
+static void give_range(Sema *s, int node, int slot, Dim d)
+{
+	Slot *sl = &s->slot[slot];
+	if (sl->ragged) return;
+	if (!sl->has_range) {
+		sl->has_range = 1, sl->range = d, sl->range_off = N(s, node)->off;
+		return;
+	}
+	if (!dim_equal(sl->range, d)) {
+		char a[64], b[64];
+		dim_name(s, sl->range, a, sizeof a);
+		dim_name(s, d, b, sizeof b);
+		diag_error(s->d, N(s, node)->off, "index '%.*s' ranges over %s here but over %s earlier in this statement",
+		           NAMEF(s, node), b, a);
+		diag_note(s->d, sl->range_off, "range %s inferred here", a);
+	}
+}
+
+/* Pass 1: find the indices of a statement and the ranges the tensors they
+ * subscript give them. */
+static void collect(Sema *s, int e)
+{
+	if (!e) return;
+	const Node *x = N(s, e);
+	switch (x->kind) {
+	case AST_REF: {
+		if (!x->flag) {
+			if (is_index_name(s, e)) {
+				int k = slot_get(s, e);
+				(void)k;
+			}
+			return;
+		}
+		int t = tensor_find(s, e);
+		int pos = 0;
+		for (int a = x->a; a; a = N(s, a)->next, pos++) {
+			if (is_index_name(s, a)) {
+				int k = slot_get(s, a);
+				if (k < 0) continue;
+				s->slot[k].in_access = 1;
+				if (t >= 0 && pos < s->m->tensor[t].rank)
+					give_range(s, a, k, s->m->tensor[t].dim[pos]);
+			} else {
+				collect(s, a);
+			}
+		}
+		return;
+	}
+	case AST_UNARY: collect(s, x->a); return;
+	case AST_BINARY: collect(s, x->a), collect(s, x->b); return;
+	default: return;
+	}
+}
+
+static int is_float(ElemType t) { return elem_info[t].is_float; }
+
+static ElemType arith_type(Sema *s, ElemType a, ElemType b)
+{
+	if (is_float(a) || is_float(b)) return s->compute;
+	if (a == ET_I64 || b == ET_I64) return ET_I64;
+	return ET_I32;
+}
+
+static int mk(Sema *s, IrOp op, ElemType t, unsigned off, int a, int b, int c)
+{
+	int e = ir_add_expr(s->m, op, t, off);
+	s->m->expr[e].a = a, s->m->expr[e].b = b, s->m->expr[e].c = c;
+	return e;
+}
+
+static ElemType ET(Sema *s, int e) { return s->m->expr[e].type; }
+
+static int build(Sema *s, int node);
+
+static int need_number(Sema *s, int e, const char *what)
+{
+	if (ET(s, e) == ET_BOOL) {
+		diag_error(s->d, s->m->expr[e].off, "type mismatch: %s needs a number, not a boolean (use select(c, 1, 0))", what);
+		return 0;
+	}
+	return 1;
+}
+
+static int build_ref(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	int t = tensor_find(s, node);
+	if (!x->flag) { /* bare name: index, constant or scalar */
+		const Const *c = const_find(s, node);
+		if (c) {
+			int e = mk(s, IR_CONST, c->is_int ? ET_I32 : s->compute, x->off, 0, 0, 0);
+			s->m->expr[e].value = c->value;
+			return e;
+		}
+		if (t >= 0) {
+			Tensor *tt = &s->m->tensor[t];
+			if (tt->rank != 0) {
+				diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, node), tt->rank, NAMEF(s, node));
+				return 0;
+			}
+			if (tt->kind != TK_INPUT && tt->def_stage < 0) {
+				diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
+				return 0;
+			}
+			int e = mk(s, IR_SCALAR, tt->type, x->off, 0, 0, 0);
+			s->m->expr[e].tensor = t;
+			return e;
+		}
+		int k = slot_find(s, x->off, x->len);
+		if (k < 0) return 0;
+		Slot *sl = &s->slot[k];
+		if (!sl->has_range && !sl->ragged) {
+			diag_error(s->d, x->off, "use of undefined name '%.*s'", NAMEF(s, node));
+			sl->has_range = 1, sl->range = (Dim){-1, 1}; /* report once */
+			return 0;
+		}
+		int e = mk(s, IR_INDEX, ET_I64, x->off, 0, 0, 0);
+		s->m->expr[e].index = s->first_index + k;
+		return e;
+	}
+	if (t < 0) { /* a call */
+		const struct Builtin *b = builtin_find(s, node);
+		int ty = elem_lookup(TXT(s, node), x->len);
+		int nargs = 0, args[3] = {0, 0, 0};
+		for (int a = x->a; a; a = N(s, a)->next, nargs++)
+			if (nargs < 3) args[nargs] = build(s, a);
+		if (ty >= 0) {
+			if (nargs != 1) {
+				diag_error(s->d, x->off, "cast '%.*s' takes 1 argument, not %d", NAMEF(s, node), nargs);
+				return 0;
+			}
+			if (!args[0] || !need_number(s, args[0], "a cast")) return 0;
+			ElemType to = is_float((ElemType)ty) ? (ty == ET_F64 ? ET_F64 : s->compute) : (ElemType)ty;
+			return mk(s, IR_CAST, to, x->off, args[0], 0, 0);
+		}
+		if (!b) {
+			diag_error(s->d, x->off, "unknown function or tensor '%.*s'", NAMEF(s, node));
+			return 0;
+		}
+		if (nargs != b->arity) {
+			diag_error(s->d, x->off, "'%s' takes %d argument%s, not %d", b->name, b->arity, b->arity == 1 ? "" : "s", nargs);
+			return 0;
+		}
+		for (int i = 0; i < nargs; i++)
+			if (!args[i]) return 0;
+		if (b->op == IR_SELECT) {
+			if (ET(s, args[0]) != ET_BOOL) {
+				diag_error(s->d, s->m->expr[args[0]].off, "type mismatch: select's condition must be a comparison");
+				return 0;
+			}
+			if (!need_number(s, args[1], "select") || !need_number(s, args[2], "select")) return 0;
+			return mk(s, IR_SELECT, arith_type(s, ET(s, args[1]), ET(s, args[2])), x->off, args[0], args[1], args[2]);
+		}
+		for (int i = 0; i < nargs; i++)
+			if (!need_number(s, args[i], b->name)) return 0;
+		ElemType rt = s->compute;
+		if ((b->op == IR_MINF || b->op == IR_MAXF) && !is_float(ET(s, args[0])) && !is_float(ET(s, args[1])))
+			rt = arith_type(s, ET(s, args[0]), ET(s, args[1]));
+		if (b->op == IR_ABS && !is_float(ET(s, args[0]))) rt = ET(s, args[0]);
+		return mk(s, b->op, rt, x->off, args[0], args[1], 0);
+	}
+	Tensor *tt = &s->m->tensor[t];
+	if (tt->kind != TK_INPUT && tt->def_stage < 0 && !tt->zero_init) {
+		diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
+		return 0;
+	}
+	int nargs = 0, args[MAX_RANK] = {0}, ok = 1;
+	for (int a = x->a; a; a = N(s, a)->next, nargs++) {
+		int e = build(s, a);
+		if (!e) { ok = 0; continue; }
+		if (is_float(ET(s, e)) || ET(s, e) == ET_BOOL) {
+			diag_error(s->d, N(s, a)->off, "type mismatch: a subscript must be an integer, not %s",
+			           ET(s, e) == ET_BOOL ? "a boolean" : "a float");
+			ok = 0;
+		}
+		if (nargs < MAX_RANK) args[nargs] = e;
+	}
+	if (nargs != tt->rank) {
+		diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank, nargs, nargs == 1 ? "ex" : "ices");
+		return 0;
+	}
+	if (!ok) return 0;
+	int e = mk(s, IR_LOAD, tt->type, x->off, 0, 0, 0);
+	s->m->expr[e].tensor = t;
+	s->m->expr[e].nargs = nargs;
+	memcpy(s->m->expr[e].args, args, sizeof args);
+	return e;
+}
+
+/* Pass 2: expressions, with types. Returns 0 after reporting an error. */
+static int build(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	switch (x->kind) {
+	case AST_NUM: {
+		int isint = x->flag && x->num <= 9e15;
+		int e = mk(s, IR_CONST, isint ? (x->num > 2147483647.0 ? ET_I64 : ET_I32) : s->compute, x->off, 0, 0, 0);
+		s->m->expr[e].value = x->num;
+		return e;
+	}
+	case AST_REF: return build_ref(s, node);
+	case AST_UNARY: {
+		int a = build(s, x->a);
+		if (!a) return 0;
+		if (x->op == OP_NOT) {
+			if (ET(s, a) != ET_BOOL) {
+				diag_error(s->d, x->off, "type mismatch: '!' needs a boolean operand");
+				return 0;
+			}
+			return mk(s, IR_NOT, ET_BOOL, x->off, a, 0, 0);
+		}
+		if (!need_number(s, a, "'-'")) return 0;
+		return mk(s, IR_NEG, ET(s, a), x->off, a, 0, 0);
+	}
+	case AST_BINARY: {
+		int a = build(s, x->a), b = build(s, x->b);
+		if (!a || !b) return 0;
+		static const IrOp map[OP_N] = {
+			[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV,
+			[OP_MOD] = IR_MOD, [OP_LT] = IR_LT, [OP_LE] = IR_LE, [OP_GT] = IR_GT,
+			[OP_GE] = IR_GE, [OP_EQ] = IR_EQ, [OP_NE] = IR_NE, [OP_AND] = IR_AND, [OP_OR] = IR_OR,
+		};
+		IrOp op = map[x->op];
+		if (op == IR_AND || op == IR_OR) {
+			if (ET(s, a) != ET_BOOL || ET(s, b) != ET_BOOL) {
+				diag_error(s->d, x->off, "type mismatch: '%s' needs boolean operands", expr_op_spelling[x->op]);
+				return 0;
+			}
+			return mk(s, op, ET_BOOL, x->off, a, b, 0);
+		}
+		char what[8];
+		snprintf(what, sizeof what, "'%s'", expr_op_spelling[x->op]);
+		if (!need_number(s, a, what) || !need_number(s, b, what)) return 0;
+		if (op == IR_MOD && (is_float(ET(s, a)) || is_float(ET(s, b)))) {
+			diag_error(s->d, x->off, "type mismatch: '%%' needs integer operands");
+			return 0;
+		}
+		ElemType t = op >= IR_LT && op <= IR_NE ? ET_BOOL : arith_type(s, ET(s, a), ET(s, b));
+		return mk(s, op, t, x->off, a, b, 0);
+	}
+	default:
+		assert(!"not an expression");
+		return 0;
+	}
+}
+
+/* Constant integer value of an AST expression (kmin's k), or -1. */
+static long const_int(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	if (x->kind == AST_NUM && x->flag && x->num >= 1 && x->num < 1e6) return (long)x->num;
+	if (x->kind == AST_REF && !x->flag) {
+		const Const *c = const_find(s, node);
+		if (c && c->is_int && c->value >= 1 && c->value < 1e6) return (long)c->value;
+	}
+	return -1;
+}
+
+/* Is this name written by a statement of a later stage of this fusion? */
+static int defined_later(Sema *s, int name_node)
+{
+	int seen = 0;
+	for (int it = s->fusion_items; it; it = N(s, it)->next) {
+		if (it == s->cur_stage_node) { seen = 1; continue; }
+		if (!seen || N(s, it)->kind != AST_STAGE) continue;
+		for (int st = N(s, it)->b; st; st = N(s, st)->next) {
+			int lhs = N(s, st)->kind == AST_STMT ? N(s, st)->a : st;
+			if (name_is(s, lhs, N(s, name_node)->off, N(s, name_node)->len)) return st;
+		}
+	}
+	return 0;
+}
+
+/* Expressions deeper than this are refused before any recursive walk, so
+ * no later pass can exhaust the C stack (a+a+...+a nests without bound). */
+#define MAX_EXPR_DEPTH 1000
+
+/* Reports reads of names that a later stage defines, with a note, and
+ * expressions nested too deeply. Every expression passes here first. */
+static int check_order_at(Sema *s, int e, int depth)
+{
+	if (!e) return 0;
+	const Node *x = N(s, e);
+	int bad = 0;
+	if (depth > MAX_EXPR_DEPTH) {
+		diag_error(s->d, x->off, "expression nested too deeply (more than %d levels)", MAX_EXPR_DEPTH);
+		return -1;
+	}
+	if (x->kind == AST_REF) {
+		if (tensor_find(s, e) < 0 && !builtin_find(s, e) && (x->flag || !const_find(s, e))) {
+			int later = defined_later(s, e);
+			if (later) {
+				diag_error(s->d, x->off, "'%.*s' is used before it is defined", NAMEF(s, e));
+				diag_note(s->d, N(s, later)->off, "'%.*s' is defined here, in a later stage", NAMEF(s, e));
+				bad = 1;
+			}
+		}
+		for (int a = x->a; a && bad >= 0; a = N(s, a)->next) bad |= check_order_at(s, a, depth + 1);
+	} else if (x->kind == AST_UNARY) {
+		bad |= check_order_at(s, x->a, depth + 1);
+	} else if (x->kind == AST_BINARY) {
+		bad |= check_order_at(s, x->a, depth + 1);
+		if (bad >= 0) bad |= check_order_at(s, x->b, depth + 1);
+	}
+	return bad;
+}
+
+static int check_order(Sema *s, int e) { return check_order_at(s, e, 0); }
+
+static int loads_index(const Module *m, int e, int ix)
+{
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD) return 0;
+	for (int i = 0; i < x->nargs; i++)
+		if (m->expr[x->args[i]].op == IR_INDEX && m->expr[x->args[i]].index == ix) return 1;
+	return 0;
+}
+
+static void classify(Sema *s, Stmt *st)
+{
+	Module *m = s->m;
+	if (st->red == RED_APPEND) { st->pattern = PAT_COMPACT; return; }
+	if (st->red == RED_ACCUM) {
+		int gathered = st->nindex > st->nfree;
+		for (int i = 0; i < st->nlhs; i++)
+			if (m->expr[st->lhs[i]].op != IR_INDEX) gathered = 1;
+		st->pattern = gathered ? PAT_SCATTER : PAT_MAP;
+		return;
+	}
+	if (st->red == RED_NONE) { st->pattern = PAT_MAP; return; }
+	st->pattern = PAT_REDUCE;
+	int nred = st->nindex - st->nfree;
+	if (st->red == RED_SUM && nred == 1 && !st->mask) {
+		int r = st->first_index + st->nfree;
+		const Expr *x = &m->expr[st->rhs];
+		if (x->op == IR_MUL && loads_index(m, x->a, r) && loads_index(m, x->b, r)) {
+			st->pattern = PAT_CONTRACT, st->contract_a = x->a, st->contract_b = x->b;
+			return;
+		}
+	}
+	if (st->nfree == 1 && nred == 1) {
+		const Index *i = &m->index[st->first_index], *j = &m->index[st->first_index + 1];
+		if (i->kind == IX_DENSE && j->kind == IX_DENSE && dim_equal(i->range, j->range))
+			st->pattern = PAT_PAIRWISE;
+	}
+}
+
+static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
+{
+	int id = ir_add_tensor(s->m);
+	F(s)->ntensor++;
+	Tensor *x = &s->m->tensor[id];
+	x->name = dup_name(s, lhs);
+	x->kind = TK_TEMP;
+	x->type = t;
+	x->off = N(s, lhs)->off;
+	x->rank = st->nlhs;
+	for (int i = 0; i < st->nlhs; i++) x->dim[i] = s->m->index[s->m->expr[st->lhs[i]].index].range;
+	st->out = id;
+}
+
+/* stmt := ref aop expr [for IDENT in expr .. expr] [where expr]
+ *       | IDENT '[' IDENT ']' '<-' expr where expr */
+static void check_stmt(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	Module *m = s->m;
+	int is_append = x->kind == AST_APPEND;
+	int lhs = is_append ? node : x->a;
+	int bad = check_order(s, x->b) | check_order(s, x->d) | (is_append ? 0 : check_order(s, lhs));
+	if (!is_append && x->c) bad |= check_order(s, N(s, x->c)->a) | check_order(s, N(s, x->c)->b);
+	if (bad) return;
+
+	RedOp red = RED_NONE;
+	if (is_append) red = RED_APPEND;
+	else switch (x->op) {
+	case AOP_SET: red = RED_NONE; break;
+	case AOP_ACCUM: red = RED_ACCUM; break;
+	case AOP_SUM: red = RED_SUM; break;
+	case AOP_MAX: red = RED_MAX; break;
+	case AOP_MIN: red = RED_MIN; break;
+	case AOP_KMIN: red = RED_KMIN; break;
+	}
+	int target = tensor_find(s, lhs);
+	if (target >= 0 && m->tensor[target].kind == TK_INPUT) {
+		diag_error(s->d, x->off, "cannot assign to input '%.*s'", NAMEF(s, lhs));
+		return;
+	}
+	if (target >= 0 && red != RED_ACCUM && m->tensor[target].def_stage >= 0) {
+		diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
+		           NAMEF(s, lhs), m->stage[m->tensor[target].def_stage].name);
+		return;
+	}
+	if (target < 0 && (red == RED_ACCUM || is_append)) {
+		diag_error(s->d, x->off, "'%.*s' must be declared (as an output or with 'temp') before %s",
+		           NAMEF(s, lhs), is_append ? "a compaction appends to it" : "'+=' accumulates into it");
+		return;
+	}
+	if (target < 0 && (builtin_find(s, lhs) || const_find(s, lhs))) {
+		diag_error(s->d, x->off, "cannot assign to %s '%.*s'", builtin_find(s, lhs) ? "built-in function" : "constant", NAMEF(s, lhs));
+		return;
+	}
+
+	/* Pass 1: indices and ranges. */
+	s->nslot = 0;
+	if (!is_append && x->c) {
+		int k = slot_get(s, x->c);
+		if (k >= 0) s->slot[k].ragged = 1, s->slot[k].ragged_node = x->c;
+	}
+	if (!is_append) {
+		int pos = 0;
+		for (int a = N(s, lhs)->a; a; a = N(s, a)->next, pos++) {
+			if (is_index_name(s, a)) {
+				int k = slot_get(s, a);
+				if (k < 0) continue;
+				if (s->slot[k].on_lhs) {
+					diag_error(s->d, N(s, a)->off, "index '%.*s' appears twice on the left-hand side", NAMEF(s, a));
+					return;
+				}
+				s->slot[k].on_lhs = 1;
+				if (target >= 0 && pos < m->tensor[target].rank)
+					give_range(s, a, k, m->tensor[target].dim[pos]);
+			} else if (red != RED_ACCUM) {
+				diag_error(s->d, N(s, a)->off, "a left-hand subscript must be an index name (only '+=' may scatter through an expression)");
+				return;
+			} else {
+				collect(s, a);
+			}
+		}
+	}
+	collect(s, x->b);
+	collect(s, x->d);
+	if (!is_append && x->c) collect(s, N(s, x->c)->a), collect(s, N(s, x->c)->b);
+	if (!is_append && x->e) collect(s, x->e);
+	int errors = s->d->errors;
+	for (int k = 0; k < s->nslot; k++) {
+		Slot *sl = &s->slot[k];
+		if (!sl->has_range && !sl->ragged && (sl->on_lhs || sl->in_access))
+			diag_error(s->d, sl->off, "cannot infer the range of index '%.*s': no tensor on the right is subscripted by it",
+			           (int)sl->len, s->ast->text + sl->off);
+	}
+	if (s->d->errors != errors) return;
+
+	/* Enter the indices: those on the left first, in subscript order. */
+	int order[MAX_IDX], n = 0;
+	if (!is_append)
+		for (int a = N(s, lhs)->a; a; a = N(s, a)->next)
+			if (is_index_name(s, a)) order[n++] = slot_find(s, N(s, a)->off, N(s, a)->len);
+	int nfree = n;
+	for (int k = 0; k < s->nslot; k++) {
+		int dup = 0;
+		for (int j = 0; j < n; j++) dup |= order[j] == k;
+		if (!dup) order[n++] = k;
+	}
+	Slot sorted[MAX_IDX];
+	for (int k = 0; k < n; k++) sorted[k] = s->slot[order[k]];
+	memcpy(s->slot, sorted, sizeof sorted);
+	s->nslot = n;
+
+	int sid = ir_add_stmt(m);
+	m->stage[s->stage].nstmt++;
+	Stmt *st = &m->stmt[sid];
+	st->stage = s->stage, st->red = red, st->off = x->off, st->out = target;
+	st->nfree = nfree, st->nindex = n;
+	s->first_index = st->first_index = m->nindex;
+	for (int k = 0; k < n; k++) {
+		int id = ir_add_index(m);
+		Index *ix = &m->index[id];
+		ix->name = malloc(s->slot[k].len + 1);
+		if (!ix->name) abort();
+		memcpy(ix->name, s->ast->text + s->slot[k].off, s->slot[k].len);
+		ix->name[s->slot[k].len] = 0;
+		ix->off = s->slot[k].off;
+		ix->kind = s->slot[k].ragged ? IX_RAGGED : IX_DENSE;
+		ix->range = s->slot[k].range;
+		ix->reduced = k >= nfree && red != RED_ACCUM && red != RED_APPEND && red != RED_NONE;
+	}
+	if (red == RED_NONE && n > nfree) {
+		const Slot *sl = &s->slot[nfree];
+		diag_error(s->d, sl->off, "index '%.*s' is not on the left-hand side; reduce over it with +=!, max=!, min=! or kmin[k]=!",
+		           (int)sl->len, s->ast->text + sl->off);
+		return;
+	}
+	for (int k = 0; k < n; k++) {
+		if (!s->slot[k].ragged) continue;
+		int fn = s->slot[k].ragged_node;
+		Index *ix = &m->index[st->first_index + k];
+		int lo = build(s, N(s, fn)->a), hi = build(s, N(s, fn)->b);
+		if (!lo || !hi) return;
+		if (is_float(ET(s, lo)) || is_float(ET(s, hi)) || ET(s, lo) == ET_BOOL || ET(s, hi) == ET_BOOL) {
+			diag_error(s->d, N(s, fn)->off, "type mismatch: the bounds of a 'for' range must be integers");
+			return;
+		}
+		ix->lo = lo, ix->hi = hi;
+	}
+	/* Pass 2: the target's subscripts, the value, the mask. */
+	if (!is_append) {
+		for (int a = N(s, lhs)->a; a; a = N(s, a)->next) {
+			if (st->nlhs == MAX_RANK) {
+				diag_error(s->d, N(s, a)->off, "too many subscripts (at most %d)", MAX_RANK);
+				return;
+			}
+			int e = build(s, a);
+			if (!e) return;
+			if (is_float(ET(s, e)) || ET(s, e) == ET_BOOL) {
+				diag_error(s->d, N(s, a)->off, "type mismatch: a subscript must be an integer");
+				return;
+			}
+			st->lhs[st->nlhs++] = e;
+		}
+		if (target >= 0 && st->nlhs != m->tensor[target].rank) {
+			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, lhs),
+			           m->tensor[target].rank, st->nlhs, st->nlhs == 1 ? "ex" : "ices");
+			return;
+		}
+	}
+	int rhs = build(s, x->b);
+	int mask = x->d ? build(s, x->d) : 0;
+	if (!rhs || (x->d && !mask)) return;
+	if (mask && ET(s, mask) != ET_BOOL) {
+		diag_error(s->d, s->m->expr[mask].off, "type mismatch: a 'where' condition must be a comparison");
+		return;
+	}
+	if (ET(s, rhs) == ET_BOOL) {
+		diag_error(s->d, s->m->expr[rhs].off, "type mismatch: a boolean cannot be stored (use select(c, 1, 0))");
+		return;
+	}
+	st = &m->stmt[sid];
+	st->rhs = rhs, st->mask = mask;
+	if (red == RED_KMIN) {
+		long k = const_int(s, x->e);
+		if (k < 1) {
+			diag_error(s->d, N(s, x->e)->off, "kmin's k must be a positive integer constant");
+			return;
+		}
+		st->kmin_k = (int)k;
+	}
+	/* Types. */
+	ElemType vt = ET(s, rhs);
+	if (is_append) {
+		int count = tensor_find(s, x->a);
+		Tensor *lt = &m->tensor[target];
+		if (lt->rank != 1 || is_float(lt->type)) {
+			diag_error(s->d, x->off, "type mismatch: '%.*s' must be a one-dimensional integer list to append to", NAMEF(s, lhs));
+			return;
+		}
+		if (count < 0 || m->tensor[count].rank != 0 || is_float(m->tensor[count].type) || m->tensor[count].kind == TK_INPUT) {
+			diag_error(s->d, N(s, x->a)->off, "'%.*s' must be a scalar integer output or temp that receives the list's length", NAMEF(s, x->a));
+			return;
+		}
+		if (is_float(vt)) {
+			diag_error(s->d, s->m->expr[rhs].off, "type mismatch: a list holds integers, not floats");
+			return;
+		}
+		lt->list_count = count;
+		if (m->tensor[count].def_stage < 0) m->tensor[count].def_stage = s->stage;
+		st->acc = lt->type;
+	} else if (target >= 0) {
+		Tensor *tt = &m->tensor[target];
+		if (is_float(vt) && !is_float(tt->type)) {
+			diag_error(s->d, s->m->expr[rhs].off, "type mismatch: cannot store a %s value in %s tensor '%s'",
+			           elem_info[vt].name, elem_info[tt->type].name, tt->name);
+			return;
+		}
+		st->acc = is_float(tt->type) ? (tt->type == ET_F64 ? ET_F64 : s->compute) : (red == RED_KMIN ? vt : tt->type);
+		if (is_float(tt->type) && s->compute == ET_F64) st->acc = ET_F64;
+	} else {
+		ElemType store = is_float(vt) ? m->stage[s->stage].precision : (vt == ET_I64 ? ET_I64 : ET_I32);
+		if (red == RED_SUM && !is_float(vt)) store = ET_I32;
+		new_intermediate(s, lhs, store, st);
+		st = &m->stmt[sid];
+		st->acc = is_float(vt) ? s->compute : store;
+		target = st->out;
+	}
+	if (m->tensor[target].def_stage < 0) m->tensor[target].def_stage = s->stage;
+	classify(s, st);
+}
+
+static void check_attrs(Sema *s, int stage_node, Stage *sg)
+{
+	static const char *const names[] = {
+#define X(a, n) n,
+		ATTRS(X)
+#undef X
+	};
+	sg->precision = ET_F32;
+	for (int a = N(s, stage_node)->a; a; a = N(s, a)->next) {
+		int bit = -1;
+		for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (ast_name_eq(s->ast, a, names[i])) bit = (int)i;
+		if (bit < 0) {
+			diag_error(s->d, N(s, a)->off, "unknown attribute '%.*s' (expected reduction, tensor_eligible, precision, scatter, compact or deterministic)", NAMEF(s, a));
+			continue;
+		}
+		if (sg->attrs & (1u << bit)) {
+			diag_error(s->d, N(s, a)->off, "attribute '%s' given twice", names[bit]);
+			continue;
+		}
+		sg->attrs |= 1u << bit;
+		int v = N(s, a)->a;
+		if (bit == ATTR_PRECISION_BIT) {
+			int t = v && N(s, v)->kind == AST_IDENT ? elem_lookup(TXT(s, v), N(s, v)->len) : -1;
+			if (t < 0 || !elem_info[t].is_float) {
+				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, bf16, f16");
+				continue;
+			}
+			sg->precision = (ElemType)t;
+		} else if (v) {
+			diag_error(s->d, N(s, v)->off, "attribute '%s' takes no value", names[bit]);
+		}
+	}
+}
+
+static int has_red(const Module *m, const Stage *sg, RedOp lo, RedOp hi)
+{
+	for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
+		if (m->stmt[i].red >= lo && m->stmt[i].red <= hi) return 1;
+	return 0;
+}
+
+/* The attributes a stage claims must be true of its statements. */
+static void check_stage_claims(Sema *s, Stage *sg)
+{
+	Module *m = s->m;
+	if ((sg->attrs & ATTR(REDUCTION)) && !has_red(m, sg, RED_SUM, RED_KMIN))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'reduction' but has no reduction (+=!, max=!, min=!, kmin[k]=!)", sg->name);
+	if ((sg->attrs & ATTR(SCATTER)) && !has_red(m, sg, RED_ACCUM, RED_ACCUM))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'scatter' but has no '+=' statement", sg->name);
+	if ((sg->attrs & ATTR(COMPACT)) && !has_red(m, sg, RED_APPEND, RED_APPEND))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'compact' but has no '<-' statement", sg->name);
+	int reduces = has_red(m, sg, RED_SUM, RED_KMIN);
+	if (reduces && (sg->precision == ET_F16 || sg->precision == ET_BF16) && !(sg->attrs & ATTR(TENSOR_ELIGIBLE)))
+		diag_error(s->d, sg->off, "stage '%s' reduces, so it cannot have precision %s: accumulate in f32 or f64",
+		           sg->name, elem_info[sg->precision].name);
+	if (sg->attrs & ATTR(TENSOR_ELIGIBLE)) {
+		const Stmt *c = NULL;
+		for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
+			if (m->stmt[i].pattern == PAT_CONTRACT && m->stmt[i].nfree == 2) c = &m->stmt[i];
+		if (!c || sg->nstmt != 1) {
+			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but is not one matrix contraction acc(m,n) +=! A(m,k) * B(k,n)", sg->name);
+			return;
+		}
+		ElemType a = m->expr[c->contract_a].type, b = m->expr[c->contract_b].type;
+		if (a != b || (a != ET_F16 && a != ET_BF16)) {
+			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type",
+			           sg->name, elem_info[a].name, elem_info[b].name);
+			return;
+		}
+		if (!(sg->attrs & ATTR(PRECISION))) sg->precision = ET_F32;
+		if (sg->precision != ET_F32 && !(sg->precision == ET_F16 && a == ET_F16))
+			diag_error(s->d, sg->off, "a tensor-core stage over %s operands cannot have precision %s (use f32%s)",
+			           elem_info[a].name, elem_info[sg->precision].name, a == ET_F16 ? " or f16" : "");
+	}
+}
+
+/* stage := 'stage' IDENT [ '[' attr {',' attr} ']' ] '{' { stmt } '}' */
+static void check_stage(Sema *s, int node)
+{
+	Module *m = s->m;
+	Fusion *f = F(s);
+	for (int i = f->first_stage; i < f->first_stage + f->nstage; i++)
+		if (ast_name_eq(s->ast, node, m->stage[i].name)) {
+			diag_error(s->d, N(s, node)->off, "redefinition of stage '%.*s'", NAMEF(s, node));
+			break;
+		}
+	int id = ir_add_stage(m);
+	F(s)->nstage++;
+	Stage *sg = &m->stage[id];
+	sg->name = dup_name(s, node);
+	sg->off = N(s, node)->off;
+	sg->first_stmt = m->nstmt;
+	check_attrs(s, node, sg);
+	s->stage = id;
+	s->compute = sg->precision == ET_F64 ? ET_F64 : ET_F32;
+	s->cur_stage_node = node;
+	if (!N(s, node)->b) diag_warning(s->d, N(s, node)->off, "stage '%.*s' is empty", NAMEF(s, node));
+	for (int st = N(s, node)->b; st; st = N(s, st)->next) check_stmt(s, st);
+	check_stage_claims(s, &m->stage[id]);
+}
+
+/* fusion := 'fusion' IDENT '(' params ')' '->' '(' params ')' '{' items '}' */
+static void check_fusion(Sema *s, int node)
+{
+	Module *m = s->m;
+	for (int i = 0; i < m->nfusion; i++)
+		if (ast_name_eq(s->ast, node, m->fusion[i].name)) {
+			diag_error(s->d, N(s, node)->off, "redefinition of fusion '%.*s'", NAMEF(s, node));
+			return;
+		}
+	s->fusion = ir_add_fusion(m);
+	Fusion *f = F(s);
+	f->name = dup_name(s, node);
+	f->off = N(s, node)->off;
+	f->first_tensor = m->ntensor;
+	f->first_stage = m->nstage;
+	s->nconst = s->nglobal;
+	s->fusion_items = N(s, node)->c;
+	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_tensor(s, p, TK_INPUT);
+	if (!N(s, node)->b) diag_error(s->d, N(s, node)->off, "fusion '%.*s' has no outputs", NAMEF(s, node));
+	for (int p = N(s, node)->b; p; p = N(s, p)->next) declare_tensor(s, p, TK_OUTPUT);
+	for (int it = N(s, node)->c; it; it = N(s, it)->next) {
+		switch (N(s, it)->kind) {
+		case AST_CONST: declare_const(s, it); break;
+		case AST_TEMP:
+			declare_tensor(s, it, TK_TEMP);
+			if (tensor_find(s, it) >= 0) m->tensor[tensor_find(s, it)].zero_init = 1;
+			break;
+		case AST_STAGE: check_stage(s, it); break;
+		default: break;
+		}
+	}
+	f = F(s);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		Tensor *t = &m->tensor[i];
+		if (t->kind == TK_OUTPUT && t->def_stage < 0)
+			diag_error(s->d, t->off, "output '%s' is never written", t->name);
+	}
+	if (!f->nstage) diag_error(s->d, f->off, "fusion '%s' has no stages", f->name);
+	s->fusion = -1;
+}
+
+int sema_check(const Ast *ast, int root, Diag *d, Module *m)
+{
+	Sema s = {.ast = ast, .d = d, .m = m, .fusion = -1};
+	int before = d->errors;
+	int nfusion = 0;
+	for (int it = root; it; it = ast->n[it].next)
+		if (ast->n[it].kind == AST_CONST) declare_const(&s, it), s.nglobal = s.nconst;
+	for (int it = root; it; it = ast->n[it].next)
+		if (ast->n[it].kind == AST_FUSION) check_fusion(&s, it), nfusion++;
+	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
+	return d->errors - before;
+}

@@ -1,0 +1,12 @@
+/* Name resolution, range and shape inference, type and attribute checks:
+ * turns the Ast into a checked Module, reporting every independent error. */
+#ifndef FUSEC_SEMA_H
+#define FUSEC_SEMA_H
+#include "ast.h"
+#include "diag.h"
+#include "ir.h"
+
+/* Returns the number of errors reported (0: the Module is complete). */
+int sema_check(const Ast *ast, int root, Diag *d, Module *m);
+
+#endif
