@@ -13,7 +13,7 @@ GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-varia
 FUZZTIME ?= 60
 
 FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
-             fusec/parse.c fusec/sema.c
+             fusec/parse.c fusec/sema.c fusec/plan.c
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 FUSEC_SRC := $(FRONT_SRC) fusec/main.c
 

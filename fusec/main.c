@@ -5,9 +5,10 @@
 #include <string.h>
 
 #include "frontend.h"
+#include "plan.h"
 #include "version.h"
 
-enum { EMIT_NONE, EMIT_AST, EMIT_IR };
+enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN };
 
 static void usage(FILE *f)
 {
@@ -19,6 +20,7 @@ static void usage(FILE *f)
 	      "  --check            parse and check only (the default)\n"
 	      "  --emit=ast         print the syntax tree\n"
 	      "  --emit=ir          print the checked program\n"
+	      "  --explain          print the fusion plan and why stages did or did not fuse\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
 	      "  --help             this text\n"
 	      "  --version          fusec's version\n"
@@ -48,6 +50,8 @@ int main(int argc, char **argv)
 			emit = EMIT_AST;
 		} else if (!strcmp(a, "--emit=ir")) {
 			emit = EMIT_IR;
+		} else if (!strcmp(a, "--explain")) {
+			emit = EMIT_EXPLAIN;
 		} else if (!strncmp(a, "--max-errors=", 13)) {
 			char *end;
 			long v = strtol(a + 13, &end, 10);
@@ -88,6 +92,13 @@ int main(int argc, char **argv)
 			ast_print(&fe.ast, fe.root, stdout);
 		} else if (emit == EMIT_IR) {
 			ir_print(&fe.mod, stdout);
+		} else if (emit == EMIT_EXPLAIN) {
+			for (int f = 0; f < fe.mod.nfusion; f++) {
+				Plan p;
+				plan_build(&fe.mod, f, 1, &p);
+				plan_explain(&fe.mod, f, &p, stdout);
+				plan_free(&p);
+			}
 		}
 		frontend_free(&fe);
 	}

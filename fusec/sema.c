@@ -12,7 +12,7 @@ typedef struct Const { unsigned off, len; double value; int is_int; } Const;
 /* One index of the statement being checked, before it is entered in IR. */
 typedef struct Slot {
 	unsigned off, len;     /* name */
-	int has_range, ragged, on_lhs, in_access;
+	int has_range, ragged, on_lhs, in_access, in_bound;
 	Dim range;
 	unsigned range_off;    /* where the range was first inferred */
 	int ragged_node;       /* AST FOR node */
@@ -32,6 +32,7 @@ typedef struct Sema {
 	int first_index;       /* IR id of slot 0 while building */
 	int fusion_items;      /* AST list of the current fusion's items */
 	int cur_stage_node;
+	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
 } Sema;
 
 static const struct Builtin { const char *name; IrOp op; int arity; } builtins[] = {
@@ -245,8 +246,11 @@ static void collect(Sema *s, int e)
 			if (is_index_name(s, a)) {
 				int k = slot_get(s, a);
 				if (k < 0) continue;
-				s->slot[k].in_access = 1;
-				if (t >= 0 && pos < s->m->tensor[t].rank)
+				if (!s->no_ranges) s->slot[k].in_access = 1;
+				/* a 'for' bound is weak evidence: row_ptr(r) must not
+				 * give r the size of row_ptr when y(r) says otherwise */
+				if (s->no_ranges) s->slot[k].in_bound = 1;
+				if (t >= 0 && pos < s->m->tensor[t].rank && (!s->no_ranges || !s->slot[k].has_range))
 					give_range(s, a, k, s->m->tensor[t].dim[pos]);
 			} else {
 				collect(s, a);
@@ -609,6 +613,13 @@ static void check_stmt(Sema *s, int node)
 		return;
 	}
 
+	/* An output whose statement fails is not also "never written". */
+	if (target >= 0 && m->tensor[target].def_stage < 0) m->tensor[target].def_stage = s->stage;
+	if (target >= 0 && is_append) {
+		int c = tensor_find(s, x->a);
+		if (c >= 0 && m->tensor[c].def_stage < 0) m->tensor[c].def_stage = s->stage;
+	}
+
 	/* Pass 1: indices and ranges. */
 	s->nslot = 0;
 	if (!is_append && x->c) {
@@ -638,14 +649,20 @@ static void check_stmt(Sema *s, int node)
 	}
 	collect(s, x->b);
 	collect(s, x->d);
-	if (!is_append && x->c) collect(s, N(s, x->c)->a), collect(s, N(s, x->c)->b);
+	if (!is_append && x->c) {
+		s->no_ranges = 1;
+		collect(s, N(s, x->c)->a), collect(s, N(s, x->c)->b);
+		s->no_ranges = 0;
+	}
 	if (!is_append && x->e) collect(s, x->e);
 	int errors = s->d->errors;
 	for (int k = 0; k < s->nslot; k++) {
 		Slot *sl = &s->slot[k];
-		if (!sl->has_range && !sl->ragged && (sl->on_lhs || sl->in_access))
+		if (!sl->has_range && !sl->ragged && (sl->on_lhs || sl->in_access || sl->in_bound))
 			diag_error(s->d, sl->off, "cannot infer the range of index '%.*s': no tensor on the right is subscripted by it",
 			           (int)sl->len, s->ast->text + sl->off);
+		else if (!sl->has_range && !sl->ragged)
+			diag_error(s->d, sl->off, "use of undefined name '%.*s'", (int)sl->len, s->ast->text + sl->off);
 	}
 	if (s->d->errors != errors) return;
 

@@ -1,0 +1,369 @@
+#include "plan.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+const char *const kernel_mode_name[KM_N] = {
+#define X(k, s) s,
+	KERNEL_MODES(X)
+#undef X
+};
+const char *const split_rule_text[SPLIT_N] = {
+#define X(k, s) s,
+	SPLIT_RULES(X)
+#undef X
+};
+
+static int dim_eq(Dim a, Dim b) { return a.sym == b.sym && (a.sym >= 0 || a.value == b.value); }
+
+/* The dimensions a statement iterates as its outer points. */
+static int stmt_space(const Module *m, const Stmt *s, Dim *d)
+{
+	int n = s->pattern == PAT_COMPACT ? s->nindex : s->nfree;
+	for (int i = 0; i < n; i++) d[i] = m->index[s->first_index + i].range;
+	return n;
+}
+
+static int reduced_dims(const Module *m, const Stmt *s, Dim *d)
+{
+	int n = 0;
+	for (int i = s->nfree; i < s->nindex; i++) d[n++] = m->index[s->first_index + i].range;
+	return n;
+}
+
+static int dims_eq(const Dim *a, int na, const Dim *b, int nb)
+{
+	if (na != nb) return 0;
+	for (int i = 0; i < na; i++)
+		if (!dim_eq(a[i], b[i])) return 0;
+	return 1;
+}
+
+static int is_full_reduction(const Stmt *s)
+{
+	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_KMIN;
+}
+
+static int is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
+
+/* Is the reduced index the last subscript of every load that uses it?
+ * Then a block can walk it with coalesced reads (a row kernel). */
+static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD)
+		for (int i = 0; i < x->nargs; i++) {
+			const Expr *a = &m->expr[x->args[i]];
+			if (a->op == IR_INDEX && a->index == ix && i != x->nargs - 1) return 0;
+			if (!inner_is_contiguous(m, s, x->args[i], ix)) return 0;
+		}
+	return inner_is_contiguous(m, s, x->a, ix) && inner_is_contiguous(m, s, x->b, ix) &&
+	       inner_is_contiguous(m, s, x->c, ix);
+}
+
+typedef struct Group {
+	int active;
+	Kernel k;
+	int tail_closed;    /* a scalar epilogue has started */
+} Group;
+
+/* Which statement of the current kernel writes tensor t, or -1. */
+static int producer_in(const Module *m, const Plan *p, int kern, int t, int before)
+{
+	const Kernel *k = &p->k[kern];
+	for (int i = k->first_stmt; i < before; i++)
+		if (m->stmt[i].out == t || (m->tensor[m->stmt[i].out].list_count == t && m->stmt[i].pattern == PAT_COMPACT))
+			return i;
+	return -1;
+}
+
+/* Are a load's subscripts exactly the statement's free indices, i.e. the
+ * value at the current point? For a tail reduction, its reduced indices. */
+static int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace)
+{
+	if (ld->nargs != nspace) return 0;
+	int base = s->nfree == 0 ? s->first_index : s->first_index;
+	for (int i = 0; i < ld->nargs; i++) {
+		const Expr *a = &m->expr[ld->args[i]];
+		if (a->op != IR_INDEX || a->index != base + i) return 0;
+	}
+	return 1;
+}
+
+static SplitRule check_loads(const Module *m, const Plan *p, int kern, const Stmt *s, int sid, int e)
+{
+	if (!e) return SPLIT_NONE;
+	const Expr *x = &m->expr[e];
+	SplitRule r = SPLIT_NONE;
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		int pr = producer_in(m, p, kern, x->tensor, sid);
+		if (pr >= 0) {
+			const Stmt *P = &m->stmt[pr];
+			const Kernel *k = &p->k[kern];
+			if (P->pattern == PAT_COMPACT) return SPLIT_NOT_AT_POINT;
+			if (is_full_reduction(P)) {
+				if (!is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
+			} else if (P->red == RED_NONE && P->pattern == PAT_MAP && P->nindex == P->nfree) {
+				/* pointwise: inlined wherever it is read */
+			} else if (!load_at_point(m, s, x, k->nspace)) {
+				return SPLIT_NOT_AT_POINT;
+			}
+		}
+		for (int i = 0; i < x->nargs && !r; i++) r = check_loads(m, p, kern, s, sid, x->args[i]);
+		return r;
+	}
+	if (!r) r = check_loads(m, p, kern, s, sid, x->a);
+	if (!r) r = check_loads(m, p, kern, s, sid, x->b);
+	if (!r) r = check_loads(m, p, kern, s, sid, x->c);
+	return r;
+}
+
+static SplitRule stmt_loads(const Module *m, const Plan *p, int kern, int sid)
+{
+	const Stmt *s = &m->stmt[sid];
+	SplitRule r = check_loads(m, p, kern, s, sid, s->rhs);
+	if (!r) r = check_loads(m, p, kern, s, sid, s->mask);
+	for (int i = 0; i < s->nlhs && !r; i++) r = check_loads(m, p, kern, s, sid, s->lhs[i]);
+	for (int i = s->first_index; i < s->first_index + s->nindex && !r; i++)
+		if (m->index[i].kind == IX_RAGGED)
+			r = check_loads(m, p, kern, s, sid, m->index[i].lo), r = r ? r : check_loads(m, p, kern, s, sid, m->index[i].hi);
+	return r;
+}
+
+static void start_kernel(const Module *m, Plan *p, int fusion, int sid)
+{
+	if (p->nk == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 8;
+		p->k = realloc(p->k, (size_t)p->cap * sizeof *p->k);
+		if (!p->k) abort();
+	}
+	Kernel *k = &p->k[p->nk++];
+	memset(k, 0, sizeof *k);
+	const Stmt *s = &m->stmt[sid];
+	k->fusion = fusion, k->first_stmt = sid, k->space_stmt = sid;
+	snprintf(k->name, sizeof k->name, "%s_k%d", m->fusion[fusion].name, p->nk - 1);
+	k->block = 256;
+	if (s->pattern == PAT_SCATTER) {
+		k->mode = KM_SCATTER;
+	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2) {
+		k->mode = KM_MATMUL;
+		k->nspace = stmt_space(m, s, k->space);
+	} else if (is_scalar_map(s)) {
+		k->mode = KM_SCALAR, k->block = 32;
+	} else if (is_full_reduction(s)) {
+		k->mode = KM_POINT, k->has_tail = 1;
+		k->nspace = reduced_dims(m, s, k->space);
+	} else {
+		k->mode = KM_POINT;
+		k->nspace = stmt_space(m, s, k->space);
+		int nred = s->nindex - s->nfree;
+		int ix = s->first_index + s->nfree;
+		if (nred == 1 && (s->pattern == PAT_REDUCE || s->pattern == PAT_CONTRACT) &&
+		    (s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN) &&
+		    m->index[ix].kind == IX_DENSE && inner_is_contiguous(m, s, s->rhs, ix) &&
+		    inner_is_contiguous(m, s, s->mask, ix)) {
+			k->mode = KM_ROW, k->has_inner = 1, k->inner = m->index[ix].range;
+		}
+	}
+	k->nstmt = 1;
+}
+
+/* Can statement sid join kernel k? Updates k when it can. */
+static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail_closed)
+{
+	Kernel *k = &p->k[kern];
+	const Stmt *s = &m->stmt[sid];
+	Dim sp[MAX_IDX], rd[MAX_IDX];
+	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
+	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
+	if (s->pattern == PAT_CONTRACT && s->nfree == 2) return SPLIT_MATMUL_IN;
+	if (k->mode == KM_MATMUL) {
+		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
+	} else if (k->mode == KM_SCALAR) {
+		if (!is_scalar_map(s)) return SPLIT_SPACE;
+	} else if (k->has_tail) {
+		if (!is_scalar_map(s)) {
+			if (is_full_reduction(s) && !*tail_closed && dims_eq(rd, nrd, k->space, k->nspace)) {
+				/* several whole-grid reductions fold together */
+			} else {
+				return *tail_closed && is_full_reduction(s) ? SPLIT_TAIL_TWICE : SPLIT_AFTER_GLOBAL;
+			}
+		}
+	} else if (is_full_reduction(s)) {
+		if (!dims_eq(rd, nrd, k->space, k->nspace)) return SPLIT_SPACE;
+	} else if (is_scalar_map(s)) {
+		return SPLIT_SPACE;
+	} else if (k->mode == KM_ROW) {
+		int row_el = nsp == k->nspace + 1 && dims_eq(sp, k->nspace, k->space, k->nspace) && dim_eq(sp[nsp - 1], k->inner);
+		int at_row = dims_eq(sp, nsp, k->space, k->nspace);
+		if (s->red == RED_NONE && !(row_el || at_row)) return SPLIT_ROW_MODE;
+		if (s->pattern == PAT_COMPACT && !at_row) return SPLIT_ROW_MODE;
+		if (s->red >= RED_SUM && s->red <= RED_KMIN &&
+		    !(at_row && nrd == 1 && dim_eq(rd[0], k->inner) && s->red != RED_KMIN && s->pattern != PAT_PAIRWISE))
+			return SPLIT_ROW_MODE;
+		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
+	} else { /* POINT */
+		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
+	}
+	SplitRule r = stmt_loads(m, p, kern, sid);
+	if (r) return r;
+	if (is_full_reduction(s)) k->has_tail = 1;
+	if (k->has_tail && is_scalar_map(s)) *tail_closed = 1;
+	k->nstmt++;
+	return SPLIT_NONE;
+}
+
+static int reads_tensor(const Module *m, int e, int t)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
+	for (int i = 0; i < x->nargs; i++)
+		if (reads_tensor(m, x->args[i], t)) return 1;
+	return reads_tensor(m, x->a, t) || reads_tensor(m, x->b, t) || reads_tensor(m, x->c, t);
+}
+
+static int stmt_reads(const Module *m, const Stmt *s, int t)
+{
+	if (reads_tensor(m, s->rhs, t) || reads_tensor(m, s->mask, t)) return 1;
+	for (int i = 0; i < s->nlhs; i++)
+		if (reads_tensor(m, s->lhs[i], t)) return 1;
+	for (int i = s->first_index; i < s->first_index + s->nindex; i++)
+		if (m->index[i].kind == IX_RAGGED && (reads_tensor(m, m->index[i].lo, t) || reads_tensor(m, m->index[i].hi, t)))
+			return 1;
+	return 0;
+}
+
+/* A pointwise temp over inputs (or over other such temps) needs no kernel
+ * and no memory: each reader recomputes it from its subscripts. This is
+ * what keeps the N x N distances of a pairwise chain off the device. */
+static int inlinable(const Module *m, const Plan *p, int sid, int e)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		const Tensor *t = &m->tensor[x->tensor];
+		if (t->kind != TK_INPUT) {
+			int ok = 0;
+			for (int u = 0; u < sid; u++)
+				if (m->stmt[u].out == x->tensor && p->inlined[u]) ok = 1;
+			if (!ok) return 0;
+		}
+		for (int i = 0; i < x->nargs; i++)
+			if (!inlinable(m, p, sid, x->args[i])) return 0;
+		return 1;
+	}
+	return inlinable(m, p, sid, x->a) && inlinable(m, p, sid, x->b) && inlinable(m, p, sid, x->c);
+}
+
+void plan_build(const Module *m, int fusion, int fused, Plan *p)
+{
+	memset(p, 0, sizeof *p);
+	p->inlined = calloc((size_t)m->nstmt + 1, 1);
+	if (!p->inlined) abort();
+	p->why = calloc((size_t)m->nstmt + 1, sizeof *p->why);
+	p->stmt_kernel = calloc((size_t)m->nstmt + 1, sizeof *p->stmt_kernel);
+	p->stored = calloc((size_t)m->ntensor + 1, 1);
+	if (!p->why || !p->stmt_kernel || !p->stored) abort();
+	const Fusion *f = &m->fusion[fusion];
+	int first = m->stage[f->first_stage].first_stmt;
+	int last = f->nstage ? m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt : first;
+	int tail_closed = 0;
+	for (int sid = first; sid < last && fused; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		const Tensor *t = &m->tensor[s->out];
+		p->inlined[sid] = s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && s->nindex > 0 &&
+		                  t->kind == TK_TEMP && !t->zero_init && inlinable(m, p, sid, s->rhs);
+	}
+	int any = 0;
+	for (int sid = first; sid < last; sid++) {
+		SplitRule r = SPLIT_NONE;
+		if (p->inlined[sid]) {
+			p->stmt_kernel[sid] = -1;
+			continue;
+		}
+		if (!any) r = SPLIT_SPACE, any = 1;
+		else if (!fused && m->stmt[sid].stage != m->stmt[sid - 1].stage) r = SPLIT_UNFUSED;
+		else r = try_join(m, p, p->nk - 1, sid, &tail_closed);
+		if (r != SPLIT_NONE) {
+			start_kernel(m, p, fusion, sid);
+			tail_closed = 0;
+			if (is_full_reduction(&m->stmt[sid])) tail_closed = 0;
+		}
+		p->why[sid] = p->nk == 1 && r ? SPLIT_NONE : r;
+		p->stmt_kernel[sid] = p->nk - 1;
+	}
+	/* A tensor lives in device memory if it leaves its kernel. */
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (x->kind != TK_TEMP || x->zero_init || x->list_count >= 0) p->stored[t] = x->kind != TK_INPUT;
+		for (int sid = first; sid < last; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (s->out == t && s->pattern == PAT_SCATTER) p->stored[t] = 1;
+			if (s->out != t || p->stored[t] || p->inlined[sid]) continue;
+			for (int u = sid + 1; u < last; u++)
+				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && stmt_reads(m, &m->stmt[u], t)) p->stored[t] = 1;
+		}
+		if (!fused && x->kind == TK_TEMP) p->stored[t] = 1;
+	}
+}
+
+void plan_free(Plan *p)
+{
+	free(p->k), free(p->why), free(p->stmt_kernel), free(p->stored), free(p->inlined);
+	memset(p, 0, sizeof *p);
+}
+
+void plan_explain(const Module *m, int fusion, const Plan *p, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "fusion %s: %d stage%s in %d kernel%s\n", f->name, f->nstage, f->nstage == 1 ? "" : "s",
+	        p->nk, p->nk == 1 ? "" : "s");
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
+		if (k->nspace) {
+			fputs(" over [", out);
+			for (int d = 0; d < k->nspace; d++) {
+				if (d) fputc(',', out);
+				dim_write(m, f, k->space[d], out);
+			}
+			fputc(']', out);
+		}
+		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
+		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
+		fputc('\n', out);
+		const char *prev = NULL;
+		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
+			const Stage *sg = &m->stage[m->stmt[s].stage];
+			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
+			prev = sg->name;
+			if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
+				fprintf(out, "      tensor_eligible: %s\n", k->mode == KM_MATMUL ?
+				        "tiled CUDA-core kernel, f32 accumulation (tensor-core path not yet generated)" :
+				        "not a matrix tile, CUDA cores");
+		}
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+			if (m->tensor[t].kind != TK_TEMP) continue;
+			int mine = 0;
+			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t;
+			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, p->stored[t] ? "stored in device memory" : "kept on chip");
+		}
+	}
+	for (int s = m->stage[f->first_stage].first_stmt; f->nstage && s < m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt; s++)
+		if (p->inlined[s])
+			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
+			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
+	fputs("  stage boundaries:\n", out);
+	for (int sg = f->first_stage + 1; sg < f->first_stage + f->nstage; sg++) {
+		int sid = m->stage[sg].first_stmt;
+		if (!m->stage[sg].nstmt) continue;
+		if (p->inlined[sid] || p->inlined[sid - 1])
+			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
+		else
+			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,
+			        p->why[sid] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid]]);
+	}
+}
