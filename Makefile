@@ -15,12 +15,17 @@ FUZZTIME ?= 60
 FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
              fusec/parse.c fusec/sema.c fusec/plan.c
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
-FUSEC_SRC := $(FRONT_SRC) fusec/main.c
+BACK_SRC  := fusec/artifact.c fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
+             fusec/emit_ref.c fusec/ptx.c fusec/sha256.c
+FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
+CUDA_HOME ?= /usr/local/cuda
+CPPFLAGS  += -I$(CUDA_HOME)/include
+NVRTC_LIB := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(notdir $(2)))
 
-.PHONY: all tools check fuzz fuzz-short clean demo
-all: bin/fusec demo
+.PHONY: all tools check check-generated generate fuzz clean demo
+all: bin/fusec generate demo
 
 # Build tools from Debian's packages, installed when missing and possible.
 tools: build/.tools
@@ -69,18 +74,40 @@ build/fuzz/%.o: tests/%.c build/gen/grammar.h
 
 bin/fusec: $(call obj,rel,$(FUSEC_SRC) $(GEN_SRC))
 	@mkdir -p bin
-	$(CC) $(CFLAGS) $^ -lm -o $@
+	$(CC) $(CFLAGS) $^ $(NVRTC_LIB) -lm -o $@
 build/san/fusec: $(call obj,san,$(FUSEC_SRC) $(GEN_SRC))
-	$(CC) $(SANFLAGS) $^ -lm -o $@
+	$(CC) $(SANFLAGS) $^ $(NVRTC_LIB) -lm -o $@
 build/fuzz/fuzz_frontend: $(call obj,fuzz,$(FRONT_SRC) $(GEN_SRC) tests/fuzz_frontend.c)
 	$(CLANG) -fsanitize=fuzzer,address,undefined $^ -lm -o $@
 
-SPECS := $(wildcard specs/*.fuse)
+# Artifacts: one fusion per spec, named as its file. fusec writes them all
+# at once (a grouped pattern rule) and a depfile of what the spec read.
+SPECS     := $(wildcard specs/*.fuse)
+NAMES     := $(basename $(notdir $(SPECS)))
+ARCHS     := sm_80 sm_90
+MANIFESTS := $(NAMES:%=generated/%.manifest)
+GENERATED := $(foreach n,$(NAMES),generated/$(n).manifest generated/$(n).cu generated/$(n).h \
+               generated/$(n)_ref.c $(ARCHS:%=generated/$(n).%.ptx))
 
-demo: bin/fusec
-	@echo "== checking every shipped spec"
-	bin/fusec --check $(SPECS)
-	@echo "all $(words $(SPECS)) specs check"
+generated/%.manifest generated/%.cu generated/%.h generated/%_ref.c generated/%.sm_80.ptx generated/%.sm_90.ptx: specs/%.fuse bin/fusec
+	@mkdir -p build/dep
+	bin/fusec -o generated --arch=$(subst $(eval) ,$(comma),$(ARCHS)) -MD -MF build/dep/$*.d $<
+
+comma := ,
+generate: $(MANIFESTS)
+
+# Regenerates into build/regen and compares byte for byte with generated/.
+check-generated: bin/fusec
+	@rm -rf build/regen && mkdir -p build/regen
+	@bin/fusec -o build/regen --arch=$(subst $(eval) ,$(comma),$(ARCHS)) $(SPECS)
+	@status=0; for f in $(GENERATED:generated/%=%); do \
+	  if ! cmp -s generated/$$f build/regen/$$f; then echo "check-generated: generated/$$f differs from a fresh regeneration"; status=1; fi; \
+	done; \
+	for f in $$(ls generated); do [ -e build/regen/$$f ] || { echo "check-generated: generated/$$f is stale (no spec makes it)"; status=1; }; done; \
+	[ $$status = 0 ] && echo "check-generated: $(words $(GENERATED)) files identical"; exit $$status
+
+demo: bin/fusec $(MANIFESTS)
+	@sh tests/demo.sh
 
 check: build/san/fusec build/fuzz/fuzz_frontend
 	@FUSEC=build/san/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
@@ -93,4 +120,4 @@ fuzz: build/fuzz/fuzz_frontend
 clean:
 	rm -rf build bin lib
 
--include $(wildcard build/*/*.d)
+-include $(wildcard build/*/*.d build/dep/*.d)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact.h"
 #include "frontend.h"
 #include "plan.h"
 #include "version.h"
@@ -21,6 +22,11 @@ static void usage(FILE *f)
 	      "  --emit=ast         print the syntax tree\n"
 	      "  --emit=ir          print the checked program\n"
 	      "  --explain          print the fusion plan and why stages did or did not fuse\n"
+	      "  -o DIR, --out-dir=DIR\n"
+	      "                     write artifacts DIR/<fusion>.*: CUDA, PTX per target,\n"
+	      "                     header, float64 reference C and manifest\n"
+	      "  --arch=sm_80,sm_90 PTX targets (default sm_80,sm_90)\n"
+	      "  -MD -MF FILE       also write a make depfile\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
 	      "  --help             this text\n"
 	      "  --version          fusec's version\n"
@@ -32,6 +38,11 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
 	int emit = EMIT_NONE, max_errors = 50, nfiles = 0;
+	const char *out_dir = NULL, *depfile = NULL;
+	int want_dep = 0;
+	const char *archs[8] = {"sm_80", "sm_90"};
+	int narch = 2;
+	char *arch_buf = NULL;
 	const char **files = calloc((size_t)argc, sizeof *files);
 	if (!files) return 3;
 	for (int i = 1; i < argc; i++) {
@@ -52,6 +63,40 @@ int main(int argc, char **argv)
 			emit = EMIT_IR;
 		} else if (!strcmp(a, "--explain")) {
 			emit = EMIT_EXPLAIN;
+		} else if (!strncmp(a, "--out-dir=", 10) || !strcmp(a, "-o")) {
+			if (a[1] == 'o' && i + 1 >= argc) {
+				fputs("fusec: error: -o needs a directory\n", stderr);
+				free(files);
+				return 2;
+			}
+			out_dir = a[1] == 'o' ? argv[++i] : a + 10;
+		} else if (!strcmp(a, "-MD")) {
+			want_dep = 1;
+		} else if (!strcmp(a, "-MF")) {
+			if (i + 1 >= argc) {
+				fputs("fusec: error: -MF needs a file\n", stderr);
+				free(files);
+				return 2;
+			}
+			depfile = argv[++i];
+		} else if (!strncmp(a, "--arch=", 7)) {
+			free(arch_buf);
+			arch_buf = strdup(a + 7);
+			narch = 0;
+			for (char *t = strtok(arch_buf, ","); t && narch < 8; t = strtok(NULL, ","))
+				archs[narch++] = t;
+			for (int k = 0; k < narch; k++)
+				if (strncmp(archs[k], "sm_", 3) || strlen(archs[k]) < 5 || strlen(archs[k]) > 6 ||
+				    strspn(archs[k] + 3, "0123456789a") != strlen(archs[k] + 3)) {
+					fprintf(stderr, "fusec: error: bad target '%s' (expected sm_80, sm_90, ...)\n", archs[k]);
+					free(files), free(arch_buf);
+					return 2;
+				}
+			if (!narch) {
+				fputs("fusec: error: --arch needs at least one target\n", stderr);
+				free(files), free(arch_buf);
+				return 2;
+			}
 		} else if (!strncmp(a, "--max-errors=", 13)) {
 			char *end;
 			long v = strtol(a + 13, &end, 10);
@@ -76,7 +121,18 @@ int main(int argc, char **argv)
 		free(files);
 		return 2;
 	}
-	int failed = 0;
+	if ((want_dep || depfile) && !(want_dep && depfile && out_dir)) {
+		fputs("fusec: error: -MD and -MF FILE go together, with -o DIR\n", stderr);
+		free(files), free(arch_buf);
+		return 2;
+	}
+	FILE *dep = NULL;
+	if (depfile && !(dep = fopen(depfile, "w"))) {
+		fprintf(stderr, "fusec: error: %s: cannot write\n", depfile);
+		free(files), free(arch_buf);
+		return 3;
+	}
+	int failed = 0, internal = 0;
 	for (int i = 0; i < nfiles; i++) {
 		FrontEnd fe = {0};
 		if (source_load(&fe.src, files[i], stderr)) {
@@ -88,6 +144,11 @@ int main(int argc, char **argv)
 			if (max_errors && errors > max_errors)
 				fprintf(stderr, "%s: %d errors in all (%d not shown)\n", files[i], errors, errors - max_errors);
 			failed = 1;
+		} else if (out_dir) {
+			ArtifactOpts o = {out_dir, archs, narch, dep};
+			if (artifact_write(&fe, &o)) internal = 1;
+		}
+		if (errors) {
 		} else if (emit == EMIT_AST) {
 			ast_print(&fe.ast, fe.root, stdout);
 		} else if (emit == EMIT_IR) {
@@ -102,6 +163,7 @@ int main(int argc, char **argv)
 		}
 		frontend_free(&fe);
 	}
-	free(files);
-	return failed ? 1 : 0;
+	free(files), free(arch_buf);
+	if (dep && fclose(dep)) internal = 1;
+	return failed ? 1 : internal ? 3 : 0;
 }

@@ -40,9 +40,34 @@ static int dims_eq(const Dim *a, int na, const Dim *b, int nb)
 	return 1;
 }
 
+/* A rank-0 sum, max or min over the space: folded across the whole grid.
+ * (A rank-0 kmin is left to one thread: it needs no grid-wide merge.) */
 static int is_full_reduction(const Stmt *s)
 {
-	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_KMIN;
+	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
+}
+
+static int uses_index(const Module *m, int e, int ix)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) return x->index == ix;
+	for (int i = 0; i < x->nargs; i++)
+		if (uses_index(m, x->args[i], ix)) return 1;
+	return uses_index(m, x->a, ix) || uses_index(m, x->b, ix) || uses_index(m, x->c, ix);
+}
+
+int plan_matmul_swapped(const Module *m, const Stmt *s)
+{
+	int i0 = s->first_index, i1 = i0 + 1, k = i0 + 2;
+	int a = s->contract_a, b = s->contract_b;
+	if (uses_index(m, a, i0) && !uses_index(m, a, i1) && uses_index(m, b, i1) && !uses_index(m, b, i0) &&
+	    uses_index(m, a, k) && uses_index(m, b, k))
+		return 0;
+	if (uses_index(m, b, i0) && !uses_index(m, b, i1) && uses_index(m, a, i1) && !uses_index(m, a, i0) &&
+	    uses_index(m, a, k) && uses_index(m, b, k))
+		return 1;
+	return -1;
 }
 
 static int is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
@@ -132,7 +157,7 @@ static SplitRule stmt_loads(const Module *m, const Plan *p, int kern, int sid)
 	return r;
 }
 
-static void start_kernel(const Module *m, Plan *p, int fusion, int sid)
+static void start_kernel(const Module *m, Plan *p, int fusion, int sid, int fused)
 {
 	if (p->nk == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
@@ -143,11 +168,11 @@ static void start_kernel(const Module *m, Plan *p, int fusion, int sid)
 	memset(k, 0, sizeof *k);
 	const Stmt *s = &m->stmt[sid];
 	k->fusion = fusion, k->first_stmt = sid, k->space_stmt = sid;
-	snprintf(k->name, sizeof k->name, "%s_k%d", m->fusion[fusion].name, p->nk - 1);
+	snprintf(k->name, sizeof k->name, "%s_%c%d", m->fusion[fusion].name, fused ? 'f' : 'u', p->nk - 1);
 	k->block = 256;
 	if (s->pattern == PAT_SCATTER) {
 		k->mode = KM_SCATTER;
-	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2) {
+	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
 		k->mode = KM_MATMUL;
 		k->nspace = stmt_space(m, s, k->space);
 	} else if (is_scalar_map(s)) {
@@ -178,7 +203,7 @@ static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail
 	Dim sp[MAX_IDX], rd[MAX_IDX];
 	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
 	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
-	if (s->pattern == PAT_CONTRACT && s->nfree == 2) return SPLIT_MATMUL_IN;
+	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
 	if (k->mode == KM_MATMUL) {
 		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
 	} else if (k->mode == KM_SCALAR) {
@@ -215,23 +240,23 @@ static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail
 	return SPLIT_NONE;
 }
 
-static int reads_tensor(const Module *m, int e, int t)
+int plan_reads_tensor(const Module *m, int e, int t)
 {
 	if (!e) return 0;
 	const Expr *x = &m->expr[e];
 	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
 	for (int i = 0; i < x->nargs; i++)
-		if (reads_tensor(m, x->args[i], t)) return 1;
-	return reads_tensor(m, x->a, t) || reads_tensor(m, x->b, t) || reads_tensor(m, x->c, t);
+		if (plan_reads_tensor(m, x->args[i], t)) return 1;
+	return plan_reads_tensor(m, x->a, t) || plan_reads_tensor(m, x->b, t) || plan_reads_tensor(m, x->c, t);
 }
 
-static int stmt_reads(const Module *m, const Stmt *s, int t)
+int plan_stmt_reads(const Module *m, const Stmt *s, int t)
 {
-	if (reads_tensor(m, s->rhs, t) || reads_tensor(m, s->mask, t)) return 1;
+	if (plan_reads_tensor(m, s->rhs, t) || plan_reads_tensor(m, s->mask, t)) return 1;
 	for (int i = 0; i < s->nlhs; i++)
-		if (reads_tensor(m, s->lhs[i], t)) return 1;
+		if (plan_reads_tensor(m, s->lhs[i], t)) return 1;
 	for (int i = s->first_index; i < s->first_index + s->nindex; i++)
-		if (m->index[i].kind == IX_RAGGED && (reads_tensor(m, m->index[i].lo, t) || reads_tensor(m, m->index[i].hi, t)))
+		if (m->index[i].kind == IX_RAGGED && (plan_reads_tensor(m, m->index[i].lo, t) || plan_reads_tensor(m, m->index[i].hi, t)))
 			return 1;
 	return 0;
 }
@@ -288,7 +313,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		else if (!fused && m->stmt[sid].stage != m->stmt[sid - 1].stage) r = SPLIT_UNFUSED;
 		else r = try_join(m, p, p->nk - 1, sid, &tail_closed);
 		if (r != SPLIT_NONE) {
-			start_kernel(m, p, fusion, sid);
+			start_kernel(m, p, fusion, sid, fused);
 			tail_closed = 0;
 			if (is_full_reduction(&m->stmt[sid])) tail_closed = 0;
 		}
@@ -304,7 +329,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 			if (s->out == t && s->pattern == PAT_SCATTER) p->stored[t] = 1;
 			if (s->out != t || p->stored[t] || p->inlined[sid]) continue;
 			for (int u = sid + 1; u < last; u++)
-				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && stmt_reads(m, &m->stmt[u], t)) p->stored[t] = 1;
+				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && plan_stmt_reads(m, &m->stmt[u], t)) p->stored[t] = 1;
 		}
 		if (!fused && x->kind == TK_TEMP) p->stored[t] = 1;
 	}

@@ -71,6 +71,10 @@ typedef struct Plan {
 /* fused = 0 gives the one-kernel-per-stage plan. */
 void plan_build(const Module *m, int fusion, int fused, Plan *p);
 void plan_free(Plan *p);
+/* Matrix contraction operand order: 0 as written, 1 swapped, -1 not a matmul. */
+int plan_matmul_swapped(const Module *m, const Stmt *s);
+int plan_reads_tensor(const Module *m, int e, int t);
+int plan_stmt_reads(const Module *m, const Stmt *s, int t);
 void plan_explain(const Module *m, int fusion, const Plan *fused, FILE *out);
 
 #endif

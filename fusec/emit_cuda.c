@@ -1,0 +1,754 @@
+/* CUDA C for one plan: a kernel per plan Kernel, by mode. Values that stay
+ * in a kernel live in locals ("v_t"); pointwise producers are substituted
+ * into their readers; everything that leaves a kernel goes through memory. */
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+typedef struct Cx {
+	const Module *m;
+	const Plan *p;
+	int fusion;
+	const Kernel *k;
+	char **bind;      /* per index: C expression */
+	char **local;     /* per tensor: local holding its value at the point */
+	char ***local_at; /* per tensor: the subscripts that local stands for */
+	int *writer;      /* per tensor: its only writing statement, -1 none, -2 several */
+	ExprWriter w;
+	FILE *out;
+	int kernel_id;
+} Cx;
+
+static ElemType stmt_compute(const Module *m, const Stmt *s)
+{
+	return m->stage[s->stage].precision == ET_F64 ? ET_F64 : ET_F32;
+}
+
+static const char *ctype(ElemType t)
+{
+	switch (t) {
+	case ET_F64: return "double";
+	case ET_I64: return "long long";
+	case ET_I32: case ET_BOOL: return "int";
+	default: return "float"; /* f32, and f16/bf16 computed in f32 */
+	}
+}
+
+/* Read element `lin` of tensor t, converted to its compute type. */
+static void load_elem(Cx *cx, int t, const char *lin, FILE *out)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	const char *pre = x->kind == TK_INPUT ? "__ldg(&" : "(";
+	const char *post = x->kind == TK_INPUT ? "])" : "])";
+	switch (x->type) {
+	case ET_F16: fprintf(out, "fz_h2f(a.t_%s[%s])", x->name, lin); break;
+	case ET_BF16: fprintf(out, "fz_b2f(a.t_%s[%s])", x->name, lin); break;
+	default: fprintf(out, "%sa.t_%s[%s%s", pre, x->name, lin, post); break;
+	}
+}
+
+static void store_conv(const Tensor *x, const char *v, FILE *out)
+{
+	switch (x->type) {
+	case ET_F16: fprintf(out, "fz_f2h(%s)", v); break;
+	case ET_BF16: fprintf(out, "fz_f2b(%s)", v); break;
+	default: fprintf(out, "(%s)(%s)", tensor_device_type(x), v); break;
+	}
+}
+
+static char *linear_of(Cx *cx, int t, char **subs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) abort();
+	emit_linear(cx->m, cx->fusion, t, subs, "a.n_", f);
+	fclose(f);
+	return buf;
+}
+
+static int stmt_in_kernel(const Cx *cx, int sid)
+{
+	return sid >= cx->k->first_stmt && sid < cx->k->first_stmt + cx->k->nstmt;
+}
+
+static void leaf(ExprWriter *w, int e, void *outp)
+{
+	Cx *cx = w->user;
+	FILE *out = outp;
+	const Module *m = cx->m;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) {
+		assert(cx->bind[x->index]);
+		fputs(cx->bind[x->index], out);
+		return;
+	}
+	int t = x->tensor;
+	const Tensor *tt = &m->tensor[t];
+	if (x->op == IR_SCALAR && tt->kind == TK_INPUT) {
+		fprintf(out, "((%s)a.t_%s)", elem_info[tt->type].is_float ? ctype(w->compute) : ctype(tt->type), tt->name);
+		return;
+	}
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < x->nargs; i++) subs[i] = render_expr(w, x->args[i]);
+	int hit = cx->local[t] != NULL;
+	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t][i] && !strcmp(cx->local_at[t][i], subs[i]);
+	int wr = cx->writer[t];
+	if (hit) {
+		fputs(cx->local[t], out);
+	} else if (wr >= 0 && (cx->p->inlined[wr] || (stmt_in_kernel(cx, wr) && m->stmt[wr].red == RED_NONE &&
+	                                               m->stmt[wr].pattern == PAT_MAP && !m->stmt[wr].mask))) {
+		/* Substitute the producer, its free indices bound to our subscripts. */
+		const Stmt *P = &m->stmt[wr];
+		char *saved[MAX_RANK];
+		for (int i = 0; i < P->nfree; i++) {
+			saved[i] = cx->bind[P->first_index + i];
+			cx->bind[P->first_index + i] = subs[i];
+		}
+		ElemType c = w->compute;
+		w->compute = stmt_compute(m, P);
+		fprintf(out, "((%s)", ctype(c));
+		ir_write_expr(w, P->rhs, out);
+		fputc(')', out);
+		w->compute = c;
+		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+	} else {
+		char *lin = linear_of(cx, t, subs);
+		load_elem(cx, t, lin, out);
+		free(lin);
+	}
+	for (int i = 0; i < x->nargs; i++) free(subs[i]);
+}
+
+static void ind(FILE *out, int n)
+{
+	for (int i = 0; i < n; i++) fputc('\t', out);
+}
+
+static const char *identity(RedOp r, ElemType t)
+{
+	int f = elem_info[t].is_float;
+	switch (r) {
+	case RED_MAX: return f ? (t == ET_F64 ? "-FZ_INF_D" : "-FZ_INF_F") : (t == ET_I64 ? "FZ_I64_MIN" : "FZ_I32_MIN");
+	case RED_MIN: return f ? (t == ET_F64 ? "FZ_INF_D" : "FZ_INF_F") : (t == ET_I64 ? "FZ_I64_MAX" : "FZ_I32_MAX");
+	default: return "0";
+	}
+}
+
+static const char *red_op(RedOp r)
+{
+	return r == RED_MAX ? "FZ_MAX" : r == RED_MIN ? "FZ_MIN" : "FZ_SUM";
+}
+
+/* Writes the value (or mask) of statement s, with its compute type. */
+static char *value_of(Cx *cx, const Stmt *s, int e)
+{
+	cx->w.compute = stmt_compute(cx->m, s);
+	return render_expr(&cx->w, e);
+}
+
+static void set_local(Cx *cx, int t, const char *name, char **subs, int n)
+{
+	free(cx->local[t]);
+	cx->local[t] = strdup(name);
+	for (int i = 0; i < MAX_RANK; i++) {
+		free(cx->local_at[t][i]);
+		cx->local_at[t][i] = i < n ? strdup(subs[i]) : NULL;
+	}
+}
+
+/* Stores value v into s's target at s's left-hand subscripts. */
+static void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
+{
+	const Tensor *x = &cx->m->tensor[s->out];
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	char *lin = linear_of(cx, s->out, subs);
+	ind(cx->out, depth);
+	fprintf(cx->out, "a.t_%s[%s] = ", x->name, lin);
+	store_conv(x, v, cx->out);
+	fputs(";\n", cx->out);
+	free(lin);
+	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+}
+
+/* Record s's result as a local at its left-hand subscripts. */
+static void publish(Cx *cx, const Stmt *s, const char *name)
+{
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	set_local(cx, s->out, name, subs, s->nlhs);
+	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+}
+
+/* A pointwise statement at the current point. */
+static void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *x = &m->tensor[s->out];
+	char name[80];
+	snprintf(name, sizeof name, "v_%s", x->name);
+	char *v = value_of(cx, s, s->rhs);
+	ElemType vt = s->acc;
+	if (s->red == RED_ACCUM) { /* t(i) += value: read-modify-write at the point */
+		char *subs[MAX_RANK] = {0};
+		for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+		char *lin = linear_of(cx, s->out, subs);
+		char *mask = s->mask ? value_of(cx, s, s->mask) : NULL;
+		ind(cx->out, depth);
+		if (mask) fprintf(cx->out, "if (%s) ", mask);
+		fprintf(cx->out, "a.t_%s[%s] += (%s)(%s);\n", x->name, lin, tensor_device_type(x), v);
+		free(lin), free(mask);
+		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+		free(v);
+		return;
+	}
+	ind(cx->out, depth);
+	if (s->mask) {
+		char *mk = value_of(cx, s, s->mask);
+		fprintf(cx->out, "%s %s = 0;\n", ctype(vt), name);
+		ind(cx->out, depth);
+		fprintf(cx->out, "if (%s) {\n", mk);
+		ind(cx->out, depth + 1);
+		fprintf(cx->out, "%s = (%s)(%s);\n", name, ctype(vt), v);
+		if (cx->p->stored[s->out]) store_target(cx, s, name, depth + 1);
+		ind(cx->out, depth);
+		fputs("}\n", cx->out);
+		free(mk);
+	} else {
+		fprintf(cx->out, "const %s %s = (%s)(%s);\n", ctype(vt), name, ctype(vt), v);
+		if (cx->p->stored[s->out]) {
+			if (store_only_thread0) ind(cx->out, depth), fputs("if (threadIdx.x == 0)\n", cx->out);
+			store_target(cx, s, name, depth + store_only_thread0);
+		}
+	}
+	publish(cx, s, name);
+	free(v);
+}
+
+/* Consecutive reductions of the kernel with the same reduced space, none
+ * reading another: one pass over the reduced indices computes them all. */
+static int merge_run(Cx *cx, int sid)
+{
+	const Module *m = cx->m;
+	const Stmt *s0 = &m->stmt[sid];
+	int end = cx->k->first_stmt + cx->k->nstmt, n = 1;
+	for (int u = sid + 1; u < end; u++) {
+		const Stmt *s = &m->stmt[u];
+		if (s->red < RED_SUM || s->red > RED_KMIN || s->nfree != s0->nfree || s->nindex != s0->nindex) break;
+		int same = 1;
+		for (int i = s->nfree; i < s->nindex; i++) {
+			const Index *a = &m->index[s->first_index + i], *b = &m->index[s0->first_index + i];
+			if (a->kind != IX_DENSE || b->kind != IX_DENSE || a->range.sym != b->range.sym || a->range.value != b->range.value)
+				same = 0;
+		}
+		for (int v = sid; v < u && same; v++)
+			if (plan_stmt_reads(m, s, m->stmt[v].out)) same = 0;
+		if (!same) break;
+		n++;
+	}
+	return n;
+}
+
+static void dim_c(Cx *cx, Dim d, FILE *out)
+{
+	if (d.sym >= 0) fprintf(out, "a.n_%s", cx->m->fusion[cx->fusion].sym[d.sym]);
+	else fprintf(out, "%lldLL", (long long)d.value);
+}
+
+static void bind_point(Cx *cx, const Stmt *s, int nspace);
+
+/* Reductions with free indices at the point: serial loops over the reduced
+ * indices (thread-per-point), or the row's inner index shared by the block. */
+static int emit_reductions(Cx *cx, int sid, int depth, int row)
+{
+	const Module *m = cx->m;
+	int n = merge_run(cx, sid);
+	const Stmt *s0 = &m->stmt[sid];
+	FILE *out = cx->out;
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		const Tensor *x = &m->tensor[s->out];
+		bind_point(cx, s, cx->k->nspace);
+		ind(out, depth);
+		if (s->red == RED_KMIN)
+			fprintf(out, "%s acc_%s[%d];\n", ctype(s->acc), x->name, s->kmin_k),
+			ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ctype(s->acc), s->kmin_k, x->name);
+		else
+			fprintf(out, "%s acc_%s = %s;\n", ctype(s->acc), x->name, identity(s->red, s->acc));
+	}
+	/* loops over s0's reduced indices; every merged statement binds to them */
+	int d = depth;
+	char var[MAX_IDX][48];
+	for (int i = s0->nfree; i < s0->nindex; i++) {
+		const Index *ix = &m->index[s0->first_index + i];
+		snprintf(var[i], sizeof var[i], "r%d_%s", i, ix->name);
+		if (ix->kind == IX_RAGGED) continue;
+		ind(out, d);
+		if (row && i == s0->nindex - 1)
+			fprintf(out, "for (long long %s = threadIdx.x; %s < ", var[i], var[i]);
+		else
+			fprintf(out, "for (long long %s = 0; %s < ", var[i], var[i]);
+		dim_c(cx, ix->range, out);
+		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : "1");
+		d++;
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
+	}
+	for (int i = s0->nfree; i < s0->nindex; i++) { /* ragged innermost: bounds see the dense ones */
+		const Index *ix = &m->index[s0->first_index + i];
+		if (ix->kind != IX_RAGGED) continue;
+		cx->w.compute = stmt_compute(m, s0);
+		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
+		ind(out, d);
+		fprintf(out, "for (long long %s = %s, %s_end = %s; %s < %s_end; ++%s) {\n", var[i], lo, var[i], hi, var[i], var[i], var[i]);
+		free(lo), free(hi);
+		d++;
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
+	}
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		const Tensor *x = &m->tensor[s->out];
+		char *v = value_of(cx, s, s->rhs);
+		char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+		ind(out, d);
+		if (mk) fprintf(out, "if (%s) ", mk);
+		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ctype(s->acc), s->kmin_k, x->name, ctype(s->acc), v);
+		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
+		free(v), free(mk);
+	}
+	for (int i = s0->nfree; i < s0->nindex; i++) {
+		d--;
+		ind(out, d);
+		fputs("}\n", out);
+		for (int q = 0; q < n; q++) {
+			free(cx->bind[m->stmt[sid + q].first_index + i]);
+			cx->bind[m->stmt[sid + q].first_index + i] = NULL;
+		}
+	}
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		const Tensor *x = &m->tensor[s->out];
+		char name[80];
+		snprintf(name, sizeof name, "v_%s", x->name);
+		ind(out, depth);
+		if (s->red == RED_KMIN)
+			fprintf(out, "const %s %s = acc_%s[%d];\n", ctype(s->acc), name, x->name, s->kmin_k - 1);
+		else if (row)
+			fprintf(out, "const %s %s = fz_block_reduce<%s, %s>(acc_%s, (%s *)fz_sh);\n", ctype(s->acc), name,
+			        ctype(s->acc), red_op(s->red), x->name, ctype(s->acc));
+		else
+			fprintf(out, "const %s %s = acc_%s;\n", ctype(s->acc), name, x->name);
+		if (cx->p->stored[s->out]) {
+			if (row) ind(out, depth), fputs("if (threadIdx.x == 0)\n", out);
+			store_target(cx, s, name, depth + row);
+		}
+		publish(cx, s, name);
+	}
+	return n;
+}
+
+static void emit_compact(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
+	char *v = value_of(cx, s, s->rhs);
+	char *mk = s->mask ? value_of(cx, s, s->mask) : strdup("true");
+	FILE *out = cx->out;
+	ind(out, depth), fprintf(out, "if (%s) {\n", mk);
+	ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
+	ind(out, depth + 1), fprintf(out, "if (slot < ");
+	dim_c(cx, list->dim[0], out);
+	fprintf(out, ") a.t_%s[slot] = (%s)(%s);\n", list->name, tensor_device_type(list), v);
+	ind(out, depth), fputs("}\n", out);
+	free(v), free(mk);
+}
+
+static int is_tail(const Stmt *s)
+{
+	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
+}
+
+static int is_scalar(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
+
+/* Binds the statement's free indices (or, for a tail, its reduced ones)
+ * to the kernel's space variables s0, s1, ... */
+static void bind_point(Cx *cx, const Stmt *s, int nspace)
+{
+	int n = s->pattern == PAT_COMPACT || is_tail(s) ? s->nindex : s->nfree;
+	for (int i = 0; i < n && i < nspace; i++) {
+		char v[16];
+		snprintf(v, sizeof v, "s%d", i);
+		free(cx->bind[s->first_index + i]);
+		cx->bind[s->first_index + i] = strdup(v);
+	}
+}
+
+static void decompose(Cx *cx, const char *lin, int depth)
+{
+	const Kernel *k = cx->k;
+	FILE *out = cx->out;
+	if (k->nspace == 1) {
+		ind(out, depth), fprintf(out, "const long long s0 = %s;\n", lin);
+		return;
+	}
+	ind(out, depth), fprintf(out, "long long fz_rem = %s;\n", lin);
+	for (int i = k->nspace - 1; i >= 0; i--) {
+		ind(out, depth);
+		if (i == 0) {
+			fprintf(out, "const long long s0 = fz_rem;\n");
+		} else {
+			fprintf(out, "const long long s%d = fz_rem %% ", i);
+			dim_c(cx, k->space[i], out);
+			fputs("; fz_rem /= ", out);
+			dim_c(cx, k->space[i], out);
+			fputs(";\n", out);
+		}
+	}
+}
+
+static void space_total(Cx *cx, FILE *out)
+{
+	if (!cx->k->nspace) fputs("1LL", out);
+	for (int i = 0; i < cx->k->nspace; i++) {
+		if (i) fputs(" * ", out);
+		dim_c(cx, cx->k->space[i], out);
+	}
+}
+
+/* Tail: per-thread partials of whole-grid reductions, folded by the last
+ * block to finish, in block order: the same bits on every run. */
+static void emit_tail(Cx *cx, int depth)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	const Kernel *k = cx->k;
+	int nt = 0, idx[64];
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+		if (is_tail(&m->stmt[sid]) && nt < 64) idx[nt++] = sid;
+	for (int q = 0; q < nt; q++) {
+		const Stmt *s = &m->stmt[idx[q]];
+		const char *nm = m->tensor[s->out].name;
+		ind(out, depth), fprintf(out, "{\n");
+		ind(out, depth + 1), fprintf(out, "const double blk = fz_block_reduce<double, %s>((double)tacc_%s, fz_sh);\n", red_op(s->red), nm);
+		ind(out, depth + 1), fprintf(out, "if (threadIdx.x == 0) a.ws_part[(long long)blockIdx.x * %d + %d] = blk;\n", nt, q);
+		ind(out, depth), fprintf(out, "}\n");
+	}
+	ind(out, depth), fputs("__shared__ bool fz_is_last;\n", out);
+	ind(out, depth), fputs("__threadfence();\n", out);
+	ind(out, depth), fputs("__syncthreads();\n", out);
+	ind(out, depth), fputs("if (threadIdx.x == 0) fz_is_last = atomicAdd(a.ws_count, 1u) == gridDim.x - 1;\n", out);
+	ind(out, depth), fputs("__syncthreads();\n", out);
+	ind(out, depth), fputs("if (!fz_is_last) return;\n", out);
+	ind(out, depth), fputs("__threadfence();\n", out);
+	for (int q = 0; q < nt; q++) {
+		const Stmt *s = &m->stmt[idx[q]];
+		const char *nm = m->tensor[s->out].name;
+		ind(out, depth), fprintf(out, "double fold_%s = %s;\n", nm, identity(s->red, ET_F64));
+		ind(out, depth), fprintf(out, "for (unsigned int b = threadIdx.x; b < gridDim.x; b += blockDim.x)\n");
+		ind(out, depth + 1), fprintf(out, "fold_%s = fz_op<%s>(fold_%s, __ldcg(&a.ws_part[(long long)b * %d + %d]));\n", nm, red_op(s->red), nm, nt, q);
+		ind(out, depth), fprintf(out, "fold_%s = fz_block_reduce<double, %s>(fold_%s, fz_sh);\n", nm, red_op(s->red), nm);
+	}
+	ind(out, depth), fputs("if (threadIdx.x != 0) return;\n", out);
+	ind(out, depth), fputs("*a.ws_count = 0u; /* ready for the next launch */\n", out);
+	for (int q = 0; q < nt; q++) {
+		const Stmt *s = &m->stmt[idx[q]];
+		const Tensor *x = &m->tensor[s->out];
+		char name[80], fold[80];
+		snprintf(name, sizeof name, "v_%s", x->name);
+		snprintf(fold, sizeof fold, "fold_%s", x->name);
+		ind(out, depth), fprintf(out, "const %s %s = (%s)%s;\n", ctype(s->acc), name, ctype(s->acc), fold);
+		if (cx->p->stored[s->out]) store_target(cx, s, name, depth);
+		set_local(cx, s->out, name, NULL, 0);
+	}
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+		if (is_scalar(&m->stmt[sid])) emit_map(cx, sid, depth, 0);
+}
+
+static void emit_tail_decls(Cx *cx, int depth)
+{
+	const Module *m = cx->m;
+	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (!is_tail(s)) continue;
+		ind(cx->out, depth);
+		fprintf(cx->out, "%s tacc_%s = %s;\n", ctype(s->acc), m->tensor[s->out].name, identity(s->red, s->acc));
+	}
+}
+
+static void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	char *v = value_of(cx, s, s->rhs);
+	char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+	const char *nm = m->tensor[s->out].name;
+	ind(cx->out, depth);
+	if (thread0 || mk) fprintf(cx->out, "if (%s%s%s) ", thread0 ? "threadIdx.x == 0" : "", thread0 && mk ? " && " : "", mk ? mk : "");
+	fprintf(cx->out, "tacc_%s = fz_op<%s>(tacc_%s, (%s)(%s));\n", nm, red_op(s->red), nm, ctype(s->acc), v);
+	free(v), free(mk);
+}
+
+static void clear_locals(Cx *cx)
+{
+	for (int t = 0; t < cx->m->ntensor; t++) {
+		free(cx->local[t]);
+		cx->local[t] = NULL;
+		for (int i = 0; i < MAX_RANK; i++) free(cx->local_at[t][i]), cx->local_at[t][i] = NULL;
+	}
+}
+
+static void kernel_head(Cx *cx)
+{
+	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const fz_%s_args a)\n{\n", cx->k->block,
+	        cx->k->name, cx->m->fusion[cx->fusion].name);
+}
+
+static void emit_point_kernel(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	FILE *out = cx->out;
+	kernel_head(cx);
+	if (k->has_tail) fputs("\t__shared__ double fz_sh[32];\n", out);
+	emit_tail_decls(cx, 1);
+	fputs("\tconst long long total = ", out);
+	space_total(cx, out);
+	fputs(";\n", out);
+	fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
+	decompose(cx, "p", 2);
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (is_scalar(s)) continue;
+		bind_point(cx, s, k->nspace);
+		if (is_tail(s)) emit_tail_accumulate(cx, sid, 2, 0);
+		else if (s->pattern == PAT_COMPACT) emit_compact(cx, sid, 2);
+		else if (s->red >= RED_SUM && s->red <= RED_KMIN) sid += emit_reductions(cx, sid, 2, 0) - 1;
+		else emit_map(cx, sid, 2, 0);
+	}
+	fputs("\t}\n", out);
+	clear_locals(cx);
+	if (k->has_tail) emit_tail(cx, 1);
+	fputs("}\n\n", out);
+}
+
+static void emit_row_kernel(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	FILE *out = cx->out;
+	kernel_head(cx);
+	fputs("\t__shared__ double fz_sh[32];\n", out);
+	emit_tail_decls(cx, 1);
+	fputs("\tconst long long rows = ", out);
+	space_total(cx, out);
+	fputs(";\n", out);
+	fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
+	decompose(cx, "row", 2);
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (is_scalar(s)) continue;
+		bind_point(cx, s, k->nspace);
+		if (is_tail(s)) {
+			emit_tail_accumulate(cx, sid, 2, 1);
+		} else if (s->red >= RED_SUM && s->red <= RED_MIN) {
+			sid += emit_reductions(cx, sid, 2, 1) - 1;
+		} else if (s->pattern == PAT_COMPACT) {
+			fputs("\t\tif (threadIdx.x == 0) {\n", out);
+			emit_compact(cx, sid, 3);
+			fputs("\t\t}\n", out);
+		} else if (s->nfree == k->nspace) {
+			emit_map(cx, sid, 2, 1);
+		} else { /* an element of the row: the block walks the row */
+			char var[48];
+			const Index *ix = &m->index[s->first_index + s->nfree - 1];
+			snprintf(var, sizeof var, "c_%s", ix->name);
+			fprintf(out, "\t\tfor (long long %s = threadIdx.x; %s < ", var, var);
+			dim_c(cx, k->inner, out);
+			fprintf(out, "; %s += blockDim.x) {\n", var);
+			free(cx->bind[s->first_index + s->nfree - 1]);
+			cx->bind[s->first_index + s->nfree - 1] = strdup(var);
+			emit_map(cx, sid, 3, 0);
+			fputs("\t\t}\n", out);
+			free(cx->local[s->out]);
+			cx->local[s->out] = NULL; /* valid inside that loop only */
+		}
+	}
+	fputs("\t}\n", out);
+	clear_locals(cx);
+	if (k->has_tail) emit_tail(cx, 1);
+	fputs("}\n\n", out);
+}
+
+static void emit_matmul_kernel(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const Stmt *c = &m->stmt[k->first_stmt];
+	FILE *out = cx->out;
+	int swapped = plan_matmul_swapped(m, c);
+	int ea = swapped ? c->contract_b : c->contract_a, eb = swapped ? c->contract_a : c->contract_b;
+	const Index *kx = &m->index[c->first_index + 2];
+	int T = FZ_MATMUL_TILE, BK = FZ_MATMUL_BK;
+	kernel_head(cx);
+	fprintf(out, "\t__shared__ float As[%d][%d];\n\t__shared__ float Bs[%d][%d];\n", BK, T + 4, BK, T + 4);
+	fputs("\tconst long long M = ", out), dim_c(cx, k->space[0], out), fputs(", N = ", out), dim_c(cx, k->space[1], out);
+	fputs(", K = ", out), dim_c(cx, kx->range, out), fputs(";\n", out);
+	fprintf(out, "\tconst long long m0 = (long long)blockIdx.y * %d, n0 = (long long)blockIdx.x * %d;\n", T, T);
+	fputs("\tconst int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n", out);
+	fputs("\tfloat acc[4][4];\n#pragma unroll\n\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; ++j) acc[i][j] = 0.f;\n", out);
+	fprintf(out, "\tfor (long long k0 = 0; k0 < K; k0 += %d) {\n", BK);
+	cx->w.compute = ET_F32;
+	cx->bind[c->first_index] = strdup("gm");
+	cx->bind[c->first_index + 1] = strdup("gn");
+	cx->bind[c->first_index + 2] = strdup("gk");
+	char *va = render_expr(&cx->w, ea), *vb = render_expr(&cx->w, eb);
+	fprintf(out, "\t\tfor (int q = threadIdx.x; q < %d; q += blockDim.x) {\n", T * BK);
+	fprintf(out, "\t\t\tconst int mm = q / %d, kk = q %% %d;\n", BK, BK);
+	fputs("\t\t\tconst long long gm = m0 + mm, gk = k0 + kk;\n", out);
+	fprintf(out, "\t\t\tAs[kk][mm] = gm < M && gk < K ? (float)(%s) : 0.f;\n\t\t}\n", va);
+	fprintf(out, "\t\tfor (int q = threadIdx.x; q < %d; q += blockDim.x) {\n", T * BK);
+	fprintf(out, "\t\t\tconst int kk = q / %d, nn = q %% %d;\n", T, T);
+	fputs("\t\t\tconst long long gn = n0 + nn, gk = k0 + kk;\n", out);
+	fprintf(out, "\t\t\tBs[kk][nn] = gn < N && gk < K ? (float)(%s) : 0.f;\n\t\t}\n", vb);
+	free(va), free(vb);
+	fputs("\t\t__syncthreads();\n#pragma unroll\n", out);
+	fprintf(out, "\t\tfor (int kk = 0; kk < %d; ++kk) {\n", BK);
+	fputs("\t\t\tfloat av[4], bv[4];\n#pragma unroll\n\t\t\tfor (int i = 0; i < 4; ++i) av[i] = As[kk][ty + 16 * i], bv[i] = Bs[kk][tx + 16 * i];\n", out);
+	fputs("#pragma unroll\n\t\t\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\t\t\tfor (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);\n", out);
+	fputs("\t\t}\n\t\t__syncthreads();\n\t}\n", out);
+	/* epilogue, per element, in registers */
+	fputs("#pragma unroll\n\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; ++j) {\n", out);
+	fputs("\t\t\tconst long long s0 = m0 + ty + 16 * i, s1 = n0 + tx + 16 * j;\n", out);
+	fputs("\t\t\tif (s0 >= M || s1 >= N) continue;\n", out);
+	fputs("\t\t\tconst float v_acc_ = acc[i][j];\n", out);
+	for (int i = 0; i < 3; i++) free(cx->bind[c->first_index + i]), cx->bind[c->first_index + i] = NULL;
+	bind_point(cx, c, 2);
+	char name[80];
+	snprintf(name, sizeof name, "v_acc_");
+	if (cx->p->stored[c->out]) store_target(cx, c, name, 3);
+	publish(cx, c, name);
+	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
+		bind_point(cx, &m->stmt[sid], 2);
+		emit_map(cx, sid, 3, 0);
+	}
+	fputs("\t\t}\n}\n\n", out);
+	clear_locals(cx);
+}
+
+static void emit_scatter_kernel(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const Stmt *s = &m->stmt[k->first_stmt];
+	const Tensor *x = &m->tensor[s->out];
+	FILE *out = cx->out;
+	int ragged = -1;
+	for (int i = 0; i < s->nindex; i++)
+		if (m->index[s->first_index + i].kind == IX_RAGGED) ragged = i;
+	kernel_head(cx);
+	/* outer points: the dense indices; a warp each when a ragged range follows */
+	fputs("\tconst long long outer = 1LL", out);
+	for (int i = 0; i < s->nindex; i++)
+		if (i != ragged) fputs(" * ", out), dim_c(cx, m->index[s->first_index + i].range, out);
+	fputs(";\n", out);
+	const char *width = ragged >= 0 ? "32" : "1";
+	fprintf(out, "\tconst long long lane = threadIdx.x %% %s, nw = (long long)gridDim.x * blockDim.x / %s;\n", width, width);
+	fprintf(out, "\tfor (long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / %s; p < outer; p += nw) {\n", width);
+	fputs("\t\tlong long fz_rem = p;\n", out);
+	for (int i = s->nindex - 1; i >= 0; i--) {
+		if (i == ragged) continue;
+		const Index *ix = &m->index[s->first_index + i];
+		char v[48];
+		snprintf(v, sizeof v, "o%d_%s", i, ix->name);
+		fprintf(out, "\t\tconst long long %s = fz_rem %% ", v);
+		dim_c(cx, ix->range, out);
+		fputs("; fz_rem /= ", out);
+		dim_c(cx, ix->range, out);
+		fputs(";\n", out);
+		cx->bind[s->first_index + i] = strdup(v);
+	}
+	cx->w.compute = stmt_compute(m, s);
+	int depth = 2;
+	if (ragged >= 0) {
+		const Index *ix = &m->index[s->first_index + ragged];
+		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
+		fprintf(out, "\t\tconst long long lo = %s, hi = %s;\n", lo, hi);
+		fputs("\t\tfor (long long r = lo + lane; r < hi; r += 32) {\n", out);
+		free(lo), free(hi);
+		cx->bind[s->first_index + ragged] = strdup("r");
+		depth = 3;
+	}
+	char *v = value_of(cx, s, s->rhs);
+	char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	ind(out, depth);
+	fputs("if (", out);
+	if (mk) fprintf(out, "(%s) && ", mk);
+	/* a target outside the tensor is dropped, never written */
+	for (int i = 0; i < s->nlhs; i++) {
+		fprintf(out, "%s(unsigned long long)(%s) < (unsigned long long)", i ? " && " : "", subs[i]);
+		dim_c(cx, x->dim[i], out);
+	}
+	if (!s->nlhs) fputs("true", out);
+	char *lin = linear_of(cx, s->out, subs);
+	fprintf(out, ")\n");
+	ind(out, depth + 1);
+	fprintf(out, "atomicAdd(&a.t_%s[%s], (%s)(%s));\n", x->name, lin, tensor_device_type(x), v);
+	free(lin), free(v), free(mk);
+	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+	if (ragged >= 0) fputs("\t\t}\n", out);
+	fputs("\t}\n}\n\n", out);
+	for (int i = 0; i < s->nindex; i++) free(cx->bind[s->first_index + i]), cx->bind[s->first_index + i] = NULL;
+}
+
+static void emit_scalar_kernel(Cx *cx)
+{
+	kernel_head(cx);
+	fputs("\tif (blockIdx.x != 0 || threadIdx.x != 0) return;\n", cx->out);
+	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++) emit_map(cx, sid, 1, 0);
+	fputs("}\n\n", cx->out);
+	clear_locals(cx);
+}
+
+void emit_cuda_kernels(const Module *m, int fusion, const Plan *p, const char *variant, FILE *out)
+{
+	Cx cx = {.m = m, .p = p, .fusion = fusion, .out = out};
+	cx.bind = calloc((size_t)m->nindex + 1, sizeof *cx.bind);
+	cx.local = calloc((size_t)m->ntensor + 1, sizeof *cx.local);
+	cx.local_at = calloc((size_t)m->ntensor + 1, sizeof *cx.local_at);
+	cx.writer = calloc((size_t)m->ntensor + 1, sizeof *cx.writer);
+	if (!cx.bind || !cx.local || !cx.local_at || !cx.writer) abort();
+	for (int t = 0; t < m->ntensor; t++) {
+		cx.local_at[t] = calloc(MAX_RANK, sizeof(char *));
+		if (!cx.local_at[t]) abort();
+		cx.writer[t] = -1;
+	}
+	for (int s = 0; s < m->nstmt; s++) {
+		int t = m->stmt[s].out;
+		if (m->fusion[fusion].first_tensor <= t && t < m->fusion[fusion].first_tensor + m->fusion[fusion].ntensor)
+			cx.writer[t] = cx.writer[t] == -1 ? s : -2;
+	}
+	cx.w = (ExprWriter){.m = m, .leaf = leaf, .compute = ET_F32, .cuda = 1, .user = &cx};
+	fprintf(out, "/* %s variant: %d kernel%s */\n\n", variant, p->nk, p->nk == 1 ? "" : "s");
+	for (int i = 0; i < p->nk; i++) {
+		cx.k = &p->k[i];
+		cx.kernel_id = i;
+		switch (p->k[i].mode) {
+		case KM_POINT: emit_point_kernel(&cx); break;
+		case KM_ROW: emit_row_kernel(&cx); break;
+		case KM_MATMUL: emit_matmul_kernel(&cx); break;
+		case KM_SCATTER: emit_scatter_kernel(&cx); break;
+		case KM_SCALAR: emit_scalar_kernel(&cx); break;
+		default: assert(!"mode");
+		}
+	}
+	clear_locals(&cx);
+	for (int t = 0; t < m->ntensor; t++) free(cx.local_at[t]);
+	for (int i = 0; i < m->nindex; i++) free(cx.bind[i]);
+	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.writer);
+}

@@ -1,0 +1,215 @@
+/* The application's side: argument structs, scratch layout and the launch
+ * list of each variant, as static inline C in the generated header. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "emit.h"
+
+static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
+{
+	(void)m;
+	if (d.sym >= 0) fprintf(out, "a->n_%s", f->sym[d.sym]);
+	else fprintf(out, "%lldLL", (long long)d.value);
+}
+
+static void ref_struct(const Module *m, int fusion, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "/* float64 reference: float tensors as double, integers as their own type */\n");
+	fprintf(out, "typedef struct fz_%s_ref_args {\n", f->name);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		if (t->kind == TK_TEMP) continue;
+		const char *ty = elem_info[t->type].is_float ? "double" : t->type == ET_I64 ? "int64_t" : "int32_t";
+		if (t->kind == TK_INPUT && t->rank == 0)
+			fprintf(out, "\t%s t_%s;\n", elem_info[t->type].is_float ? "double" : "int64_t", t->name);
+		else
+			fprintf(out, "\t%s%s *t_%s;\n", t->kind == TK_INPUT ? "const " : "", ty, t->name);
+	}
+	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tlong long n_%s;\n", f->sym[i]);
+	fprintf(out, "} fz_%s_ref_args;\n", f->name);
+	fprintf(out, "/* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */\n");
+	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n\n", f->name, f->name);
+}
+
+static int tail_count(const Module *m, const Kernel *k)
+{
+	int n = 0;
+	for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
+		const Stmt *x = &m->stmt[s];
+		n += x->nfree == 0 && x->nindex > 0 && x->red >= RED_SUM && x->red <= RED_MIN;
+	}
+	return n;
+}
+
+static void space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+{
+	fputs("1LL", out);
+	for (int i = 0; i < k->nspace; i++) fputs(" * ", out), dim_a(m, f, k->space[i], out);
+}
+
+/* grid.x of kernel k as a C expression in a, sm */
+static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+{
+	switch (k->mode) {
+	case KM_POINT:
+		fputs("fz_grid(", out), space_product(m, f, k, out);
+		fprintf(out, ", %d, %s)", k->block, k->has_tail ? "sm" : "0");
+		break;
+	case KM_ROW:
+		fputs("fz_rows(", out), space_product(m, f, k, out);
+		fprintf(out, ", %s)", k->has_tail ? "sm" : "0");
+		break;
+	case KM_MATMUL:
+		fputs("fz_grid(", out), dim_a(m, f, k->space[1], out);
+		fprintf(out, ", %d, 0)", FZ_MATMUL_TILE);
+		break;
+	case KM_SCATTER: {
+		const Stmt *s = &m->stmt[k->first_stmt];
+		int ragged = 0;
+		fputs("fz_grid(1LL", out);
+		for (int i = 0; i < s->nindex; i++) {
+			const Index *ix = &m->index[s->first_index + i];
+			if (ix->kind == IX_RAGGED) ragged = 1;
+			else fputs(" * ", out), dim_a(m, f, ix->range, out);
+		}
+		fprintf(out, "%s, %d, 0)", ragged ? " * 32" : "", k->block);
+		break;
+	}
+	case KM_SCALAR: fputs("1u", out); break;
+	default: fputs("0u", out);
+	}
+}
+
+static void tensor_bytes(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
+{
+	fprintf(out, "(unsigned long long)%d", elem_info[t->type].bytes);
+	for (int d = 0; d < t->rank; d++) fputs(" * (unsigned long long)", out), dim_a(m, f, t->dim[d], out);
+}
+
+void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *variant, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	const char *vname = variant[0] == 'f' ? "fused" : "unfused";
+	/* scratch: stored temps, then the whole-grid partials and counter */
+	fprintf(out, "/* The %s variant's scratch: its stored temps, then per-block partials.\n"
+	             "   Returns the bytes needed; with base != 0 also points a's temps and\n"
+	             "   workspace into [base, base + bytes). Zero the scratch once when you\n"
+	             "   allocate it: the reduction counter must start at 0 (it resets itself). */\n", vname);
+	fprintf(out, "static inline unsigned long long fz_%s_%s_scratch(fz_%s_args *a, unsigned long long base, int sm)\n{\n",
+	        f->name, vname, f->name);
+	fputs("\tunsigned long long off = 0, parts = 0;\n\tif (sm <= 0) sm = 132;\n", out);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		if (t->kind != TK_TEMP) continue;
+		if (!p->stored[i]) {
+			fprintf(out, "\tif (base) a->t_%s = 0; /* kept on chip */\n", t->name);
+			continue;
+		}
+		fprintf(out, "\tif (base) a->t_%s = base + off;\n", t->name);
+		fputs("\toff += fz_align(", out), tensor_bytes(m, f, t, out), fputs(");\n", out);
+	}
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		int nt = tail_count(m, k);
+		if (!nt) continue;
+		fprintf(out, "\tparts = fz_max_u64(parts, (unsigned long long)(");
+		grid_expr(m, f, k, out);
+		fprintf(out, ") * %d * 8);\n", nt);
+	}
+	fputs("\tif (base) a->ws_part = base + off;\n\toff += fz_align(parts ? parts : 8);\n", out);
+	fputs("\tif (base) a->ws_count = base + off;\n\toff += 256;\n\treturn off;\n}\n\n", out);
+
+	/* the launch list */
+	fprintf(out, "/* The %s variant as a list of operations, in stream order: %d kernel%s.\n"
+	             "   Returns how many were written to ops (at most max_ops), or -1. */\n", vname, p->nk, p->nk == 1 ? "" : "s");
+	fprintf(out, "static inline int fz_%s_%s_ops(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", f->name, vname, f->name);
+	fputs("\tint n = 0;\n\tif (sm <= 0) sm = 132;\n", out);
+	/* zero what must start at zero on every run */
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		int zero = t->zero_init;
+		if (t->list_count >= 0) {
+			const Tensor *c = &m->tensor[t->list_count];
+			fprintf(out, "\tif (n >= max_ops) return -1;\n");
+			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
+			tensor_bytes(m, f, c, out);
+			fputs(", n++;\n", out);
+		}
+		if (zero) {
+			fprintf(out, "\tif (n >= max_ops) return -1;\n");
+			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", t->name, t->name);
+			tensor_bytes(m, f, t, out);
+			fputs(", n++;\n", out);
+		}
+	}
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		fprintf(out, "\t{ /* %s: %s */\n", p->k[i].name, kernel_mode_name[k->mode]);
+		fputs("\t\tconst unsigned long long gx = ", out);
+		grid_expr(m, f, k, out);
+		fputs(";\n", out);
+		if (k->mode == KM_MATMUL) {
+			fputs("\t\tconst unsigned long long gy = fz_grid(", out);
+			dim_a(m, f, k->space[0], out);
+			fprintf(out, ", %d, 0);\n", FZ_MATMUL_TILE);
+		} else {
+			fputs("\t\tconst unsigned long long gy = 1;\n", out);
+		}
+		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
+		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s_%s%d\";\n", f->name, variant, i);
+		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
+		fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->block);
+	}
+	fputs("\treturn n;\n}\n\n", out);
+}
+
+void emit_host_header_common(FILE *out);
+void emit_host_header_common(FILE *out)
+{
+	fputs("#ifndef FZ_OP_DEFINED\n#define FZ_OP_DEFINED\n"
+	      "/* One step of a variant: a kernel launch (grid, block; the kernel's only\n"
+	      "   parameter is the spec's args struct, by value) or a memset to zero. */\n"
+	      "typedef struct fz_op {\n"
+	      "\tint kind;\n"
+	      "\tconst char *kernel; /* kernel name, or the tensor a memset clears */\n"
+	      "\tunsigned int grid[3];\n"
+	      "\tunsigned int block;\n"
+	      "\tunsigned long long ptr, bytes;\n"
+	      "} fz_op;\n"
+	      "enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };\n"
+	      "static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }\n"
+	      "static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }\n"
+	      "/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)\n"
+	      "   at most 8 per multiprocessor and at least 1 */\n"
+	      "static inline unsigned long long fz_grid(long long n, int per, int sm)\n"
+	      "{\n"
+	      "\tunsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;\n"
+	      "\tif (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }\n"
+	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
+	      "}\n"
+	      "static inline unsigned long long fz_rows(long long rows, int sm)\n"
+	      "{\n"
+	      "\tunsigned long long g = rows > 0 ? (unsigned long long)rows : 0;\n"
+	      "\tif (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }\n"
+	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
+	      "}\n"
+	      "#endif\n\n",
+	      out);
+}
+
+void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unfused, const char *banner, FILE *out);
+void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unfused, const char *banner, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "%s", banner);
+	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
+	fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
+	emit_host_header_common(out);
+	emit_args_struct(m, fusion, 0, out);
+	fputc('\n', out);
+	ref_struct(m, fusion, out);
+	emit_host_plan(m, fusion, fused, "f", out);
+	emit_host_plan(m, fusion, unfused, "u", out);
+	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
+}
