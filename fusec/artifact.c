@@ -62,7 +62,12 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 		fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, kind[t->kind], elem_info[t->type].name);
 		if (!t->rank) fputs(" -", out);
 		for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
-		fputc('\n', out);
+		/* how it is computed: what a validator's tolerance depends on */
+		const char *by = t->kind == TK_INPUT ? "input" : "none";
+		for (int s = 0; s < m->nstmt; s++)
+			if (m->stmt[s].out == t - m->tensor || (m->stmt[s].pattern == PAT_COMPACT && m->tensor[m->stmt[s].out].list_count == t - m->tensor))
+				by = pattern_name[m->stmt[s].pattern];
+		fprintf(out, " by=%s\n", by);
 	}
 }
 

@@ -1,0 +1,57 @@
+#!/bin/sh
+# On a GPU machine: build a validation driver per spec from the committed
+# artifacts, validate fused and unfused against the float64 reference at
+# three sizes (one awkward), run compute-sanitizer over small cases, print
+# one line per case and a summary. Needs only a C compiler and libcuda.
+#   sh tests/gpu/run.sh [SPEC...]        (default: every spec)
+# Results go to stdout and, when $OUT is set, to $OUT/validate.txt.
+CC=${CC:-cc}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+B=build/gpu
+mkdir -p $B
+specs=${*:-$(ls specs | sed 's/\.fuse$//')}
+log=${OUT:-$B}/validate.txt
+: > "$log"
+pass=0 fail=0
+
+sizes() {
+	case $1 in
+	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=67108864" ;;
+	softmax) echo "R=1,C=1 R=37,C=1001 R=8192,C=8192" ;;
+	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=65536,C=1024" ;;
+	belief_update) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
+	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
+	matmul_bias_relu|matmul_bias_gelu) echo "M=1,K=1,N=1 M=129,K=67,N=251 M=1024,K=1024,N=1024" ;;
+	transfer_entropy) echo "N=1 N=5 N=997 N=8192" ;;
+	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
+	esac
+}
+
+run() { # spec args...
+	s=$1; shift
+	if out=$("$B/v_$s" "$@" 2>&1); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+	echo "$out" | tee -a "$log"
+}
+
+for s in $specs; do
+	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
+		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+	for sz in $(sizes $s); do
+		run $s $(echo $sz | tr ',' ' ') --seed $$
+	done
+done
+if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; then
+	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)
+	for s in $specs; do
+		sz=$(sizes $s | cut -d' ' -f2 | tr ',' ' ')
+		for tool in memcheck racecheck; do
+			if $CS --tool $tool --error-exitcode 9 $B/v_$s $sz --reps 2 > $B/cs.txt 2>&1; then
+				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $sz: clean" | tee -a "$log"
+			else
+				fail=$((fail + 1)); echo "compute-sanitizer $tool $s $sz: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
+			fi
+		done
+	done
+fi
+echo "gpu: $pass passed, $fail failed" | tee -a "$log"
+[ $fail = 0 ]

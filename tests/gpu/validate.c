@@ -1,0 +1,452 @@
+/* Validates and times one spec's artifact on a GPU: the fused and the
+ * unfused variant against the float64 reference, on fresh random inputs,
+ * outputs poisoned with NaN first. Built once per spec:
+ *   cc -DFZ_NAME=kl_divergence -Igenerated -include kl_divergence.h \
+ *      tests/gpu/validate.c generated/kl_divergence_ref.c -lcuda -lm
+ * Until libfuserun exists this speaks the Driver API itself.
+ * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] */
+#include <cuda.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define CAT3(a, b, c) a##b##c
+#define X3(a, b, c) CAT3(a, b, c)
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define ARGS X3(fz_, FZ_NAME, _args)
+#define REFARGS X3(fz_, FZ_NAME, _ref_args)
+#define REFERENCE X3(fz_, FZ_NAME, _reference)
+#define F_SCRATCH X3(fz_, FZ_NAME, _fused_scratch)
+#define U_SCRATCH X3(fz_, FZ_NAME, _unfused_scratch)
+#define F_OPS X3(fz_, FZ_NAME, _fused_ops)
+#define U_OPS X3(fz_, FZ_NAME, _unfused_ops)
+
+#define CK(call) do { CUresult r_ = (call); if (r_ != CUDA_SUCCESS) { const char *n_ = 0, *s_ = 0; \
+	cuGetErrorName(r_, &n_); cuGetErrorString(r_, &s_); \
+	fprintf(stderr, "%s: %s failed: %s: %s\n", STR(FZ_NAME), #call, n_ ? n_ : "?", s_ ? s_ : "?"); exit(2); } } while (0)
+
+enum { MAXT = 64, MAXS = 16 };
+typedef struct T {
+	char name[64], kind[64], type[64], by[64];
+	int rank, dimsym[4];
+	long long dimval[4];
+	long long n;            /* elements */
+	int bytes;              /* per element on the device */
+	void *host;             /* device-typed host copy */
+	double *ref;            /* float64 view for the reference */
+	int32_t *iref;
+	int64_t *lref;
+	CUdeviceptr dev;
+} T;
+static T ts[MAXT];
+static int nt, nsym;
+static char syms[MAXS][64];
+static long long symval[MAXS];
+
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static double urand(void)
+{
+	rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+	return (double)(rng >> 11) / 9007199254740992.0;
+}
+
+static uint16_t f2h(float f) /* round to nearest even, finite inputs */
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000;
+	int e = (int)((x >> 23) & 0xff) - 127 + 15;
+	uint32_t mant = x & 0x7fffff;
+	if (e <= 0) return (uint16_t)sign;
+	if (e >= 31) return (uint16_t)(sign | 0x7c00);
+	uint32_t h = sign | (uint32_t)e << 10 | mant >> 13;
+	uint32_t rest = mant & 0x1fff;
+	if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+	return (uint16_t)h;
+}
+static float h2f(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
+	if (e == 0) {
+		float f = (float)m / 16777216.0f;
+		return sign ? -f : f;
+	}
+	if (e == 31) x = sign | 0x7f800000 | m << 13;
+	else x = sign | (e - 15 + 127) << 23 | m << 13;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+static uint16_t f2b(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	x += 0x7fff + ((x >> 16) & 1);
+	return (uint16_t)(x >> 16);
+}
+static float b2f(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static int sym_index(const char *s)
+{
+	for (int i = 0; i < nsym; i++)
+		if (!strcmp(syms[i], s)) return i;
+	return -1;
+}
+
+static void read_manifest(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	if (!f) { perror(path); exit(2); }
+	char line[1024];
+	while (fgets(line, sizeof line, f)) {
+		char a[64], b[64], c[64], d[64], e[256], g[64];
+		if (sscanf(line, "size %63s", a) == 1) {
+			snprintf(syms[nsym++], 64, "%s", a);
+		} else if ((sscanf(line, "param %63s %63s %63s %255s %63s", a, c, d, e, g) == 5 ||
+		            sscanf(line, "temp %63s %63s %63s %255s %63s", a, c, d, e, g) == 5)) {
+			T *t = &ts[nt++];
+			snprintf(t->name, 64, "%s", a), snprintf(t->kind, 64, "%s", c), snprintf(t->type, 64, "%s", d);
+			snprintf(t->by, 64, "%s", g + 3);
+			if (strcmp(e, "-"))
+				for (char *tok = strtok(e, ","); tok; tok = strtok(NULL, ",")) {
+					int k = sym_index(tok);
+					t->dimsym[t->rank] = k;
+					t->dimval[t->rank++] = k < 0 ? atoll(tok) : 0;
+				}
+			(void)b;
+		}
+	}
+	fclose(f);
+}
+
+static int is_float(const T *t) { return t->type[0] == 'f' || t->type[0] == 'b'; }
+static int elem_bytes(const T *t)
+{
+	if (!strcmp(t->type, "f64") || !strcmp(t->type, "i64")) return 8;
+	if (!strcmp(t->type, "f16") || !strcmp(t->type, "bf16")) return 2;
+	return 4;
+}
+static double get(const T *t, const void *buf, long long i)
+{
+	if (!strcmp(t->type, "f32")) return ((const float *)buf)[i];
+	if (!strcmp(t->type, "f64")) return ((const double *)buf)[i];
+	if (!strcmp(t->type, "f16")) return h2f(((const uint16_t *)buf)[i]);
+	if (!strcmp(t->type, "bf16")) return b2f(((const uint16_t *)buf)[i]);
+	if (!strcmp(t->type, "i64")) return (double)((const int64_t *)buf)[i];
+	return ((const int32_t *)buf)[i];
+}
+static void put(const T *t, void *buf, long long i, double v)
+{
+	if (!strcmp(t->type, "f32")) ((float *)buf)[i] = (float)v;
+	else if (!strcmp(t->type, "f64")) ((double *)buf)[i] = v;
+	else if (!strcmp(t->type, "f16")) ((uint16_t *)buf)[i] = f2h((float)v);
+	else if (!strcmp(t->type, "bf16")) ((uint16_t *)buf)[i] = f2b((float)v);
+	else if (!strcmp(t->type, "i64")) ((int64_t *)buf)[i] = (int64_t)v;
+	else ((int32_t *)buf)[i] = (int32_t)v;
+}
+
+/* Inputs: uniform in (-1, 1), or (0.05, 1) for names that must be positive;
+   a CSR of `syn` synapses per neuron for the spiking burst. */
+static int positive(const char *n)
+{
+	static const char *const pos[] = {"q", "p", "var", "pi", NULL};
+	for (int i = 0; pos[i]; i++)
+		if (!strcmp(n, pos[i])) return 1;
+	return 0;
+}
+
+static double scalar_value(const T *t)
+{
+	if (!strcmp(t->name, "eps")) return 1e-5;
+	if (!strcmp(t->name, "nf")) return (double)symval[sym_index("N")];
+	if (!strcmp(t->name, "decay")) return 0.9;
+	if (!strcmp(t->name, "vth")) return 1.0;
+	if (!strcmp(t->name, "vreset")) return 0.0;
+	if (!strcmp(t->name, "lr")) return 0.01;
+	return 0.5 + urand();
+}
+
+static void fill_inputs(void)
+{
+	int spike = !strcmp(STR(FZ_NAME), "spike_burst");
+	for (int i = 0; i < nt; i++) {
+		T *t = &ts[i];
+		if (strcmp(t->kind, "input") || !t->rank) continue;
+		for (long long k = 0; k < t->n; k++) {
+			double v;
+			if (spike && !strcmp(t->name, "row_ptr")) {
+				long long syn = symval[sym_index("S")] / symval[sym_index("N")];
+				v = (double)(k * syn);
+			} else if (spike && !strcmp(t->name, "col")) {
+				v = (double)(long long)(urand() * (double)symval[sym_index("N")]);
+			} else if (spike && !strcmp(t->name, "fired")) { /* distinct: a stride through the neurons */
+				long long N = symval[sym_index("N")], F = symval[sym_index("F")];
+				v = (double)((k * (N / (F ? F : 1)) + 7) % N);
+			} else if (spike && !strcmp(t->name, "w")) {
+				v = 0.02 + 0.2 * urand();
+			} else if (spike && !strcmp(t->name, "v")) {
+				v = 0.3 + 0.7 * urand();
+			} else if (!is_float(t)) {
+				v = (double)(long long)(urand() * 100);
+			} else {
+				v = positive(t->name) ? 0.05 + 0.95 * urand() : 2 * urand() - 1;
+			}
+			put(t, t->host, k, v);
+		}
+	}
+}
+
+static double now_median(float *v, int n)
+{
+	for (int i = 1; i < n; i++)
+		for (int j = i; j > 0 && v[j] < v[j - 1]; j--) {
+			float x = v[j];
+			v[j] = v[j - 1], v[j - 1] = x;
+		}
+	return n ? v[n / 2] : 0;
+}
+
+static CUmodule mod;
+static int run_ops(uint64_t *args, fz_op *ops, int n, CUstream st)
+{
+	for (int i = 0; i < n; i++) {
+		if (ops[i].kind == FZ_OP_MEMSET) {
+			CK(cuMemsetD8Async(ops[i].ptr, 0, ops[i].bytes, st));
+			continue;
+		}
+		CUfunction fn;
+		CK(cuModuleGetFunction(&fn, mod, ops[i].kernel));
+		void *params[] = {args};
+		CK(cuLaunchKernel(fn, ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block, 1, 1, 0, st, params, NULL));
+	}
+	return n;
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* Worst normwise error of every output: max|out-ref| / max|ref|; a NaN
+   (an element never written keeps its poison) is an infinite error. */
+static double check_outputs(const char *variant, int verbose)
+{
+	double worst = 0;
+	for (int i = 0; i < nt; i++) {
+		T *t = &ts[i];
+		if (strcmp(t->kind, "output")) continue;
+		void *got = malloc((size_t)(t->n ? t->n : 1) * t->bytes);
+		CK(cuMemcpyDtoH(got, t->dev, (size_t)(t->n ? t->n : 1) * t->bytes));
+		long long n = t->rank ? t->n : 1;
+		double maxref = 0, maxdiff = 0;
+		if (!strcmp(t->by, "compact") && t->rank == 1) { /* a list: the same set */
+			T *cnt = NULL;
+			for (int j = 0; j < nt; j++)
+				if (!strcmp(ts[j].by, "compact") && ts[j].rank == 0) cnt = &ts[j];
+			int32_t gc = 0;
+			CK(cuMemcpyDtoH(&gc, cnt->dev, 4));
+			long long rc = cnt->lref ? cnt->lref[0] : (long long)cnt->ref[0];
+			if (cnt->iref) rc = cnt->iref[0];
+			if (gc != rc) maxdiff = INFINITY;
+			else {
+				long long *a = malloc(sizeof(long long) * (size_t)(gc + 1)), *b = malloc(sizeof(long long) * (size_t)(gc + 1));
+				for (long long k = 0; k < gc; k++) a[k] = (long long)get(t, got, k), b[k] = t->iref[k];
+				qsort(a, (size_t)gc, sizeof *a, cmp_ll), qsort(b, (size_t)gc, sizeof *b, cmp_ll);
+				for (long long k = 0; k < gc; k++)
+					if (a[k] != b[k]) maxdiff = INFINITY;
+				free(a), free(b);
+			}
+			maxref = 1;
+		} else {
+			for (long long k = 0; k < n; k++) {
+				double r = is_float(t) ? t->ref[k] : t->iref ? t->iref[k] : (double)t->lref[k];
+				double g = get(t, got, k);
+				double d = fabs(g - r);
+				if (isnan(g) && !isnan(r)) d = INFINITY;
+				if (d > maxdiff) maxdiff = d;
+				if (fabs(r) > maxref) maxref = fabs(r);
+			}
+		}
+		double err = maxdiff == 0 ? 0 : maxdiff / (maxref > 0 ? maxref : 1e-300);
+		if (verbose) fprintf(stderr, "  %s %s: error %.3g\n", variant, t->name, err);
+		/* tolerance by type and by how it is computed */
+		double tol = 0;
+		int red = strcmp(t->by, "map") != 0;
+		if (!strcmp(t->type, "f32")) tol = red ? 1e-4 : 1e-5;
+		else if (!strcmp(t->type, "f64")) tol = red ? 1e-10 : 1e-12;
+		else if (!strcmp(t->type, "f16")) tol = 1e-2;
+		else if (!strcmp(t->type, "bf16")) tol = 2e-2;
+		double score = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
+		if (score > worst) worst = score;
+		free(got);
+	}
+	return worst; /* in units of the tolerance: <= 1 passes */
+}
+
+int main(int argc, char **argv)
+{
+	const char *ptx_path = "generated/" STR(FZ_NAME) ".sm_90.ptx";
+	int reps = 100, verbose = 0;
+	read_manifest("generated/" STR(FZ_NAME) ".manifest");
+	for (int i = 1; i < argc; i++) {
+		char k[64];
+		long long v;
+		if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) rng ^= strtoull(argv[++i], NULL, 0) * 0x2545F4914F6CDD1Dull;
+		else if (!strcmp(argv[i], "--ptx") && i + 1 < argc) ptx_path = argv[++i];
+		else if (!strcmp(argv[i], "-v")) verbose = 1;
+		else if (sscanf(argv[i], "%63[^=]=%lld", k, &v) == 2 && sym_index(k) >= 0) symval[sym_index(k)] = v;
+		else { fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
+	}
+	for (int i = 0; i < nsym; i++)
+		if (symval[i] <= 0) { fprintf(stderr, "size %s not given\n", syms[i]); return 2; }
+	CK(cuInit(0));
+	CUdevice dev;
+	CUcontext ctx;
+	CK(cuDeviceGet(&dev, 0));
+	CK(cuDevicePrimaryCtxRetain(&ctx, dev));
+	CK(cuCtxSetCurrent(ctx));
+	int sm = 0;
+	CK(cuDeviceGetAttribute(&sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+	FILE *pf = fopen(ptx_path, "rb");
+	if (!pf) { perror(ptx_path); return 2; }
+	fseek(pf, 0, SEEK_END);
+	long plen = ftell(pf);
+	fseek(pf, 0, SEEK_SET);
+	char *ptx = calloc((size_t)plen + 1, 1);
+	if (fread(ptx, 1, (size_t)plen, pf) != (size_t)plen) return 2;
+	fclose(pf);
+	CK(cuModuleLoadData(&mod, ptx));
+
+	ARGS args;
+	uint64_t *af = (uint64_t *)&args;
+	REFARGS rargs;
+	uint64_t *rf = (uint64_t *)&rargs;
+	if (sizeof args != 8 * (size_t)(nt + nsym + 2) || sizeof rargs % 8) { fprintf(stderr, "manifest and header disagree\n"); return 2; }
+	memset(&args, 0, sizeof args);
+	int rk = 0;
+	double bytes_moved = 0;
+	for (int i = 0; i < nt; i++) {
+		T *t = &ts[i];
+		t->n = 1;
+		for (int d = 0; d < t->rank; d++) t->n *= t->dimsym[d] >= 0 ? symval[t->dimsym[d]] : t->dimval[d];
+		t->bytes = elem_bytes(t);
+		if (!strcmp(t->kind, "temp")) continue;
+		size_t nb = (size_t)t->n * (size_t)t->bytes;
+		t->host = calloc(t->n ? (size_t)t->n : 1, (size_t)t->bytes);
+		if (is_float(t)) t->ref = calloc((size_t)t->n + 1, sizeof(double));
+		else if (!strcmp(t->type, "i64")) t->lref = calloc((size_t)t->n + 1, 8);
+		else t->iref = calloc((size_t)t->n + 1, 4);
+		if (!strcmp(t->kind, "input") && t->rank == 0) {
+			double v = scalar_value(t);
+			put(t, t->host, 0, v);
+			v = get(t, t->host, 0);
+			if (is_float(t)) memcpy(&af[i], &v, 8), memcpy(&rf[rk++], &v, 8);
+			else { long long l = (long long)v; memcpy(&af[i], &l, 8), memcpy(&rf[rk++], &l, 8); }
+			continue;
+		}
+		CK(cuMemAlloc(&t->dev, nb ? nb : 8));
+		af[i] = t->dev;
+		bytes_moved += (double)nb;
+		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
+		memcpy(&rf[rk++], &view, 8);
+	}
+	for (int i = 0; i < nsym; i++) memcpy(&af[nt + i], &symval[i], 8), memcpy(&rf[rk++], &symval[i], 8);
+	if (rk * 8 != (int)sizeof rargs) { fprintf(stderr, "reference args disagree with the manifest\n"); return 2; }
+
+	fill_inputs();
+	for (int i = 0; i < nt; i++) {
+		T *t = &ts[i];
+		if (strcmp(t->kind, "input") || !t->rank) continue;
+		for (long long k = 0; k < t->n; k++) {
+			if (t->ref) t->ref[k] = get(t, t->host, k);
+			else if (t->iref) t->iref[k] = (int32_t)get(t, t->host, k);
+			else t->lref[k] = (int64_t)get(t, t->host, k);
+		}
+		CK(cuMemcpyHtoD(t->dev, t->host, (size_t)t->n * t->bytes));
+	}
+	int rr = REFERENCE(&rargs);
+	if (rr) { fprintf(stderr, "reference failed: %d\n", rr); return 2; }
+
+	struct { const char *name; unsigned long long (*scratch)(ARGS *, unsigned long long, int);
+	         int (*ops)(const ARGS *, int, fz_op *, int); double score, ms; int launches; } var[2] = {
+		{"fused", F_SCRATCH, F_OPS, 0, 0, 0}, {"unfused", U_SCRATCH, U_OPS, 0, 0, 0}};
+	CUstream st;
+	CK(cuStreamCreate(&st, CU_STREAM_NON_BLOCKING));
+	CUevent e0, e1;
+	CK(cuEventCreate(&e0, 0));
+	CK(cuEventCreate(&e1, 0));
+	float *times = calloc((size_t)reps, sizeof *times);
+	for (int v = 0; v < 2; v++) {
+		ARGS a = args;
+		unsigned long long need = var[v].scratch(&a, 0, sm);
+		CUdeviceptr scratch;
+		CK(cuMemAlloc(&scratch, need));
+		CK(cuMemsetD8(scratch, 0, need));
+		var[v].scratch(&a, scratch, sm);
+		fz_op ops[64];
+		int n = var[v].ops(&a, sm, ops, 64);
+		if (n < 0) { fprintf(stderr, "too many ops\n"); return 2; }
+		for (int k = 0; k < n; k++) var[v].launches += ops[k].kind == FZ_OP_LAUNCH;
+		double score = 0;
+		for (int trial = 0; trial < 2; trial++) { /* twice: the second run must see reset counters */
+			for (int i = 0; i < nt; i++)
+				if (!strcmp(ts[i].kind, "output")) CK(cuMemsetD8(ts[i].dev, 0xff, (size_t)(ts[i].n ? ts[i].n : 1) * ts[i].bytes));
+			run_ops((uint64_t *)&a, ops, n, st);
+			CK(cuStreamSynchronize(st));
+			double s = check_outputs(var[v].name, verbose);
+			if (s > score) score = s;
+		}
+		var[v].score = score;
+		for (int r = 0; r < 10; r++) run_ops((uint64_t *)&a, ops, n, st);
+		for (int r = 0; r < reps; r++) {
+			CK(cuEventRecord(e0, st));
+			run_ops((uint64_t *)&a, ops, n, st);
+			CK(cuEventRecord(e1, st));
+			CK(cuEventSynchronize(e1));
+			CK(cuEventElapsedTime(&times[r], e0, e1));
+		}
+		var[v].ms = now_median(times, reps);
+		CK(cuMemFree(scratch));
+	}
+	/* the copy ceiling, measured now: bytes read plus written */
+	size_t cb = (size_t)1 << 30;
+	CUdeviceptr c0, c1;
+	double peak = 0;
+	if (cuMemAlloc(&c0, cb) == CUDA_SUCCESS && cuMemAlloc(&c1, cb) == CUDA_SUCCESS) {
+		for (int r = 0; r < 3; r++) CK(cuMemcpyDtoDAsync(c1, c0, cb, st));
+		float best = 1e30f;
+		for (int r = 0; r < 10; r++) {
+			float ms;
+			CK(cuEventRecord(e0, st));
+			CK(cuMemcpyDtoDAsync(c1, c0, cb, st));
+			CK(cuEventRecord(e1, st));
+			CK(cuEventSynchronize(e1));
+			CK(cuEventElapsedTime(&ms, e0, e1));
+			if (ms < best) best = ms;
+		}
+		peak = 2.0 * (double)cb / (best * 1e-3);
+		cuMemFree(c0), cuMemFree(c1);
+	}
+	char sizes[256] = "";
+	for (int i = 0; i < nsym; i++)
+		snprintf(sizes + strlen(sizes), sizeof sizes - strlen(sizes), "%s%s=%lld", i ? "," : "", syms[i], symval[i]);
+	double floor_ms = peak > 0 ? bytes_moved / peak * 1e3 : 0;
+	int ok = var[0].score <= 1 && var[1].score <= 1;
+	printf("%-20s %-22s %-4s fused_err/tol=%-8.3g unfused_err/tol=%-8.3g fused=%.4fms unfused=%.4fms speedup=%.2fx "
+	       "launches=%d/%d floor=%.4fms (%.0f%% of floor) copy=%.2fTB/s\n",
+	       STR(FZ_NAME), sizes, ok ? "PASS" : "FAIL", var[0].score, var[1].score, var[0].ms, var[1].ms,
+	       var[1].ms / var[0].ms, var[0].launches, var[1].launches, floor_ms,
+	       floor_ms > 0 ? 100.0 * floor_ms / var[0].ms : 0, peak / 1e12);
+	return ok ? 0 : 1;
+}
