@@ -562,6 +562,8 @@ static void emit_row_kernel(Cx *cx)
 			fputs("\t\t}\n", out);
 		} else if (s->nfree == k->nspace) {
 			emit_map(cx, sid, 2, 1);
+		} else if (!cx->p->stored[s->out]) {
+			/* an element of the row that stays on chip: its readers recompute it */
 		} else { /* an element of the row: the block walks the row */
 			char var[48];
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];

@@ -102,9 +102,6 @@ extern "C" __global__ void __launch_bounds__(256) softmax_f0(const fz_softmax_ar
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
 		const float v_rmax = fz_block_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh);
-		for (long long c_c = threadIdx.x; c_c < a.n_C; c_c += blockDim.x) {
-			const float v_ex = (float)(expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax)));
-		}
 		float acc_rsum = 0;
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
