@@ -18,6 +18,9 @@ typedef struct Cx {
 	int *writer;      /* per tensor: its only writing statement, -1 none, -2 several */
 	ExprWriter w;
 	FILE *out;
+	FILE *sink;       /* where stores go: out, or a copy's deferred stores */
+	const char *sfx;  /* suffix of this copy's locals when unrolled */
+	int sliced;       /* reductions split over warps (Kernel.slices) */
 	int kernel_id;
 } Cx;
 
@@ -166,10 +169,12 @@ static void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
 	char *lin = linear_of(cx, s->out, subs);
-	ind(cx->out, depth);
-	fprintf(cx->out, "a.t_%s[%s] = ", x->name, lin);
-	store_conv(x, v, cx->out);
-	fputs(";\n", cx->out);
+	FILE *o = cx->sink ? cx->sink : cx->out;
+	ind(o, depth);
+	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+	fprintf(o, "a.t_%s[%s] = ", x->name, lin);
+	store_conv(x, v, o);
+	fputs(";\n", o);
 	free(lin);
 	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 }
@@ -190,7 +195,7 @@ static void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 	const Stmt *s = &m->stmt[sid];
 	const Tensor *x = &m->tensor[s->out];
 	char name[80];
-	snprintf(name, sizeof name, "v_%s", x->name);
+	snprintf(name, sizeof name, "v_%s%s", x->name, cx->sfx);
 	char *v = value_of(cx, s, s->rhs);
 	ElemType vt = s->acc;
 	if (s->red == RED_ACCUM) { /* t(i) += value: read-modify-write at the point */
@@ -283,17 +288,19 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 	/* loops over s0's reduced indices; every merged statement binds to them */
 	int d = depth;
 	char var[MAX_IDX][48];
+	int rag_step[MAX_IDX] = {0};
 	for (int i = s0->nfree; i < s0->nindex; i++) {
 		const Index *ix = &m->index[s0->first_index + i];
 		snprintf(var[i], sizeof var[i], "r%d_%s", i, ix->name);
 		if (ix->kind == IX_RAGGED) continue;
 		ind(out, d);
+		int split = cx->sliced && d == depth; /* the outermost loop is shared by the warps */
 		if (row && i == s0->nindex - 1)
 			fprintf(out, "for (long long %s = threadIdx.x; %s < ", var[i], var[i]);
 		else
-			fprintf(out, "for (long long %s = 0; %s < ", var[i], var[i]);
+			fprintf(out, "for (long long %s = %s; %s < ", var[i], split ? "fz_slice" : "0", var[i]);
 		dim_c(cx, ix->range, out);
-		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : "1");
+		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : split ? "FZ_SLICES" : "1");
 		d++;
 		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
 	}
@@ -303,10 +310,13 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		cx->w.compute = stmt_compute(m, s0);
 		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
 		ind(out, d);
-		fprintf(out, "for (long long %s = %s, %s_end = %s; %s < %s_end; ++%s) {\n", var[i], lo, var[i], hi, var[i], var[i], var[i]);
+		int split = cx->sliced && d == depth;
+		fprintf(out, "for (long long %s = (%s)%s, %s_end = %s; %s < %s_end; %s) {\n", var[i], lo, split ? " + fz_slice" : "",
+		        var[i], hi, var[i], var[i], split ? "" : "");
 		free(lo), free(hi);
 		d++;
 		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
+		rag_step[i] = split;
 	}
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
@@ -319,8 +329,10 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
 		free(v), free(mk);
 	}
-	for (int i = s0->nfree; i < s0->nindex; i++) {
+	for (int i = s0->nindex - 1; i >= s0->nfree; i--) {
 		d--;
+		if (m->index[s0->first_index + i].kind == IX_RAGGED)
+			ind(out, d + 1), fprintf(out, "%s += %s;\n", var[i], rag_step[i] ? "FZ_SLICES" : "1");
 		ind(out, d);
 		fputs("}\n", out);
 		for (int q = 0; q < n; q++) {
@@ -332,8 +344,32 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
 		char name[80];
-		snprintf(name, sizeof name, "v_%s", x->name);
+		snprintf(name, sizeof name, "v_%s%s", x->name, cx->sfx);
 		ind(out, depth);
+		if (cx->sliced && s->red == RED_KMIN) {
+			/* every warp's k smallest, merged in warp order */
+			const char *ty = ctype(s->acc);
+			int K = s->kmin_k;
+			fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][32][%d];\n", ty, x->name, K);
+			fputs("#pragma unroll\n", out);
+			ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
+			ind(out, depth), fputs("__syncthreads();\n", out);
+			ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
+			ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
+			fputs("#pragma unroll\n", out);
+			ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
+			ind(out, depth), fputs("__syncthreads();\n", out);
+			ind(out, depth);
+		} else if (cx->sliced) {
+			fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][32];\n", ctype(s->acc), x->name);
+			ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
+			ind(out, depth), fputs("__syncthreads();\n", out);
+			ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
+			ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
+			                         x->name, red_op(s->red), x->name, x->name);
+			ind(out, depth), fputs("__syncthreads();\n", out);
+			ind(out, depth);
+		}
 		if (s->red == RED_KMIN)
 			fprintf(out, "const %s %s = acc_%s[%d];\n", ctype(s->acc), name, x->name, s->kmin_k - 1);
 		else if (row)
@@ -358,7 +394,7 @@ static void emit_compact(Cx *cx, int sid, int depth)
 	char *v = value_of(cx, s, s->rhs);
 	char *mk = s->mask ? value_of(cx, s, s->mask) : strdup("true");
 	FILE *out = cx->out;
-	ind(out, depth), fprintf(out, "if (%s) {\n", mk);
+	ind(out, depth), fprintf(out, "if (%s(%s)) {\n", cx->sliced ? "fz_slice == 0 && fz_live && " : "", mk);
 	ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
 	ind(out, depth + 1), fprintf(out, "if (slot < ");
 	dim_c(cx, list->dim[0], out);
@@ -381,7 +417,7 @@ static void bind_point(Cx *cx, const Stmt *s, int nspace)
 	int n = s->pattern == PAT_COMPACT || is_tail(s) ? s->nindex : s->nfree;
 	for (int i = 0; i < n && i < nspace; i++) {
 		char v[16];
-		snprintf(v, sizeof v, "s%d", i);
+		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
 		free(cx->bind[s->first_index + i]);
 		cx->bind[s->first_index + i] = strdup(v);
 	}
@@ -392,18 +428,18 @@ static void decompose(Cx *cx, const char *lin, int depth)
 	const Kernel *k = cx->k;
 	FILE *out = cx->out;
 	if (k->nspace == 1) {
-		ind(out, depth), fprintf(out, "const long long s0 = %s;\n", lin);
+		ind(out, depth), fprintf(out, "const long long s0%s = %s;\n", cx->sfx, lin);
 		return;
 	}
-	ind(out, depth), fprintf(out, "long long fz_rem = %s;\n", lin);
+	ind(out, depth), fprintf(out, "long long fz_rem%s = %s;\n", cx->sfx, lin);
 	for (int i = k->nspace - 1; i >= 0; i--) {
 		ind(out, depth);
 		if (i == 0) {
-			fprintf(out, "const long long s0 = fz_rem;\n");
+			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else {
-			fprintf(out, "const long long s%d = fz_rem %% ", i);
+			fprintf(out, "const long long s%d%s = fz_rem%s %% ", i, cx->sfx, cx->sfx);
 			dim_c(cx, k->space[i], out);
-			fputs("; fz_rem /= ", out);
+			fprintf(out, "; fz_rem%s /= ", cx->sfx);
 			dim_c(cx, k->space[i], out);
 			fputs(";\n", out);
 		}
@@ -487,6 +523,7 @@ static void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0)
 	char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
 	const char *nm = m->tensor[s->out].name;
 	ind(cx->out, depth);
+	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", cx->out);
 	if (thread0 || mk) fprintf(cx->out, "if (%s%s%s) ", thread0 ? "threadIdx.x == 0" : "", thread0 && mk ? " && " : "", mk ? mk : "");
 	fprintf(cx->out, "tacc_%s = fz_op<%s>(tacc_%s, (%s)(%s));\n", nm, red_op(s->red), nm, ctype(s->acc), v);
 	free(v), free(mk);
@@ -507,29 +544,74 @@ static void kernel_head(Cx *cx)
 	        cx->k->name, cx->m->fusion[cx->fusion].name);
 }
 
+/* A thread per point, grid-stride. Unrolled: U points a thread, every
+ * copy's values (and so its loads) before any copy's stores. Sliced: 32
+ * points a block, each point's reduction loop shared by FZ_SLICES warps. */
 static void emit_point_kernel(Cx *cx)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
 	FILE *out = cx->out;
+	int U = k->unroll > 1 ? k->unroll : 1;
 	kernel_head(cx);
 	if (k->has_tail) fputs("\t__shared__ double fz_sh[32];\n", out);
 	emit_tail_decls(cx, 1);
 	fputs("\tconst long long total = ", out);
 	space_total(cx, out);
 	fputs(";\n", out);
-	fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
-	decompose(cx, "p", 2);
-	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
-		const Stmt *s = &m->stmt[sid];
-		if (is_scalar(s)) continue;
-		bind_point(cx, s, k->nspace);
-		if (is_tail(s)) emit_tail_accumulate(cx, sid, 2, 0);
-		else if (s->pattern == PAT_COMPACT) emit_compact(cx, sid, 2);
-		else if (s->red >= RED_SUM && s->red <= RED_KMIN) sid += emit_reductions(cx, sid, 2, 0) - 1;
-		else emit_map(cx, sid, 2, 0);
+	if (k->slices > 1) {
+		fprintf(out, "#define FZ_SLICES %d\n", k->slices);
+		fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
+		fputs("\tfor (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {\n", out);
+		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
+		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
+		cx->sliced = 1;
+	} else if (U > 1) {
+		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
+		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
+	} else {
+		fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
 	}
+	char *deferred[8] = {0};
+	size_t dlen[8] = {0};
+	for (int u = 0; u < U; u++) {
+		char sfx[16] = "", lin[64];
+		FILE *dfr = NULL;
+		if (U > 1) {
+			snprintf(sfx, sizeof sfx, "_%d", u);
+			/* a copy past the end reads point p (valid) and stores nothing */
+			fprintf(out, "\t\tconst bool ok%s = p + %d * stride < total;\n", sfx, u);
+			snprintf(lin, sizeof lin, "(ok%s ? p + %d * stride : p)", sfx, u);
+			dfr = open_memstream(&deferred[u], &dlen[u]);
+			cx->sink = dfr;
+		} else {
+			snprintf(lin, sizeof lin, "p");
+		}
+		cx->sfx = sfx;
+		decompose(cx, lin, 2);
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (is_scalar(s)) continue;
+			bind_point(cx, s, k->nspace);
+			FILE *keep = cx->out;
+			if (dfr && (is_tail(s) || s->pattern == PAT_COMPACT)) cx->out = dfr;
+			if (is_tail(s)) emit_tail_accumulate(cx, sid, 2, 0);
+			else if (s->pattern == PAT_COMPACT) emit_compact(cx, sid, 2);
+			else if (s->red >= RED_SUM && s->red <= RED_KMIN) sid += emit_reductions(cx, sid, 2, 0) - 1;
+			else emit_map(cx, sid, 2, 0);
+			cx->out = keep;
+		}
+		if (dfr) fclose(dfr);
+		cx->sink = NULL;
+	}
+	for (int u = 0; u < U && U > 1; u++) {
+		fprintf(out, "\t\tif (ok_%d) {\n%s\t\t}\n", u, deferred[u] ? deferred[u] : "");
+		free(deferred[u]);
+	}
+	cx->sfx = "";
+	cx->sliced = 0;
 	fputs("\t}\n", out);
+	if (k->slices > 1) fputs("#undef FZ_SLICES\n", out);
 	clear_locals(cx);
 	if (k->has_tail) emit_tail(cx, 1);
 	fputs("}\n\n", out);
@@ -719,7 +801,7 @@ static void emit_scalar_kernel(Cx *cx)
 
 void emit_cuda_kernels(const Module *m, int fusion, const Plan *p, const char *variant, FILE *out)
 {
-	Cx cx = {.m = m, .p = p, .fusion = fusion, .out = out};
+	Cx cx = {.m = m, .p = p, .fusion = fusion, .out = out, .sfx = ""};
 	cx.bind = calloc((size_t)m->nindex + 1, sizeof *cx.bind);
 	cx.local = calloc((size_t)m->ntensor + 1, sizeof *cx.local);
 	cx.local_at = calloc((size_t)m->ntensor + 1, sizeof *cx.local_at);

@@ -54,7 +54,7 @@ static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *o
 	switch (k->mode) {
 	case KM_POINT:
 		fputs("fz_grid(", out), space_product(m, f, k, out);
-		fprintf(out, ", %d, %s)", k->block, k->has_tail ? "sm" : "0");
+		fprintf(out, ", %d, %s)", k->slices > 1 ? k->block / k->slices : k->block * k->unroll, k->has_tail ? "sm" : "0");
 		break;
 	case KM_ROW:
 		fputs("fz_rows(", out), space_product(m, f, k, out);

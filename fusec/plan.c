@@ -320,6 +320,24 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		p->why[sid] = p->nk == 1 && r ? SPLIT_NONE : r;
 		p->stmt_kernel[sid] = p->nk - 1;
 	}
+	/* Schedules: pointwise kernels take several points a thread so their
+	 * loads are in flight together; kernels that loop over a reduced index
+	 * split each point's loop over 8 warps (32 points a block) and merge
+	 * the partial results in a fixed order. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		k->unroll = k->slices = 1;
+		if (k->mode != KM_POINT) continue;
+		int loops = 0, simple = 1;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (s->red >= RED_SUM && s->red <= RED_KMIN && !is_full_reduction(s)) loops = 1;
+			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
+		}
+		if (loops) k->slices = 8;
+		else if (simple) k->unroll = 4;
+	}
+
 	/* A tensor lives in device memory if it leaves its kernel. */
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];

@@ -57,6 +57,8 @@ typedef struct Kernel {
 	Dim inner;
 	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
 	int block;                /* threads per block */
+	int unroll;               /* POINT maps: points per thread, loads first */
+	int slices;               /* POINT reductions: warps sharing each point's loop */
 } Kernel;
 
 typedef struct Plan {

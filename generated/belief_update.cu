@@ -115,16 +115,27 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_f0(const fz_beli
 extern "C" __global__ void __launch_bounds__(256) belief_update_f1(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+#define FZ_SLICES 8
+	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+		const bool fz_live = pb + fz_lane < total;
+		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-		for (long long r1_m = 0; r1_m < a.n_M; r1_m += 1) {
+		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
+		__shared__ float fz_m_grad[FZ_SLICES][32];
+		fz_m_grad[fz_slice][fz_lane] = acc_grad;
+		__syncthreads();
+		acc_grad = fz_m_grad[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_grad = fz_op<FZ_SUM>(acc_grad, fz_m_grad[w][fz_lane]);
+		__syncthreads();
 		const float v_grad = acc_grad;
 		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * v_grad)));
-		a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
+		if (fz_slice == 0 && fz_live) a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
 	}
+#undef FZ_SLICES
 }
 
 /* u variant: 4 kernels */
@@ -148,34 +159,89 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_u0(const fz_beli
 extern "C" __global__ void __launch_bounds__(256) belief_update_u1(const fz_belief_update_args a)
 {
 	const long long total = a.n_M;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_e = (float)((__ldg(&a.t_pi[(long long)(s0)]) * (__ldg(&a.t_o[(long long)(s0)]) - (a.t_g[(long long)(s0)]))));
-		a.t_e[(long long)(s0)] = (float)(v_e);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_e_0 = (float)((__ldg(&a.t_pi[(long long)(s0_0)]) * (__ldg(&a.t_o[(long long)(s0_0)]) - (a.t_g[(long long)(s0_0)]))));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_e_1 = (float)((__ldg(&a.t_pi[(long long)(s0_1)]) * (__ldg(&a.t_o[(long long)(s0_1)]) - (a.t_g[(long long)(s0_1)]))));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_e_2 = (float)((__ldg(&a.t_pi[(long long)(s0_2)]) * (__ldg(&a.t_o[(long long)(s0_2)]) - (a.t_g[(long long)(s0_2)]))));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_e_3 = (float)((__ldg(&a.t_pi[(long long)(s0_3)]) * (__ldg(&a.t_o[(long long)(s0_3)]) - (a.t_g[(long long)(s0_3)]))));
+		if (ok_0) {
+		a.t_e[(long long)(s0_0)] = (float)(v_e_0);
+		}
+		if (ok_1) {
+		a.t_e[(long long)(s0_1)] = (float)(v_e_1);
+		}
+		if (ok_2) {
+		a.t_e[(long long)(s0_2)] = (float)(v_e_2);
+		}
+		if (ok_3) {
+		a.t_e[(long long)(s0_3)] = (float)(v_e_3);
+		}
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(256) belief_update_u2(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+#define FZ_SLICES 8
+	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+		const bool fz_live = pb + fz_lane < total;
+		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-		for (long long r1_m = 0; r1_m < a.n_M; r1_m += 1) {
+		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
+		__shared__ float fz_m_grad[FZ_SLICES][32];
+		fz_m_grad[fz_slice][fz_lane] = acc_grad;
+		__syncthreads();
+		acc_grad = fz_m_grad[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_grad = fz_op<FZ_SUM>(acc_grad, fz_m_grad[w][fz_lane]);
+		__syncthreads();
 		const float v_grad = acc_grad;
-		a.t_grad[(long long)(s0)] = (float)(v_grad);
+		if (fz_slice == 0 && fz_live) a.t_grad[(long long)(s0)] = (float)(v_grad);
 	}
+#undef FZ_SLICES
 }
 
 extern "C" __global__ void __launch_bounds__(256) belief_update_u3(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0)]))));
-		a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_mu_next_0 = (float)((__ldg(&a.t_mu[(long long)(s0_0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_0)]))));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_mu_next_1 = (float)((__ldg(&a.t_mu[(long long)(s0_1)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_1)]))));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_mu_next_2 = (float)((__ldg(&a.t_mu[(long long)(s0_2)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_2)]))));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_mu_next_3 = (float)((__ldg(&a.t_mu[(long long)(s0_3)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_3)]))));
+		if (ok_0) {
+		a.t_mu_next[(long long)(s0_0)] = (float)(v_mu_next_0);
+		}
+		if (ok_1) {
+		a.t_mu_next[(long long)(s0_1)] = (float)(v_mu_next_1);
+		}
+		if (ok_2) {
+		a.t_mu_next[(long long)(s0_2)] = (float)(v_mu_next_2);
+		}
+		if (ok_3) {
+		a.t_mu_next[(long long)(s0_3)] = (float)(v_mu_next_3);
+		}
 	}
 }
 

@@ -105,7 +105,7 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 		}
 	}
 	{ /* belief_update_f1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -155,7 +155,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 		}
 	}
 	{ /* belief_update_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -165,7 +165,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 		}
 	}
 	{ /* belief_update_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -175,7 +175,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 		}
 	}
 	{ /* belief_update_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -153,10 +153,32 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u0(const fz_gem
 extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
 {
 	const long long total = a.n_M;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_y = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0)]))));
-		a.t_y[(long long)(s0)] = (float)(v_y);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_y_0 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_0)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_0)]))));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_y_1 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_1)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_1)]))));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_y_2 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_2)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_2)]))));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_y_3 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_3)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_3)]))));
+		if (ok_0) {
+		a.t_y[(long long)(s0_0)] = (float)(v_y_0);
+		}
+		if (ok_1) {
+		a.t_y[(long long)(s0_1)] = (float)(v_y_1);
+		}
+		if (ok_2) {
+		a.t_y[(long long)(s0_2)] = (float)(v_y_2);
+		}
+		if (ok_3) {
+		a.t_y[(long long)(s0_3)] = (float)(v_y_3);
+		}
 	}
 }
 
@@ -165,9 +187,28 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u2(const fz_gem
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;
 	const long long total = a.n_M;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0)])));
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		if (ok_0) {
+		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_0)])));
+		}
+		if (ok_1) {
+		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_1)])));
+		}
+		if (ok_2) {
+		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_2)])));
+		}
+		if (ok_3) {
+		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_3)])));
+		}
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_s, fz_sh);

@@ -115,7 +115,7 @@ static inline unsigned long long fz_gemv_axpby_sum_unfused_scratch(fz_gemv_axpby
 	if (sm <= 0) sm = 132;
 	if (base) a->t_ax = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_M);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_M, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_M, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -140,7 +140,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 		}
 	}
 	{ /* gemv_axpby_sum_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -150,7 +150,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 		}
 	}
 	{ /* gemv_axpby_sum_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -68,7 +68,7 @@ static inline unsigned long long fz_kl_divergence_fused_scratch(fz_kl_divergence
 	unsigned long long off = 0, parts = 0;
 	if (sm <= 0) sm = 132;
 	if (base) a->t_t = 0; /* kept on chip */
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -83,7 +83,7 @@ static inline int fz_kl_divergence_fused_ops(const fz_kl_divergence_args *a, int
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -105,7 +105,7 @@ static inline unsigned long long fz_kl_divergence_unfused_scratch(fz_kl_divergen
 	if (sm <= 0) sm = 132;
 	if (base) a->t_t = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_N);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -120,7 +120,7 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -130,7 +130,7 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 		}
 	}
 	{ /* kl_divergence_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

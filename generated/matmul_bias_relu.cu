@@ -192,12 +192,40 @@ extern "C" __global__ void __launch_bounds__(256) matmul_bias_relu_u0(const fz_m
 extern "C" __global__ void __launch_bounds__(256) matmul_bias_relu_u1(const fz_matmul_bias_relu_args a)
 {
 	const long long total = a.n_M * a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem = p;
-		const long long s1 = fz_rem % a.n_N; fz_rem /= a.n_N;
-		const long long s0 = fz_rem;
-		const float v_C = (float)(fz_reluf(((a.t_acc[((long long)(s0) * a.n_N + (long long)(s1))]) + fz_h2f(a.t_bias[(long long)(s1)]))));
-		a.t_C[((long long)(s0) * a.n_N + (long long)(s1))] = fz_f2h(v_C);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s1_0 = fz_rem_0 % a.n_N; fz_rem_0 /= a.n_N;
+		const long long s0_0 = fz_rem_0;
+		const float v_C_0 = (float)(fz_reluf(((a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]) + fz_h2f(a.t_bias[(long long)(s1_0)]))));
+		const bool ok_1 = p + 1 * stride < total;
+		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s1_1 = fz_rem_1 % a.n_N; fz_rem_1 /= a.n_N;
+		const long long s0_1 = fz_rem_1;
+		const float v_C_1 = (float)(fz_reluf(((a.t_acc[((long long)(s0_1) * a.n_N + (long long)(s1_1))]) + fz_h2f(a.t_bias[(long long)(s1_1)]))));
+		const bool ok_2 = p + 2 * stride < total;
+		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s1_2 = fz_rem_2 % a.n_N; fz_rem_2 /= a.n_N;
+		const long long s0_2 = fz_rem_2;
+		const float v_C_2 = (float)(fz_reluf(((a.t_acc[((long long)(s0_2) * a.n_N + (long long)(s1_2))]) + fz_h2f(a.t_bias[(long long)(s1_2)]))));
+		const bool ok_3 = p + 3 * stride < total;
+		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s1_3 = fz_rem_3 % a.n_N; fz_rem_3 /= a.n_N;
+		const long long s0_3 = fz_rem_3;
+		const float v_C_3 = (float)(fz_reluf(((a.t_acc[((long long)(s0_3) * a.n_N + (long long)(s1_3))]) + fz_h2f(a.t_bias[(long long)(s1_3)]))));
+		if (ok_0) {
+		a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = fz_f2h(v_C_0);
+		}
+		if (ok_1) {
+		a.t_C[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = fz_f2h(v_C_1);
+		}
+		if (ok_2) {
+		a.t_C[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = fz_f2h(v_C_2);
+		}
+		if (ok_3) {
+		a.t_C[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = fz_f2h(v_C_3);
+		}
 	}
 }
 

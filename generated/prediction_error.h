@@ -72,7 +72,7 @@ static inline unsigned long long fz_prediction_error_fused_scratch(fz_prediction
 {
 	unsigned long long off = 0, parts = 0;
 	if (sm <= 0) sm = 132;
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -87,7 +87,7 @@ static inline int fz_prediction_error_fused_ops(const fz_prediction_error_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -107,7 +107,7 @@ static inline unsigned long long fz_prediction_error_unfused_scratch(fz_predicti
 {
 	unsigned long long off = 0, parts = 0;
 	if (sm <= 0) sm = 132;
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -122,7 +122,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -132,7 +132,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 		}
 	}
 	{ /* prediction_error_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -142,7 +142,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 		}
 	}
 	{ /* prediction_error_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

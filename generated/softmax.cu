@@ -135,12 +135,40 @@ extern "C" __global__ void __launch_bounds__(256) softmax_u0(const fz_softmax_ar
 extern "C" __global__ void __launch_bounds__(256) softmax_u1(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem = p;
-		const long long s1 = fz_rem % a.n_C; fz_rem /= a.n_C;
-		const long long s0 = fz_rem;
-		const float v_ex = (float)(expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(s1))]) - (a.t_rmax[(long long)(s0)]))));
-		a.t_ex[((long long)(s0) * a.n_C + (long long)(s1))] = (float)(v_ex);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s1_0 = fz_rem_0 % a.n_C; fz_rem_0 /= a.n_C;
+		const long long s0_0 = fz_rem_0;
+		const float v_ex_0 = (float)(expf((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - (a.t_rmax[(long long)(s0_0)]))));
+		const bool ok_1 = p + 1 * stride < total;
+		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s1_1 = fz_rem_1 % a.n_C; fz_rem_1 /= a.n_C;
+		const long long s0_1 = fz_rem_1;
+		const float v_ex_1 = (float)(expf((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - (a.t_rmax[(long long)(s0_1)]))));
+		const bool ok_2 = p + 2 * stride < total;
+		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s1_2 = fz_rem_2 % a.n_C; fz_rem_2 /= a.n_C;
+		const long long s0_2 = fz_rem_2;
+		const float v_ex_2 = (float)(expf((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - (a.t_rmax[(long long)(s0_2)]))));
+		const bool ok_3 = p + 3 * stride < total;
+		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s1_3 = fz_rem_3 % a.n_C; fz_rem_3 /= a.n_C;
+		const long long s0_3 = fz_rem_3;
+		const float v_ex_3 = (float)(expf((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - (a.t_rmax[(long long)(s0_3)]))));
+		if (ok_0) {
+		a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_ex_0);
+		}
+		if (ok_1) {
+		a.t_ex[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = (float)(v_ex_1);
+		}
+		if (ok_2) {
+		a.t_ex[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = (float)(v_ex_2);
+		}
+		if (ok_3) {
+		a.t_ex[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = (float)(v_ex_3);
+		}
 	}
 }
 
@@ -163,12 +191,40 @@ extern "C" __global__ void __launch_bounds__(256) softmax_u2(const fz_softmax_ar
 extern "C" __global__ void __launch_bounds__(256) softmax_u3(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem = p;
-		const long long s1 = fz_rem % a.n_C; fz_rem /= a.n_C;
-		const long long s0 = fz_rem;
-		const float v_Y = (float)(((a.t_ex[((long long)(s0) * a.n_C + (long long)(s1))]) / (a.t_rsum[(long long)(s0)])));
-		a.t_Y[((long long)(s0) * a.n_C + (long long)(s1))] = (float)(v_Y);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s1_0 = fz_rem_0 % a.n_C; fz_rem_0 /= a.n_C;
+		const long long s0_0 = fz_rem_0;
+		const float v_Y_0 = (float)(((a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) / (a.t_rsum[(long long)(s0_0)])));
+		const bool ok_1 = p + 1 * stride < total;
+		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s1_1 = fz_rem_1 % a.n_C; fz_rem_1 /= a.n_C;
+		const long long s0_1 = fz_rem_1;
+		const float v_Y_1 = (float)(((a.t_ex[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) / (a.t_rsum[(long long)(s0_1)])));
+		const bool ok_2 = p + 2 * stride < total;
+		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s1_2 = fz_rem_2 % a.n_C; fz_rem_2 /= a.n_C;
+		const long long s0_2 = fz_rem_2;
+		const float v_Y_2 = (float)(((a.t_ex[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) / (a.t_rsum[(long long)(s0_2)])));
+		const bool ok_3 = p + 3 * stride < total;
+		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s1_3 = fz_rem_3 % a.n_C; fz_rem_3 /= a.n_C;
+		const long long s0_3 = fz_rem_3;
+		const float v_Y_3 = (float)(((a.t_ex[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) / (a.t_rsum[(long long)(s0_3)])));
+		if (ok_0) {
+		a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_Y_0);
+		}
+		if (ok_1) {
+		a.t_Y[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = (float)(v_Y_1);
+		}
+		if (ok_2) {
+		a.t_Y[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = (float)(v_Y_2);
+		}
+		if (ok_3) {
+		a.t_Y[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = (float)(v_Y_3);
+		}
 	}
 }
 

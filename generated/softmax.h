@@ -136,7 +136,7 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 		}
 	}
 	{ /* softmax_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -156,7 +156,7 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 		}
 	}
 	{ /* softmax_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -119,15 +119,52 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_f0(const fz_spike_
 extern "C" __global__ void __launch_bounds__(256) spike_burst_f1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_u = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0)])) + (a.t_I[(long long)(s0)])));
-		if ((v_u >= ((float)a.t_vth))) {
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
+		const float v_v_next_0 = (float)(((v_u_0 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_0));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
+		const float v_v_next_1 = (float)(((v_u_1 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_1));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
+		const float v_v_next_2 = (float)(((v_u_2 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_2));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
+		const float v_v_next_3 = (float)(((v_u_3 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_3));
+		if (ok_0) {
+		if (((v_u_0 >= ((float)a.t_vth)))) {
 			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_0);
 		}
-		const float v_v_next = (float)(((v_u >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u));
-		a.t_v_next[(long long)(s0)] = (float)(v_v_next);
+		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
+		}
+		if (ok_1) {
+		if (((v_u_1 >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_1);
+		}
+		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
+		}
+		if (ok_2) {
+		if (((v_u_2 >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_2);
+		}
+		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
+		}
+		if (ok_3) {
+		if (((v_u_3 >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_3);
+		}
+		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
+		}
 	}
 }
 
@@ -151,21 +188,71 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_u0(const fz_spike_
 extern "C" __global__ void __launch_bounds__(256) spike_burst_u1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_u = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0)])) + (a.t_I[(long long)(s0)])));
-		a.t_u[(long long)(s0)] = (float)(v_u);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
+		if (ok_0) {
+		a.t_u[(long long)(s0_0)] = (float)(v_u_0);
+		}
+		if (ok_1) {
+		a.t_u[(long long)(s0_1)] = (float)(v_u_1);
+		}
+		if (ok_2) {
+		a.t_u[(long long)(s0_2)] = (float)(v_u_2);
+		}
+		if (ok_3) {
+		a.t_u[(long long)(s0_3)] = (float)(v_u_3);
+		}
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(256) spike_burst_u2(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		if (((a.t_u[(long long)(s0)]) >= ((float)a.t_vth))) {
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		if (ok_0) {
+		if ((((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)))) {
 			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_0);
+		}
+		}
+		if (ok_1) {
+		if ((((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_1);
+		}
+		}
+		if (ok_2) {
+		if ((((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_2);
+		}
+		}
+		if (ok_3) {
+		if ((((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)))) {
+			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
+			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_3);
+		}
 		}
 	}
 }
@@ -173,10 +260,32 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_u2(const fz_spike_
 extern "C" __global__ void __launch_bounds__(256) spike_burst_u3(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		const float v_v_next = (float)((((a.t_u[(long long)(s0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0)])));
-		a.t_v_next[(long long)(s0)] = (float)(v_v_next);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const float v_v_next_0 = (float)((((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_0)])));
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const float v_v_next_1 = (float)((((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_1)])));
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const float v_v_next_2 = (float)((((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_2)])));
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const float v_v_next_3 = (float)((((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_3)])));
+		if (ok_0) {
+		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
+		}
+		if (ok_1) {
+		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
+		}
+		if (ok_2) {
+		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
+		}
+		if (ok_3) {
+		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
+		}
 	}
 }
 

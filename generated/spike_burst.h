@@ -121,7 +121,7 @@ static inline int fz_spike_burst_fused_ops(const fz_spike_burst_args *a, int sm,
 		}
 	}
 	{ /* spike_burst_f1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -173,7 +173,7 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -183,7 +183,7 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -193,7 +193,7 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -101,27 +101,59 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_t
 	__shared__ double fz_sh[32];
 	double tacc_psi_sum = 0;
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+#define FZ_SLICES 8
+	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+		const bool fz_live = pb + fz_lane < total;
+		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_eps[4];
 		fz_kinit<float, 4>(acc_eps);
-		for (long long r1_j = 0; r1_j < a.n_N; r1_j += 1) {
+		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if ((s0 != r1_j)) fz_kpush<float, 4>(acc_eps, (float)(((float)fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabsf((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)]))))))));
 		}
+		__shared__ float fz_m_eps[FZ_SLICES][32][4];
+#pragma unroll
+		for (int q = 0; q < 4; ++q) fz_m_eps[fz_slice][fz_lane][q] = acc_eps[q];
+		__syncthreads();
+		fz_kinit<float, 4>(acc_eps);
+		for (int w = 0; w < FZ_SLICES; ++w)
+#pragma unroll
+			for (int q = 0; q < 4; ++q) fz_kpush<float, 4>(acc_eps, fz_m_eps[w][fz_lane][q]);
+		__syncthreads();
 		const float v_eps = acc_eps[3];
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
-		for (long long r1_j = 0; r1_j < a.n_N; r1_j += 1) {
+		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if (((s0 != r1_j) && (fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabsf((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
+		__shared__ int fz_m_n_x[FZ_SLICES][32];
+		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
+		__syncthreads();
+		acc_n_x = fz_m_n_x[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_x = fz_op<FZ_SUM>(acc_n_x, fz_m_n_x[w][fz_lane]);
+		__syncthreads();
 		const int v_n_x = acc_n_x;
+		__shared__ int fz_m_n_xnx[FZ_SLICES][32];
+		fz_m_n_xnx[fz_slice][fz_lane] = acc_n_xnx;
+		__syncthreads();
+		acc_n_xnx = fz_m_n_xnx[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, fz_m_n_xnx[w][fz_lane]);
+		__syncthreads();
 		const int v_n_xnx = acc_n_xnx;
+		__shared__ int fz_m_n_xy[FZ_SLICES][32];
+		fz_m_n_xy[fz_slice][fz_lane] = acc_n_xy;
+		__syncthreads();
+		acc_n_xy = fz_m_n_xy[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, fz_m_n_xy[w][fz_lane]);
+		__syncthreads();
 		const int v_n_xy = acc_n_xy;
-		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma((v_n_x + 1)) - fz_digamma((v_n_xnx + 1))) - fz_digamma((v_n_xy + 1)))));
+		if (fz_slice == 0 && fz_live) tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma((v_n_x + 1)) - fz_digamma((v_n_xnx + 1))) - fz_digamma((v_n_xy + 1)))));
 	}
+#undef FZ_SLICES
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_psi_sum, fz_sh);
 		if (threadIdx.x == 0) a.ws_part[(long long)blockIdx.x * 1 + 0] = blk;
@@ -149,50 +181,115 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_t
 extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u0(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N * a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem = p;
-		const long long s1 = fz_rem % a.n_N; fz_rem /= a.n_N;
-		const long long s0 = fz_rem;
-		const float v_d = (float)(fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(s1)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(s1)]))), fabsf((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(s1)]))))));
-		a.t_d[((long long)(s0) * a.n_N + (long long)(s1))] = (float)(v_d);
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s1_0 = fz_rem_0 % a.n_N; fz_rem_0 /= a.n_N;
+		const long long s0_0 = fz_rem_0;
+		const float v_d_0 = (float)(fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0_0)]) - __ldg(&a.t_xn[(long long)(s1_0)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0_0)]) - __ldg(&a.t_xp[(long long)(s1_0)]))), fabsf((__ldg(&a.t_yp[(long long)(s0_0)]) - __ldg(&a.t_yp[(long long)(s1_0)]))))));
+		const bool ok_1 = p + 1 * stride < total;
+		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s1_1 = fz_rem_1 % a.n_N; fz_rem_1 /= a.n_N;
+		const long long s0_1 = fz_rem_1;
+		const float v_d_1 = (float)(fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0_1)]) - __ldg(&a.t_xn[(long long)(s1_1)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0_1)]) - __ldg(&a.t_xp[(long long)(s1_1)]))), fabsf((__ldg(&a.t_yp[(long long)(s0_1)]) - __ldg(&a.t_yp[(long long)(s1_1)]))))));
+		const bool ok_2 = p + 2 * stride < total;
+		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s1_2 = fz_rem_2 % a.n_N; fz_rem_2 /= a.n_N;
+		const long long s0_2 = fz_rem_2;
+		const float v_d_2 = (float)(fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0_2)]) - __ldg(&a.t_xn[(long long)(s1_2)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0_2)]) - __ldg(&a.t_xp[(long long)(s1_2)]))), fabsf((__ldg(&a.t_yp[(long long)(s0_2)]) - __ldg(&a.t_yp[(long long)(s1_2)]))))));
+		const bool ok_3 = p + 3 * stride < total;
+		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s1_3 = fz_rem_3 % a.n_N; fz_rem_3 /= a.n_N;
+		const long long s0_3 = fz_rem_3;
+		const float v_d_3 = (float)(fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0_3)]) - __ldg(&a.t_xn[(long long)(s1_3)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0_3)]) - __ldg(&a.t_xp[(long long)(s1_3)]))), fabsf((__ldg(&a.t_yp[(long long)(s0_3)]) - __ldg(&a.t_yp[(long long)(s1_3)]))))));
+		if (ok_0) {
+		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (float)(v_d_0);
+		}
+		if (ok_1) {
+		a.t_d[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = (float)(v_d_1);
+		}
+		if (ok_2) {
+		a.t_d[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = (float)(v_d_2);
+		}
+		if (ok_3) {
+		a.t_d[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = (float)(v_d_3);
+		}
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u1(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+#define FZ_SLICES 8
+	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+		const bool fz_live = pb + fz_lane < total;
+		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_eps[4];
 		fz_kinit<float, 4>(acc_eps);
-		for (long long r1_j = 0; r1_j < a.n_N; r1_j += 1) {
+		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if ((s0 != r1_j)) fz_kpush<float, 4>(acc_eps, (float)((a.t_d[((long long)(s0) * a.n_N + (long long)(r1_j))])));
 		}
+		__shared__ float fz_m_eps[FZ_SLICES][32][4];
+#pragma unroll
+		for (int q = 0; q < 4; ++q) fz_m_eps[fz_slice][fz_lane][q] = acc_eps[q];
+		__syncthreads();
+		fz_kinit<float, 4>(acc_eps);
+		for (int w = 0; w < FZ_SLICES; ++w)
+#pragma unroll
+			for (int q = 0; q < 4; ++q) fz_kpush<float, 4>(acc_eps, fz_m_eps[w][fz_lane][q]);
+		__syncthreads();
 		const float v_eps = acc_eps[3];
-		a.t_eps[(long long)(s0)] = (float)(v_eps);
+		if (fz_slice == 0 && fz_live) a.t_eps[(long long)(s0)] = (float)(v_eps);
 	}
+#undef FZ_SLICES
 }
 
 extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u2(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+#define FZ_SLICES 8
+	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+		const bool fz_live = pb + fz_lane < total;
+		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
-		for (long long r1_j = 0; r1_j < a.n_N; r1_j += 1) {
+		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if (((s0 != r1_j) && (fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabsf((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
+		__shared__ int fz_m_n_x[FZ_SLICES][32];
+		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
+		__syncthreads();
+		acc_n_x = fz_m_n_x[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_x = fz_op<FZ_SUM>(acc_n_x, fz_m_n_x[w][fz_lane]);
+		__syncthreads();
 		const int v_n_x = acc_n_x;
-		a.t_n_x[(long long)(s0)] = (int)(v_n_x);
+		if (fz_slice == 0 && fz_live) a.t_n_x[(long long)(s0)] = (int)(v_n_x);
+		__shared__ int fz_m_n_xnx[FZ_SLICES][32];
+		fz_m_n_xnx[fz_slice][fz_lane] = acc_n_xnx;
+		__syncthreads();
+		acc_n_xnx = fz_m_n_xnx[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, fz_m_n_xnx[w][fz_lane]);
+		__syncthreads();
 		const int v_n_xnx = acc_n_xnx;
-		a.t_n_xnx[(long long)(s0)] = (int)(v_n_xnx);
+		if (fz_slice == 0 && fz_live) a.t_n_xnx[(long long)(s0)] = (int)(v_n_xnx);
+		__shared__ int fz_m_n_xy[FZ_SLICES][32];
+		fz_m_n_xy[fz_slice][fz_lane] = acc_n_xy;
+		__syncthreads();
+		acc_n_xy = fz_m_n_xy[0][fz_lane];
+		for (int w = 1; w < FZ_SLICES; ++w) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, fz_m_n_xy[w][fz_lane]);
+		__syncthreads();
 		const int v_n_xy = acc_n_xy;
-		a.t_n_xy[(long long)(s0)] = (int)(v_n_xy);
+		if (fz_slice == 0 && fz_live) a.t_n_xy[(long long)(s0)] = (int)(v_n_xy);
 	}
+#undef FZ_SLICES
 }
 
 extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u3(const fz_transfer_entropy_args a)
@@ -200,9 +297,28 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u3(const fz_t
 	__shared__ double fz_sh[32];
 	double tacc_psi_sum = 0;
 	const long long total = a.n_N;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
-		const long long s0 = p;
-		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0)]) + 1)))));
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		if (ok_0) {
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_0)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_0)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_0)]) + 1)))));
+		}
+		if (ok_1) {
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_1)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_1)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_1)]) + 1)))));
+		}
+		if (ok_2) {
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_2)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_2)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_2)]) + 1)))));
+		}
+		if (ok_3) {
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_3)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_3)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_3)]) + 1)))));
+		}
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_psi_sum, fz_sh);

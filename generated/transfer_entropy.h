@@ -82,7 +82,7 @@ static inline unsigned long long fz_transfer_entropy_fused_scratch(fz_transfer_e
 	if (base) a->t_n_xnx = 0; /* kept on chip */
 	if (base) a->t_n_xy = 0; /* kept on chip */
 	if (base) a->t_psi_sum = 0; /* kept on chip */
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 32, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -97,7 +97,7 @@ static inline int fz_transfer_entropy_fused_ops(const fz_transfer_entropy_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -129,7 +129,7 @@ static inline unsigned long long fz_transfer_entropy_unfused_scratch(fz_transfer
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_N);
 	if (base) a->t_psi_sum = base + off;
 	off += fz_align((unsigned long long)8);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -144,7 +144,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -154,7 +154,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -164,7 +164,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, 0);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -174,7 +174,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 256, sm);
+		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

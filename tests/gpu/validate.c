@@ -255,8 +255,7 @@ static double check_outputs(const char *variant, int verbose)
 				if (!strcmp(ts[j].by, "compact") && ts[j].rank == 0) cnt = &ts[j];
 			int32_t gc = 0;
 			CK(cuMemcpyDtoH(&gc, cnt->dev, 4));
-			long long rc = cnt->lref ? cnt->lref[0] : (long long)cnt->ref[0];
-			if (cnt->iref) rc = cnt->iref[0];
+			long long rc = cnt->iref ? cnt->iref[0] : cnt->lref ? cnt->lref[0] : (long long)cnt->ref[0];
 			if (gc != rc) maxdiff = INFINITY;
 			else {
 				long long *a = malloc(sizeof(long long) * (size_t)(gc + 1)), *b = malloc(sizeof(long long) * (size_t)(gc + 1));
@@ -278,7 +277,19 @@ static double check_outputs(const char *variant, int verbose)
 			}
 		}
 		double err = maxdiff == 0 ? 0 : maxdiff / (maxref > 0 ? maxref : 1e-300);
-		if (verbose) fprintf(stderr, "  %s %s: error %.3g\n", variant, t->name, err);
+		if (verbose) {
+			long long worst_k = -1;
+			for (long long k = 0; k < n && strcmp(t->by, "compact"); k++) {
+				double r = is_float(t) ? t->ref[k] : t->iref ? t->iref[k] : (double)t->lref[k];
+				double g = get(t, got, k);
+				if (fabs(g - r) == maxdiff || (isnan(g) && !isnan(r))) { worst_k = k; break; }
+			}
+			fprintf(stderr, "  %s %s: error %.3g (max|diff| %.3g, max|ref| %.3g", variant, t->name, err, maxdiff, maxref);
+			if (worst_k >= 0)
+				fprintf(stderr, "; at %lld got %.9g want %.9g", worst_k, get(t, got, worst_k),
+				        is_float(t) ? t->ref[worst_k] : t->iref ? t->iref[worst_k] : (double)t->lref[worst_k]);
+			fprintf(stderr, ")\n");
+		}
 		/* tolerance by type and by how it is computed */
 		double tol = 0;
 		int red = strcmp(t->by, "map") != 0;
