@@ -109,8 +109,8 @@ check-generated: bin/fusec
 demo: bin/fusec $(MANIFESTS)
 	@sh tests/demo.sh
 
-check: build/san/fusec build/fuzz/fuzz_frontend
-	@FUSEC=build/san/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
+check: bin/fusec build/san/fusec build/fuzz/fuzz_frontend $(MANIFESTS)
+	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
 
 fuzz: build/fuzz/fuzz_frontend
 	@mkdir -p build/corpus

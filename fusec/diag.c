@@ -32,6 +32,11 @@ int source_load(Source *s, const char *path, FILE *err)
 		}
 	}
 	int bad = ferror(f) || !buf;
+	if (!bad && n > ((size_t)64 << 20)) {
+		fprintf(err, "fusec: error: %s: file larger than 64 MiB\n", path);
+		free(buf), fclose(f);
+		return -1;
+	}
 	fclose(f);
 	if (bad) {
 		fprintf(err, "fusec: error: %s: cannot read file\n", path);

@@ -203,9 +203,11 @@ static void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 		for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
 		char *lin = linear_of(cx, s->out, subs);
 		char *mask = s->mask ? value_of(cx, s, s->mask) : NULL;
-		ind(cx->out, depth);
-		if (mask) fprintf(cx->out, "if (%s) ", mask);
-		fprintf(cx->out, "a.t_%s[%s] += (%s)(%s);\n", x->name, lin, tensor_device_type(x), v);
+		FILE *o = cx->sink ? cx->sink : cx->out;
+		ind(o, depth);
+		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+		if (mask) fprintf(o, "if (%s) ", mask);
+		fprintf(o, "a.t_%s[%s] += (%s)(%s);\n", x->name, lin, tensor_device_type(x), v);
 		free(lin), free(mask);
 		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 		free(v);
@@ -293,6 +295,7 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		const Index *ix = &m->index[s0->first_index + i];
 		snprintf(var[i], sizeof var[i], "r%d_%s", i, ix->name);
 		if (ix->kind == IX_RAGGED) continue;
+		fputs("#pragma unroll 4\n", out);
 		ind(out, d);
 		int split = cx->sliced && d == depth; /* the outermost loop is shared by the warps */
 		if (row && i == s0->nindex - 1)
@@ -540,8 +543,9 @@ static void clear_locals(Cx *cx)
 
 static void kernel_head(Cx *cx)
 {
-	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d) %s(const fz_%s_args a)\n{\n", cx->k->block,
-	        cx->k->name, cx->m->fusion[cx->fusion].name);
+	/* the second bound lets ptxas use 64 registers whatever the block size */
+	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", cx->k->block,
+	        1024 / cx->k->block, cx->k->name, cx->m->fusion[cx->fusion].name);
 }
 
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
@@ -614,6 +618,7 @@ static void emit_point_kernel(Cx *cx)
 	if (k->slices > 1) fputs("#undef FZ_SLICES\n", out);
 	clear_locals(cx);
 	if (k->has_tail) emit_tail(cx, 1);
+	clear_locals(cx); /* the tail's values are this kernel's alone */
 	fputs("}\n\n", out);
 }
 
@@ -664,6 +669,7 @@ static void emit_row_kernel(Cx *cx)
 	fputs("\t}\n", out);
 	clear_locals(cx);
 	if (k->has_tail) emit_tail(cx, 1);
+	clear_locals(cx); /* the tail's values are this kernel's alone */
 	fputs("}\n\n", out);
 }
 

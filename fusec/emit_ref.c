@@ -39,9 +39,10 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < x->nargs; i++) {
 		char *s = render_expr(w, x->args[i]);
-		if (m->expr[x->args[i]].op == IR_INDEX) {
+		const Expr *ax = &m->expr[x->args[i]];
+		if (ax->op == IR_INDEX && m->index[ax->index].kind == IX_DENSE) {
 			subs[i] = s;
-		} else { /* a gather: checked, so bad data cannot crash the reference */
+		} else { /* a gather or a data-given range: checked, so bad data cannot crash the reference */
 			char *buf = NULL;
 			size_t len = 0;
 			FILE *f = open_memstream(&buf, &len);
@@ -110,7 +111,8 @@ static char *target_ref(Rx *rx, const Stmt *s)
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < s->nlhs; i++) {
 		char *e = render_expr(&rx->w, s->lhs[i]);
-		if (m->expr[s->lhs[i]].op == IR_INDEX) {
+		const Expr *lx = &m->expr[s->lhs[i]];
+		if (lx->op == IR_INDEX && m->index[lx->index].kind == IX_DENSE) {
 			subs[i] = e;
 		} else {
 			char *buf = NULL;
@@ -177,7 +179,9 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 	ind(out, d + 1);
 	switch (s->red) {
 	case RED_NONE: fprintf(out, "%s = (%s)v;\n", tg, rtype(t)); break;
-	case RED_ACCUM: fprintf(out, "if (!bad) %s += (%s)v;\n", tg, rtype(t)); break;
+	case RED_ACCUM: /* the target's subscripts are checked before it is touched */
+		fprintf(out, "{ int was = bad; bad = 0; %s *at = &%s; if (!bad) *at += (%s)v; bad |= was; }\n", rtype(t), tg, rtype(t));
+		break;
 	case RED_SUM: fputs("acc += v;\n", out); break;
 	case RED_MAX: fputs("if (v > acc) acc = v;\n", out); break;
 	case RED_MIN: fputs("if (v < acc) acc = v;\n", out); break;

@@ -165,5 +165,9 @@ int main(int argc, char **argv)
 	}
 	free(files), free(arch_buf);
 	if (dep && fclose(dep)) internal = 1;
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fputs("fusec: error: cannot write the output\n", stderr);
+		internal = 1;
+	}
 	return failed ? 1 : internal ? 3 : 0;
 }

@@ -322,7 +322,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 	}
 	/* Schedules: pointwise kernels take several points a thread so their
 	 * loads are in flight together; kernels that loop over a reduced index
-	 * split each point's loop over 8 warps (32 points a block) and merge
+	 * split each point's loop over 32 warps (32 points a block) and merge
 	 * the partial results in a fixed order. */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
@@ -334,9 +334,13 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 			if (s->red >= RED_SUM && s->red <= RED_KMIN && !is_full_reduction(s)) loops = 1;
 			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
 		}
-		if (loops) k->slices = 8;
+		if (loops) k->slices = 32, k->block = 1024;
 		else if (simple) k->unroll = 4;
 	}
+	/* A block of 1024 walks a row: fewer, longer rows per SM, so the second
+	 * and third passes of a row (softmax) find it still in L1. */
+	for (int i = 0; i < p->nk; i++)
+		if (p->k[i].mode == KM_ROW) p->k[i].block = 1024;
 
 	/* A tensor lives in device memory if it leaves its kernel. */
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {

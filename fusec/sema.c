@@ -33,6 +33,7 @@ typedef struct Sema {
 	int fusion_items;      /* AST list of the current fusion's items */
 	int cur_stage_node;
 	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
+	int rank_error;        /* reported while collecting this statement */
 } Sema;
 
 static const struct Builtin { const char *name; IrOp op; int arity; } builtins[] = {
@@ -234,6 +235,13 @@ static void collect(Sema *s, int e)
 	switch (x->kind) {
 	case AST_REF: {
 		if (!x->flag) {
+			int t = tensor_find(s, e);
+			if (t >= 0 && s->m->tensor[t].rank && !s->rank_error) {
+				diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, e),
+				           s->m->tensor[t].rank, NAMEF(s, e));
+				s->rank_error = 1;
+				return;
+			}
 			if (is_index_name(s, e)) {
 				int k = slot_get(s, e);
 				(void)k;
@@ -241,7 +249,14 @@ static void collect(Sema *s, int e)
 			return;
 		}
 		int t = tensor_find(s, e);
-		int pos = 0;
+		int pos = 0, nargs = 0;
+		for (int a = x->a; a; a = N(s, a)->next) nargs++;
+		if (t >= 0 && nargs != s->m->tensor[t].rank && !s->rank_error) {
+			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, e),
+			           s->m->tensor[t].rank, nargs, nargs == 1 ? "ex" : "ices");
+			s->rank_error = 1;
+			return;
+		}
 		for (int a = x->a; a; a = N(s, a)->next, pos++) {
 			if (is_index_name(s, a)) {
 				int k = slot_get(s, a);
@@ -573,13 +588,30 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 
 /* stmt := ref aop expr [for IDENT in expr .. expr] [where expr]
  *       | IDENT '[' IDENT ']' '<-' expr where expr */
+static void check_stmt_body(Sema *s, int node);
+
+/* An output whose statement fails is not also reported "never written";
+ * marked after the statement, so it still cannot read itself. */
 static void check_stmt(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	check_stmt_body(s, node);
+	int t = tensor_find(s, x->kind == AST_APPEND ? node : x->a);
+	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) s->m->tensor[t].def_stage = s->stage;
+	if (x->kind == AST_APPEND && (t = tensor_find(s, x->a)) >= 0 && s->m->tensor[t].kind != TK_INPUT &&
+	    s->m->tensor[t].def_stage < 0)
+		s->m->tensor[t].def_stage = s->stage;
+}
+
+static void check_stmt_body(Sema *s, int node)
 {
 	const Node *x = N(s, node);
 	Module *m = s->m;
 	int is_append = x->kind == AST_APPEND;
 	int lhs = is_append ? node : x->a;
-	int bad = check_order(s, x->b) | check_order(s, x->d) | (is_append ? 0 : check_order(s, lhs));
+	/* The target's own name is a write, not a read: only its subscripts. */
+	int bad = check_order(s, x->b) | check_order(s, x->d) | (is_append ? 0 : check_order(s, x->e));
+	for (int a = is_append ? 0 : N(s, lhs)->a; a; a = N(s, a)->next) bad |= check_order(s, a);
 	if (!is_append && x->c) bad |= check_order(s, N(s, x->c)->a) | check_order(s, N(s, x->c)->b);
 	if (bad) return;
 
@@ -613,15 +645,10 @@ static void check_stmt(Sema *s, int node)
 		return;
 	}
 
-	/* An output whose statement fails is not also "never written". */
-	if (target >= 0 && m->tensor[target].def_stage < 0) m->tensor[target].def_stage = s->stage;
-	if (target >= 0 && is_append) {
-		int c = tensor_find(s, x->a);
-		if (c >= 0 && m->tensor[c].def_stage < 0) m->tensor[c].def_stage = s->stage;
-	}
 
 	/* Pass 1: indices and ranges. */
 	s->nslot = 0;
+	s->rank_error = 0;
 	if (!is_append && x->c) {
 		int k = slot_get(s, x->c);
 		if (k >= 0) s->slot[k].ragged = 1, s->slot[k].ragged_node = x->c;
@@ -655,6 +682,7 @@ static void check_stmt(Sema *s, int node)
 		s->no_ranges = 0;
 	}
 	if (!is_append && x->e) collect(s, x->e);
+	if (s->rank_error) return;
 	int errors = s->d->errors;
 	for (int k = 0; k < s->nslot; k++) {
 		Slot *sl = &s->slot[k];
@@ -665,6 +693,18 @@ static void check_stmt(Sema *s, int node)
 			diag_error(s->d, sl->off, "use of undefined name '%.*s'", (int)sl->len, s->ast->text + sl->off);
 	}
 	if (s->d->errors != errors) return;
+
+	for (int k = 0; k < s->nslot; k++) {
+		if (!s->slot[k].ragged) continue;
+		if (s->slot[k].on_lhs) {
+			diag_error(s->d, N(s, x->c)->off, "the 'for' index '%.*s' cannot be a subscript of the target", NAMEF(s, x->c));
+			return;
+		}
+		if (s->slot[k].in_bound) {
+			diag_error(s->d, N(s, x->c)->off, "the bounds of 'for %.*s' cannot use '%.*s' itself", NAMEF(s, x->c), NAMEF(s, x->c));
+			return;
+		}
+	}
 
 	/* Enter the indices: those on the left first, in subscript order. */
 	int order[MAX_IDX], n = 0;
@@ -783,8 +823,8 @@ static void check_stmt(Sema *s, int node)
 	} else if (target >= 0) {
 		Tensor *tt = &m->tensor[target];
 		if (is_float(vt) && !is_float(tt->type)) {
-			diag_error(s->d, s->m->expr[rhs].off, "type mismatch: cannot store a %s value in %s tensor '%s'",
-			           elem_info[vt].name, elem_info[tt->type].name, tt->name);
+			diag_error(s->d, s->m->expr[rhs].off, "type mismatch: cannot store a value of type %s in tensor '%s' of type %s",
+			           elem_info[vt].name, tt->name, elem_info[tt->type].name);
 			return;
 		}
 		st->acc = is_float(tt->type) ? (tt->type == ET_F64 ? ET_F64 : s->compute) : (red == RED_KMIN ? vt : tt->type);
@@ -899,8 +939,9 @@ static void check_stage(Sema *s, int node)
 	s->compute = sg->precision == ET_F64 ? ET_F64 : ET_F32;
 	s->cur_stage_node = node;
 	if (!N(s, node)->b) diag_warning(s->d, N(s, node)->off, "stage '%.*s' is empty", NAMEF(s, node));
+	int errors = s->d->errors;
 	for (int st = N(s, node)->b; st; st = N(s, st)->next) check_stmt(s, st);
-	check_stage_claims(s, &m->stage[id]);
+	if (s->d->errors == errors) check_stage_claims(s, &m->stage[id]);
 }
 
 /* fusion := 'fusion' IDENT '(' params ')' '->' '(' params ')' '{' items '}' */

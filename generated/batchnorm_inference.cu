@@ -93,7 +93,7 @@ typedef struct fz_batchnorm_inference_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) batchnorm_inference_f0(const fz_batchnorm_inference_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) batchnorm_inference_f0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -135,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(256) batchnorm_inference_f0(const f
 
 /* u variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) batchnorm_inference_u0(const fz_batchnorm_inference_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) batchnorm_inference_u0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;

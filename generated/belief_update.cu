@@ -95,13 +95,14 @@ typedef struct fz_belief_update_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_f0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_g = 0;
+#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
@@ -112,16 +113,17 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_f0(const fz_beli
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_f1(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f1(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-#define FZ_SLICES 8
+#define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
+#pragma unroll 4
 		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
@@ -140,13 +142,14 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_f1(const fz_beli
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_u0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_g = 0;
+#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
@@ -156,7 +159,7 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_u0(const fz_beli
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_u1(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u1(const fz_belief_update_args a)
 {
 	const long long total = a.n_M;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -188,16 +191,17 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_u1(const fz_beli
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_u2(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u2(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-#define FZ_SLICES 8
+#define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
+#pragma unroll 4
 		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
@@ -213,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) belief_update_u2(const fz_beli
 #undef FZ_SLICES
 }
 
-extern "C" __global__ void __launch_bounds__(256) belief_update_u3(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u3(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -101,7 +101,7 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_f1: point */
@@ -111,7 +111,7 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_f1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -151,7 +151,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_u1: point */
@@ -171,7 +171,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u2";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_u3: point */

@@ -94,7 +94,7 @@ typedef struct fz_gemv_axpby_sum_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;
@@ -102,6 +102,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_f0(const fz_gem
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_ax = 0;
+#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}
@@ -134,13 +135,14 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_f0(const fz_gem
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_ax = 0;
+#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}
@@ -150,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u0(const fz_gem
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
 {
 	const long long total = a.n_M;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -182,7 +184,7 @@ extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u1(const fz_gem
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) gemv_axpby_sum_u2(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u2(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;

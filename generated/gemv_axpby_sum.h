@@ -99,7 +99,7 @@ static inline int fz_gemv_axpby_sum_fused_ops(const fz_gemv_axpby_sum_args *a, i
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -136,7 +136,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* gemv_axpby_sum_u1: point */

@@ -89,7 +89,7 @@ typedef struct fz_kl_divergence_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) kl_divergence_f0(const fz_kl_divergence_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) kl_divergence_f0(const fz_kl_divergence_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
@@ -140,7 +140,7 @@ extern "C" __global__ void __launch_bounds__(256) kl_divergence_f0(const fz_kl_d
 
 /* u variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) kl_divergence_u0(const fz_kl_divergence_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) kl_divergence_u0(const fz_kl_divergence_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -172,7 +172,7 @@ extern "C" __global__ void __launch_bounds__(256) kl_divergence_u0(const fz_kl_d
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) kl_divergence_u1(const fz_kl_divergence_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) kl_divergence_u1(const fz_kl_divergence_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;

@@ -92,7 +92,7 @@ typedef struct fz_matmul_bias_gelu_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) matmul_bias_gelu_f0(const fz_matmul_bias_gelu_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_gelu_f0(const fz_matmul_bias_gelu_args a)
 {
 	__shared__ float As[16][68];
 	__shared__ float Bs[16][68];
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_bias_gelu_f0(const fz_m
 
 /* u variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) matmul_bias_gelu_u0(const fz_matmul_bias_gelu_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_gelu_u0(const fz_matmul_bias_gelu_args a)
 {
 	__shared__ float As[16][68];
 	__shared__ float Bs[16][68];
@@ -189,7 +189,7 @@ extern "C" __global__ void __launch_bounds__(256) matmul_bias_gelu_u0(const fz_m
 		}
 }
 
-extern "C" __global__ void __launch_bounds__(256) matmul_bias_gelu_u1(const fz_matmul_bias_gelu_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_gelu_u1(const fz_matmul_bias_gelu_args a)
 {
 	const long long total = a.n_M * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -91,7 +91,7 @@ typedef struct fz_prediction_error_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) prediction_error_f0(const fz_prediction_error_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) prediction_error_f0(const fz_prediction_error_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_total = 0;
@@ -158,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(256) prediction_error_f0(const fz_p
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) prediction_error_u0(const fz_prediction_error_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) prediction_error_u0(const fz_prediction_error_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -190,7 +190,7 @@ extern "C" __global__ void __launch_bounds__(256) prediction_error_u0(const fz_p
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) prediction_error_u1(const fz_prediction_error_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) prediction_error_u1(const fz_prediction_error_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -222,7 +222,7 @@ extern "C" __global__ void __launch_bounds__(256) prediction_error_u1(const fz_p
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) prediction_error_u2(const fz_prediction_error_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) prediction_error_u2(const fz_prediction_error_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_total = 0;

@@ -91,18 +91,20 @@ typedef struct fz_softmax_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) softmax_f0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_rmax = -FZ_INF_F;
+#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
 		const float v_rmax = fz_block_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh);
 		float acc_rsum = 0;
+#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
 		}
@@ -116,13 +118,14 @@ extern "C" __global__ void __launch_bounds__(256) softmax_f0(const fz_softmax_ar
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) softmax_u0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_rmax = -FZ_INF_F;
+#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
@@ -132,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_u0(const fz_softmax_ar
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_u1(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) softmax_u1(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -172,13 +175,14 @@ extern "C" __global__ void __launch_bounds__(256) softmax_u1(const fz_softmax_ar
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_u2(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u2(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_rsum = 0;
+#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)((a.t_ex[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
@@ -188,7 +192,7 @@ extern "C" __global__ void __launch_bounds__(256) softmax_u2(const fz_softmax_ar
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) softmax_u3(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) softmax_u3(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -101,7 +101,7 @@ typedef struct fz_spike_burst_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_f0(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f0(const fz_spike_burst_args a)
 {
 	const long long outer = 1LL * a.n_F;
 	const long long lane = threadIdx.x % 32, nw = (long long)gridDim.x * blockDim.x / 32;
@@ -116,7 +116,7 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_f0(const fz_spike_
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_f1(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -170,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_f1(const fz_spike_
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_u0(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u0(const fz_spike_burst_args a)
 {
 	const long long outer = 1LL * a.n_F;
 	const long long lane = threadIdx.x % 32, nw = (long long)gridDim.x * blockDim.x / 32;
@@ -185,7 +185,7 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_u0(const fz_spike_
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_u1(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -217,7 +217,7 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_u1(const fz_spike_
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_u2(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u2(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -257,7 +257,7 @@ extern "C" __global__ void __launch_bounds__(256) spike_burst_u2(const fz_spike_
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) spike_burst_u3(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u3(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

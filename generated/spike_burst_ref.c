@@ -60,8 +60,8 @@ int fz_spike_burst_reference(const fz_spike_burst_ref_args *a)
 		for (long long i_f = 0; i_f < n_F; ++i_f) {
 			for (long long i_s = t_row_ptr[(long long)(fz_ix(t_fired[(long long)(i_f)], n_NP1, &bad))], i_s_end = t_row_ptr[(long long)(fz_ix((t_fired[(long long)(i_f)] + 1), n_NP1, &bad))]; i_s < i_s_end; ++i_s) {
 				if (1) {
-					const double v = (double)(t_w[(long long)(i_s)]);
-					if (!bad) t_I[(long long)(fz_ix(t_col[(long long)(i_s)], n_N, &bad))] += (double)v;
+					const double v = (double)(t_w[(long long)(fz_ix(i_s, n_S, &bad))]);
+					{ int was = bad; bad = 0; double *at = &t_I[(long long)(fz_ix(t_col[(long long)(fz_ix(i_s, n_S, &bad))], n_N, &bad))]; if (!bad) *at += (double)v; bad |= was; }
 				}
 			}
 		}

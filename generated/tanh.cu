@@ -87,7 +87,7 @@ typedef struct fz_tanh_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) tanh_f0(const fz_tanh_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) tanh_f0(const fz_tanh_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -121,7 +121,7 @@ extern "C" __global__ void __launch_bounds__(256) tanh_f0(const fz_tanh_args a)
 
 /* u variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) tanh_u0(const fz_tanh_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) tanh_u0(const fz_tanh_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -96,12 +96,12 @@ typedef struct fz_transfer_entropy_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_transfer_entropy_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const fz_transfer_entropy_args a)
 {
 	__shared__ double fz_sh[32];
 	double tacc_psi_sum = 0;
 	const long long total = a.n_N;
-#define FZ_SLICES 8
+#define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
@@ -109,6 +109,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_t
 		const long long s0 = p;
 		float acc_eps[4];
 		fz_kinit<float, 4>(acc_eps);
+#pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if ((s0 != r1_j)) fz_kpush<float, 4>(acc_eps, (float)(((float)fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fmaxf(fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabsf((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)]))))))));
 		}
@@ -125,6 +126,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_t
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
+#pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if (((s0 != r1_j) && (fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
@@ -178,7 +180,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_f0(const fz_t
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u0(const fz_transfer_entropy_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -218,10 +220,10 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u0(const fz_t
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u1(const fz_transfer_entropy_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u1(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N;
-#define FZ_SLICES 8
+#define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
@@ -229,6 +231,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u1(const fz_t
 		const long long s0 = p;
 		float acc_eps[4];
 		fz_kinit<float, 4>(acc_eps);
+#pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if ((s0 != r1_j)) fz_kpush<float, 4>(acc_eps, (float)((a.t_d[((long long)(s0) * a.n_N + (long long)(r1_j))])));
 		}
@@ -247,10 +250,10 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u1(const fz_t
 #undef FZ_SLICES
 }
 
-extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u2(const fz_transfer_entropy_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N;
-#define FZ_SLICES 8
+#define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
@@ -259,6 +262,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u2(const fz_t
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
+#pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
 			if (((s0 != r1_j) && (fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
 			if (((s0 != r1_j) && (fmaxf(fabsf((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabsf((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
@@ -292,7 +296,7 @@ extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u2(const fz_t
 #undef FZ_SLICES
 }
 
-extern "C" __global__ void __launch_bounds__(256) transfer_entropy_u3(const fz_transfer_entropy_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u3(const fz_transfer_entropy_args a)
 {
 	__shared__ double fz_sh[32];
 	double tacc_psi_sum = 0;

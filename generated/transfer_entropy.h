@@ -103,7 +103,7 @@ static inline int fz_transfer_entropy_fused_ops(const fz_transfer_entropy_args *
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -160,7 +160,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_u2: point */
@@ -170,7 +170,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u2";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_u3: point */

@@ -88,7 +88,7 @@ typedef struct fz_vector_add_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) vector_add_f0(const fz_vector_add_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) vector_add_f0(const fz_vector_add_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -122,7 +122,7 @@ extern "C" __global__ void __launch_bounds__(256) vector_add_f0(const fz_vector_
 
 /* u variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256) vector_add_u0(const fz_vector_add_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) vector_add_u0(const fz_vector_add_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

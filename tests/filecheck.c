@@ -8,6 +8,7 @@
  *
  *   P: text        text appears on a line after the previous match
  *   P-NEXT: text   text appears on the line right after the previous match
+ *   P-SAME: text   text appears on the line of the previous match too
  *   P-NOT: text    text appears on no line between the previous match and
  *                  the next one (the end of the input if none follows)
  *   P-EMPTY:       the line right after the previous match is empty
@@ -27,8 +28,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { D_CHECK, D_NEXT, D_NOT, D_EMPTY };
-static const char *const dname[] = {"", "-NEXT", "-NOT", "-EMPTY"};
+enum { D_CHECK, D_NEXT, D_NOT, D_EMPTY, D_SAME, D_NKINDS };
+static const char *const dname[] = {"", "-NEXT", "-NOT", "-EMPTY", "-SAME"};
 
 typedef struct {
 	int kind, line;   /* line in the check file */
@@ -103,7 +104,7 @@ static int parse_directive(const char *s, size_t len, int lineno, Directive *d)
 		if (memcmp(s + i, prefix, pl) || (i > 0 && is_word((unsigned char)s[i - 1]))) continue;
 		size_t j = i + pl;
 		int kind = -1;
-		for (int k = 0; k < 4; k++) {
+		for (int k = 0; k < D_NKINDS; k++) {
 			size_t dl = strlen(dname[k]);
 			if (j + dl < len && !memcmp(s + j, dname[k], dl) && s[j + dl] == ':') {
 				kind = k;
@@ -274,6 +275,20 @@ static int run(int argc, char **argv)
 				show_region(&in, pos, in.n, -1);
 				return 1;
 			}
+		} else if (x->kind == D_SAME) {
+			if (pos == 0 || !line_matches(&in, pos - 1, x)) {
+				show_directive(x, "");
+				if (pos == 0) fputs("  no previous match to be on the same line as\n", stderr);
+				else fprintf(stderr, "  not on input line %d, the line of the previous match\n", pos);
+				show_region(&in, pos > 0 ? pos - 1 : 0, pos, pos - 1);
+				return 1;
+			}
+			if (nn) {
+				show_directive(nots[0], "");
+				fprintf(stderr, "  a %s-NOT: directly before a %s-SAME: has nothing to check\n", prefix, prefix);
+				return 2;
+			}
+			continue;
 		} else {
 			int ok = pos < in.n && (x->kind == D_EMPTY ? in.len[pos] == 0 : line_matches(&in, pos, x));
 			if (!ok) {

@@ -276,7 +276,9 @@ static double check_outputs(const char *variant, int verbose)
 				if (fabs(r) > maxref) maxref = fabs(r);
 			}
 		}
-		double err = maxdiff == 0 ? 0 : maxdiff / (maxref > 0 ? maxref : 1e-300);
+		/* normwise, with a floor so an exact zero (an independent-series
+		   entropy, say) is compared absolutely */
+		double err = maxdiff == 0 ? 0 : maxdiff / (maxref > 1e-6 ? maxref : 1e-6);
 		if (verbose) {
 			long long worst_k = -1;
 			for (long long k = 0; k < n && strcmp(t->by, "compact"); k++) {

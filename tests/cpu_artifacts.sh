@@ -1,0 +1,217 @@
+#!/bin/sh
+# CPU-side tests of fusec's code generator and of the committed artifacts:
+#   a. ptxas assembles every generated/*.sm_XX.ptx: no spills, no stack frame,
+#      registers within budget (64 a kernel; 128 for matmul-mode kernels)
+#   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
+#      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c)
+#   c. golden checks of generated CUDA, headers and --explain (tests/codegen/*.fuse)
+#   d. make check-generated: the artifacts regenerate byte for byte
+# Run from the repository root. FUSEC (default bin/fusec), CC (cc), CUDA_HOME
+# (/usr/local/cuda), REG_BUDGET (64), REG_BUDGET_MATMUL (128). Prints a line per
+# failure; VERBOSE=1 also prints passes. ptxas's figures: build/tests/ptx/usage.txt.
+set -u
+FUSEC=${FUSEC:-bin/fusec}
+CC=${CC:-cc}
+CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
+PTXAS=$CUDA_HOME/bin/ptxas
+REG_BUDGET=${REG_BUDGET:-64}               # registers a kernel may use
+REG_BUDGET_MATMUL=${REG_BUDGET_MATMUL:-128} # ... a matmul-mode kernel (per the manifest)
+B=build/tests
+CG=build/cg
+pass=0
+fail=0
+
+ok() { pass=$((pass + 1)); [ "${VERBOSE:-0}" = 1 ] && echo "ok   $1"; return 0; }
+no() { fail=$((fail + 1)); echo "FAIL $1: $2"; }
+
+if [ ! -f tests/cpu_artifacts.sh ] || [ ! -d generated ]; then
+	echo "cpu_artifacts: run from the repository root" >&2
+	exit 2
+fi
+mkdir -p "$B/ptx" "$B/ref" "$CG" || exit 2
+
+# ---------------------------------------------------------------- matcher
+# filecheck PREFIX CHECKFILE INPUT: the PREFIX, PREFIX-NEXT and PREFIX-NOT
+# lines of CHECKFILE ("# PREFIX: text") against INPUT, by substring, in order.
+# Prints the first failure; exit status 0 when every check holds.
+filecheck() {
+	awk -v P="$1" -v CF="$2" '
+	FILENAME == ARGV[1] {
+		if (match($0, "^[ \t]*#[ \t]*" P "(-NEXT|-NOT)?:")) {
+			head = substr($0, RSTART, RLENGTH)
+			text = substr($0, RSTART + RLENGTH)
+			sub(/^[ \t]+/, "", text); sub(/[ \t]+$/, "", text)
+			n++
+			kind[n] = head ~ /-NEXT:$/ ? P "-NEXT" : head ~ /-NOT:$/ ? P "-NOT" : P
+			pat[n] = text; at[n] = FNR
+		}
+		next
+	}
+	{ line[++m] = $0 }
+	function die(i, why) {
+		printf "%s:%d: %s: \"%s\" %s\n", CF, at[i], kind[i], pat[i], why
+		failed = 1
+		exit 1
+	}
+	function nots(from, to,   q, j) { # CHECK-NOTs pending, over input lines (from, to)
+		for (q = 1; q <= nn; q++)
+			for (j = from + 1; j < to; j++)
+				if (index(line[j], pat[pend[q]])) die(pend[q], "found at input line " j)
+		nn = 0
+	}
+	END {
+		if (failed) exit 1
+		if (n == 0) { printf "%s: no %s lines\n", CF, P; exit 1 }
+		pos = 0; nn = 0
+		for (i = 1; i <= n; i++) {
+			if (pat[i] == "") die(i, "is empty")
+			if (kind[i] == P "-NOT") { pend[++nn] = i; continue }
+			if (kind[i] == P "-NEXT") {
+				if (pos + 1 > m || !index(line[pos + 1], pat[i]))
+					die(i, "not on the line after input line " pos (pos + 1 <= m ? " (it is: " line[pos + 1] ")" : " (end of input)"))
+				hit = pos + 1
+			} else {
+				hit = 0
+				for (j = pos + 1; j <= m && !hit; j++) if (index(line[j], pat[i])) hit = j
+				if (!hit) die(i, "not found after input line " pos)
+			}
+			nots(pos, hit)
+			pos = hit
+		}
+		nots(pos, m + 1)
+	}' "$2" "$3"
+}
+
+# The matcher must be able to fail: a good check file passes, broken ones fail.
+ST=$B/filecheck-self
+mkdir -p "$ST"
+printf 'alpha one\nbeta two\ngamma three\ndelta four\n' > "$ST/input"
+selftest() { # name expected-status checks...
+	name=$1 want=$2
+	shift 2
+	printf '%s\n' "$@" > "$ST/$name.chk"
+	out=$(filecheck CHECK "$ST/$name.chk" "$ST/input" 2>&1)
+	got=$?
+	[ $got -ne 0 ] && got=1
+	if [ "$got" = "$want" ]; then ok "filecheck self-test $name"
+	elif [ "$want" = 0 ]; then no "filecheck self-test $name" "good checks failed: $out"
+	else no "filecheck self-test $name" "a wrong check passed"; fi
+}
+selftest good 0 '# CHECK: alpha' '# CHECK-NEXT: two' '# CHECK-NOT: alpha' '# CHECK: delta' '# CHECK-NOT: epsilon'
+selftest missing 1 '# CHECK: alpha' '# CHECK: epsilon'
+selftest order 1 '# CHECK: gamma' '# CHECK: beta'
+selftest next 1 '# CHECK: alpha' '# CHECK-NEXT: gamma'
+selftest not-between 1 '# CHECK: alpha' '# CHECK-NOT: beta' '# CHECK: gamma'
+selftest not-at-end 1 '# CHECK: beta' '# CHECK-NOT: four'
+selftest empty 1 '# nothing to check here'
+
+# ---------------------------------------------------------------- a. ptxas
+if [ ! -x "$PTXAS" ]; then
+	no "ptxas" "$PTXAS not found: the CUDA toolkit is required (set CUDA_HOME)"
+else
+	: > "$B/ptx/usage.txt"
+	for ptx in generated/*.sm_80.ptx generated/*.sm_90.ptx; do
+		[ -e "$ptx" ] || { no "ptxas" "no $ptx"; continue; }
+		base=$(basename "$ptx" .ptx)   # NAME.sm_XX
+		arch=${base##*.}
+		name=${base%.*}
+		t="ptxas $base"
+		if ! "$PTXAS" -arch="$arch" -v "$ptx" -o "$B/ptx/$base.cubin" > "$B/ptx/$base.log" 2>&1; then
+			no "$t" "ptxas failed: $(grep -m1 -i error "$B/ptx/$base.log")"
+			continue
+		fi
+		# budgets from the manifest's kernel modes; the report against them
+		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" '
+			FNR == NR { if ($1 == "kernel") mode[$3] = $4; next }
+			/Compiling entry function/ {
+				k = $0; sub(/.*function \047/, "", k); sub(/\047.*/, "", k); cur = k; seen[k] = 1; next
+			}
+			/Function properties for/ { f = $0; sub(/.*properties for /, "", f); next }
+			/bytes stack frame/ {
+				if ($1 + 0) print f ": " $1 " bytes stack frame"
+				if ($5 + 0) print f ": " $5 " bytes spill stores"
+				if ($9 + 0) print f ": " $9 " bytes spill loads"
+				st[f] = $1; ss[f] = $5; sl[f] = $9
+				next
+			}
+			/Used [0-9]+ registers/ {
+				r = $0; sub(/.*Used /, "", r); sub(/ registers.*/, "", r); r += 0
+				if (!(cur in mode)) { print cur ": not a kernel of the manifest"; next }
+				budget = mode[cur] == "matmul" ? MMBUDGET : BUDGET
+				if (r > budget) print cur ": " r " registers (budget " budget ")"
+				printf "%s %s %s %d %d %d/%d\n", cur, ARCH, mode[cur], r, st[cur], ss[cur], sl[cur] >> USAGE
+				next
+			}
+			/ptxas (warning|error)/ { print "ptxas says: " $0 }
+			END { for (k in mode) if (!(k in seen)) print k ": in the manifest, not in the PTX" }
+		' "generated/$name.manifest" "$B/ptx/$base.log")
+		if [ -n "$why" ]; then no "$t" "$(printf '%s' "$why" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"; else ok "$t"; fi
+	done
+fi
+
+# ---------------------------------------------------------------- b. references
+for spec in specs/*.fuse; do
+	name=$(basename "$spec" .fuse)
+	[ -f "tests/ref/test_$name.c" ] || no "ref $name" "no tests/ref/test_$name.c for specs/$name.fuse"
+done
+for src in tests/ref/test_*.c; do
+	[ -e "$src" ] || break
+	test=$(basename "$src" .c)
+	name=${test#test_}
+	name=${name%%__*}       # test_NAME__CASE.c tests NAME too
+	t="ref $test"
+	if [ ! -f "generated/${name}_ref.c" ]; then no "$t" "no generated/${name}_ref.c"; continue; fi
+	if ! $CC -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -g \
+		-Igenerated "$src" "generated/${name}_ref.c" -lm -o "$B/ref/$test" > "$B/ref/$test.log" 2>&1; then
+		no "$t" "does not compile: $(grep -m1 'error' "$B/ref/$test.log")"
+		continue
+	fi
+	if ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0} "$B/ref/$test" > "$B/ref/$test.log" 2>&1; then
+		ok "$t"
+	else
+		log=$B/ref/$test.log
+		why=$(grep -m1 'SUMMARY' "$log" || grep -m1 'runtime error' "$log" || grep -m1 '^  ' "$log")
+		no "$t" "${why:-exit status nonzero} (see $B/ref/$test.log)"
+	fi
+done
+
+# ---------------------------------------------------------------- c. golden
+for spec in tests/codegen/*.fuse; do
+	[ -e "$spec" ] || break
+	name=$(basename "$spec" .fuse)
+	if grep -q '^[[:space:]]*#[[:space:]]*\(CHECK\|HEADER\)\(-NEXT\|-NOT\)\{0,1\}:' "$spec"; then
+		rm -f "$CG/$name.cu" "$CG/$name.h"
+		"$FUSEC" -o "$CG" "$spec" > "$CG/$name.log" 2>&1
+		rc=$?
+		if [ $rc -ne 0 ]; then
+			why=$(grep -m1 '): error' "$CG/$name.log" || head -n1 "$CG/$name.log")
+			no "codegen $name" "fusec -o $spec failed (exit $rc): ${why:-no message} (see $CG/$name.log)"
+		else
+			for pf in CHECK HEADER; do
+				grep -q "^[[:space:]]*#[[:space:]]*$pf\(-NEXT\|-NOT\)\{0,1\}:" "$spec" || continue
+				f=$CG/$name.cu
+				[ $pf = HEADER ] && f=$CG/$name.h
+				if why=$(filecheck $pf "$spec" "$f"); then ok "codegen $(basename "$f")"; else no "codegen $(basename "$f")" "$why"; fi
+			done
+		fi
+	fi
+	if grep -q '^[[:space:]]*#[[:space:]]*EXPLAIN\(-NEXT\|-NOT\)\{0,1\}:' "$spec"; then
+		if ! "$FUSEC" --explain "$spec" > "$CG/$name.explain" 2> "$CG/$name.explain.err"; then
+			no "explain $name" "fusec --explain failed: $(head -n1 "$CG/$name.explain.err")"
+		elif why=$(filecheck EXPLAIN "$spec" "$CG/$name.explain"); then
+			ok "explain $name"
+		else
+			no "explain $name" "$why"
+		fi
+	fi
+done
+
+# ---------------------------------------------------------------- d. regeneration
+if out=$(make -s check-generated 2>&1); then
+	ok "check-generated"
+else
+	no "check-generated" "$(printf '%s' "$out" | head -n 5 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
+fi
+
+echo "cpu_artifacts: $pass passed, $fail failed"
+[ "$fail" -eq 0 ]
