@@ -546,6 +546,29 @@ static void kernel_head(Cx *cx)
 	/* the second bound lets ptxas use 64 registers whatever the block size */
 	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", cx->k->block,
 	        1024 / cx->k->block, cx->k->name, cx->m->fusion[cx->fusion].name);
+	const Fusion *f = &cx->m->fusion[cx->fusion];
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+		if (cx->p->reset_by[t] == cx->kernel_id && cx->m->tensor[t].rank == 0)
+			fprintf(cx->out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n",
+			        cx->m->tensor[t].name);
+}
+
+/* Temps this kernel reads for the last time are left zeroed for the next run. */
+static void emit_resets(Cx *cx, int depth)
+{
+	const Fusion *f = &cx->m->fusion[cx->fusion];
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+		const Tensor *x = &cx->m->tensor[t];
+		if (cx->p->reset_by[t] != cx->kernel_id || x->rank == 0) continue;
+		char names[MAX_RANK][24], *subs[MAX_RANK];
+		for (int i = 0; i < x->rank; i++) snprintf(names[i], sizeof names[i], "s%d%s", i, cx->sfx), subs[i] = names[i];
+		char *lin = linear_of(cx, t, subs);
+		FILE *o = cx->sink ? cx->sink : cx->out;
+		ind(o, depth);
+		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+		fprintf(o, "a.t_%s[%s] = 0; /* zero again for the next run */\n", x->name, lin);
+		free(lin);
+	}
 }
 
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
@@ -605,6 +628,7 @@ static void emit_point_kernel(Cx *cx)
 			else emit_map(cx, sid, 2, 0);
 			cx->out = keep;
 		}
+		emit_resets(cx, 2);
 		if (dfr) fclose(dfr);
 		cx->sink = NULL;
 	}

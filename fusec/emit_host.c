@@ -128,8 +128,8 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 	/* zero what must start at zero on every run */
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
-		int zero = t->zero_init;
-		if (t->list_count >= 0) {
+		int zero = t->zero_init && p->reset_by[i] < 0;
+		if (t->list_count >= 0 && p->reset_by[t->list_count] < 0) {
 			const Tensor *c = &m->tensor[t->list_count];
 			fprintf(out, "\tif (n >= max_ops) return -1;\n");
 			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
@@ -146,7 +146,7 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
 		fprintf(out, "\t{ /* %s: %s */\n", p->k[i].name, kernel_mode_name[k->mode]);
-		fputs("\t\tconst unsigned long long gx = ", out);
+		fputs("\t\tunsigned long long gx = ", out);
 		grid_expr(m, f, k, out);
 		fputs(";\n", out);
 		if (k->mode == KM_MATMUL) {
@@ -156,6 +156,9 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 		} else {
 			fputs("\t\tconst unsigned long long gy = 1;\n", out);
 		}
+		int resets = 0; /* a kernel that zeroes something for later ones always runs */
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t] == i;
+		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
 		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s_%s%d\";\n", f->name, variant, i);
 		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");

@@ -117,6 +117,18 @@ static int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nsp
 	return 1;
 }
 
+/* Does expression e read tensor t only at the statement's own point? */
+static int reads_only_at_point(const Module *m, const Stmt *s, int e, int t, int nspace)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD && x->tensor == t && !load_at_point(m, s, x, nspace)) return 0;
+	for (int i = 0; i < x->nargs; i++)
+		if (!reads_only_at_point(m, s, x->args[i], t, nspace)) return 0;
+	return reads_only_at_point(m, s, x->a, t, nspace) && reads_only_at_point(m, s, x->b, t, nspace) &&
+	       reads_only_at_point(m, s, x->c, t, nspace);
+}
+
 static SplitRule check_loads(const Module *m, const Plan *p, int kern, const Stmt *s, int sid, int e)
 {
 	if (!e) return SPLIT_NONE;
@@ -337,10 +349,46 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		if (loops) k->slices = 32, k->block = 1024;
 		else if (simple) k->unroll = 4;
 	}
-	/* A block of 1024 walks a row: fewer, longer rows per SM, so the second
-	 * and third passes of a row (softmax) find it still in L1. */
-	for (int i = 0; i < p->nk; i++)
-		if (p->k[i].mode == KM_ROW) p->k[i].block = 1024;
+
+
+	/* What must start each run at zero is zeroed by a kernel of the previous
+	 * run where it can be, not by a memset of its own (one launch fewer):
+	 * a zero-initialised temp by its last reader, if that reads every
+	 * element once, at its point; a compaction's count by the first kernel,
+	 * if the compaction comes later. The scratch starts zeroed. */
+	p->reset_by = malloc(((size_t)m->ntensor + 1) * sizeof *p->reset_by);
+	if (!p->reset_by) abort();
+	for (int t = 0; t < m->ntensor; t++) p->reset_by[t] = -1;
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (x->list_count >= 0) {
+			int c = x->list_count, kc = -1;
+			for (int sid = first; sid < last; sid++)
+				if (m->stmt[sid].pattern == PAT_COMPACT && m->stmt[sid].out == t) kc = p->stmt_kernel[sid];
+			int touched0 = 0;
+			for (int sid = first; sid < last; sid++)
+				if (p->stmt_kernel[sid] == 0 && (plan_stmt_reads(m, &m->stmt[sid], c) || m->stmt[sid].out == c)) touched0 = 1;
+			if (kc > 0 && !touched0) p->reset_by[c] = 0;
+		}
+		if (!x->zero_init) continue;
+		int lastk = -1, ok = 1;
+		for (int sid = first; sid < last; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (p->inlined[sid] || !plan_stmt_reads(m, s, t)) continue;
+			lastk = p->stmt_kernel[sid];
+		}
+		if (lastk < 0) continue;
+		const Kernel *k = &p->k[lastk];
+		ok = k->mode == KM_POINT && k->nspace == x->rank;
+		for (int d = 0; ok && d < x->rank; d++) ok = dim_eq(k->space[d], x->dim[d]);
+		for (int sid = k->first_stmt; ok && sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (s->out == t) ok = 0;
+			else if (plan_stmt_reads(m, s, t)) ok = s->nfree == x->rank && reads_only_at_point(m, s, s->rhs, t, k->nspace) &&
+			                                     reads_only_at_point(m, s, s->mask, t, k->nspace);
+		}
+		if (ok) p->reset_by[t] = lastk;
+	}
 
 	/* A tensor lives in device memory if it leaves its kernel. */
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
@@ -359,7 +407,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 
 void plan_free(Plan *p)
 {
-	free(p->k), free(p->why), free(p->stmt_kernel), free(p->stored), free(p->inlined);
+	free(p->k), free(p->why), free(p->stmt_kernel), free(p->stored), free(p->inlined), free(p->reset_by);
 	memset(p, 0, sizeof *p);
 }
 

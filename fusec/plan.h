@@ -67,6 +67,8 @@ typedef struct Plan {
 	SplitRule *why;           /* per statement: why it did not join the previous kernel */
 	int *stmt_kernel;         /* per statement: its kernel, -1 if inlined */
 	unsigned char *inlined;   /* per statement: a pointwise temp computed where it is read */
+	int *reset_by;            /* per tensor that must start at zero: the kernel that
+	                             zeroes it for the next run (-1: a memset op does) */
 	unsigned char *stored;    /* per tensor: lives in device memory */
 } Plan;
 

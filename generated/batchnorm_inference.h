@@ -90,7 +90,7 @@ static inline int fz_batchnorm_inference_fused_ops(const fz_batchnorm_inference_
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -124,7 +124,7 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -95,7 +95,7 @@ typedef struct fz_belief_update_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) belief_update_f0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f1(const fz_
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;

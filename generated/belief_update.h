@@ -95,17 +95,17 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_f0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_f1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -145,17 +145,17 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_u0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -165,7 +165,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 		}
 	}
 	{ /* belief_update_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -175,7 +175,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 		}
 	}
 	{ /* belief_update_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

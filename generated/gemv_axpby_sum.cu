@@ -94,7 +94,7 @@ typedef struct fz_gemv_axpby_sum_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;
@@ -135,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) gemv_axpby_sum_f0(const fz
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;

@@ -93,13 +93,13 @@ static inline int fz_gemv_axpby_sum_fused_ops(const fz_gemv_axpby_sum_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_f0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_M, sm);
+		unsigned long long gx = fz_rows(1LL * a->n_M, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -130,17 +130,17 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_u0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* gemv_axpby_sum_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -150,7 +150,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 		}
 	}
 	{ /* gemv_axpby_sum_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

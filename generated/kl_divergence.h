@@ -83,7 +83,7 @@ static inline int fz_kl_divergence_fused_ops(const fz_kl_divergence_args *a, int
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -120,7 +120,7 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -130,7 +130,7 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 		}
 	}
 	{ /* kl_divergence_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -88,7 +88,7 @@ static inline int fz_matmul_bias_relu_fused_ops(const fz_matmul_bias_relu_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_relu_f0: matmul */
-		const unsigned long long gx = fz_grid(a->n_N, 64, 0);
+		unsigned long long gx = fz_grid(a->n_N, 64, 0);
 		const unsigned long long gy = fz_grid(a->n_M, 64, 0);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -124,7 +124,7 @@ static inline int fz_matmul_bias_relu_unfused_ops(const fz_matmul_bias_relu_args
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_relu_u0: matmul */
-		const unsigned long long gx = fz_grid(a->n_N, 64, 0);
+		unsigned long long gx = fz_grid(a->n_N, 64, 0);
 		const unsigned long long gy = fz_grid(a->n_M, 64, 0);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -134,7 +134,7 @@ static inline int fz_matmul_bias_relu_unfused_ops(const fz_matmul_bias_relu_args
 		}
 	}
 	{ /* matmul_bias_relu_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -87,7 +87,7 @@ static inline int fz_prediction_error_fused_ops(const fz_prediction_error_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -122,7 +122,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -132,7 +132,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 		}
 	}
 	{ /* prediction_error_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -142,7 +142,7 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 		}
 	}
 	{ /* prediction_error_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -78,7 +78,7 @@ static inline int fz_sigmoid_fused_ops(const fz_sigmoid_args *a, int sm, fz_op *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* sigmoid_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -112,7 +112,7 @@ static inline int fz_sigmoid_unfused_ops(const fz_sigmoid_args *a, int sm, fz_op
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* sigmoid_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -91,7 +91,7 @@ typedef struct fz_softmax_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) softmax_f0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
@@ -118,7 +118,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) softmax_u0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
@@ -175,7 +175,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) softmax_u1(const fz_softmax
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u2(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) softmax_u2(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;

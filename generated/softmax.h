@@ -86,13 +86,13 @@ static inline int fz_softmax_fused_ops(const fz_softmax_args *a, int sm, fz_op *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* softmax_f0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -126,17 +126,17 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* softmax_u0: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -146,17 +146,17 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 		}
 	}
 	{ /* softmax_u2: row */
-		const unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u2";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

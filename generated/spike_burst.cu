@@ -103,6 +103,7 @@ typedef struct fz_spike_burst_args {
 
 extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f0(const fz_spike_burst_args a)
 {
+	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
 	const long long lane = threadIdx.x % 32, nw = (long long)gridDim.x * blockDim.x / 32;
 	for (long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; p < outer; p += nw) {
@@ -143,6 +144,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_0);
 		}
 		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
+		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
 		}
 		if (ok_1) {
 		if (((v_u_1 >= ((float)a.t_vth)))) {
@@ -150,6 +152,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_1);
 		}
 		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
+		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
 		}
 		if (ok_2) {
 		if (((v_u_2 >= ((float)a.t_vth)))) {
@@ -157,6 +160,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_2);
 		}
 		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
+		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
 		}
 		if (ok_3) {
 		if (((v_u_3 >= ((float)a.t_vth)))) {
@@ -164,6 +168,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_3);
 		}
 		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
+		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
 		}
 	}
 }
@@ -172,6 +177,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 
 extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u0(const fz_spike_burst_args a)
 {
+	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
 	const long long lane = threadIdx.x % 32, nw = (long long)gridDim.x * blockDim.x / 32;
 	for (long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / 32; p < outer; p += nw) {
@@ -204,15 +210,19 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u1(const fz_spi
 		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
 		if (ok_0) {
 		a.t_u[(long long)(s0_0)] = (float)(v_u_0);
+		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
 		}
 		if (ok_1) {
 		a.t_u[(long long)(s0_1)] = (float)(v_u_1);
+		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
 		}
 		if (ok_2) {
 		a.t_u[(long long)(s0_2)] = (float)(v_u_2);
+		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
 		}
 		if (ok_3) {
 		a.t_u[(long long)(s0_3)] = (float)(v_u_3);
+		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
 		}
 	}
 }

@@ -106,13 +106,10 @@ static inline int fz_spike_burst_fused_ops(const fz_spike_burst_args *a, int sm,
 {
 	int n = 0;
 	if (sm <= 0) sm = 132;
-	if (n >= max_ops) return -1;
-	ops[n].kind = FZ_OP_MEMSET, ops[n].kernel = "nspikes", ops[n].ptr = a->t_nspikes, ops[n].bytes = (unsigned long long)4, n++;
-	if (n >= max_ops) return -1;
-	ops[n].kind = FZ_OP_MEMSET, ops[n].kernel = "I", ops[n].ptr = a->t_I, ops[n].bytes = (unsigned long long)4 * (unsigned long long)a->n_N, n++;
 	{ /* spike_burst_f0: scatter */
-		const unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
 		const unsigned long long gy = 1;
+		if (gx == 0) gx = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_f0";
@@ -121,8 +118,9 @@ static inline int fz_spike_burst_fused_ops(const fz_spike_burst_args *a, int sm,
 		}
 	}
 	{ /* spike_burst_f1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
+		if (gx == 0) gx = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_f1";
@@ -158,13 +156,10 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 {
 	int n = 0;
 	if (sm <= 0) sm = 132;
-	if (n >= max_ops) return -1;
-	ops[n].kind = FZ_OP_MEMSET, ops[n].kernel = "nspikes", ops[n].ptr = a->t_nspikes, ops[n].bytes = (unsigned long long)4, n++;
-	if (n >= max_ops) return -1;
-	ops[n].kind = FZ_OP_MEMSET, ops[n].kernel = "I", ops[n].ptr = a->t_I, ops[n].bytes = (unsigned long long)4 * (unsigned long long)a->n_N, n++;
 	{ /* spike_burst_u0: scatter */
-		const unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
 		const unsigned long long gy = 1;
+		if (gx == 0) gx = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u0";
@@ -173,8 +168,9 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
+		if (gx == 0) gx = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u1";
@@ -183,7 +179,7 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -193,7 +189,7 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 		}
 	}
 	{ /* spike_burst_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

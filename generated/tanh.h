@@ -78,7 +78,7 @@ static inline int fz_tanh_fused_ops(const fz_tanh_args *a, int sm, fz_op *ops, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* tanh_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -112,7 +112,7 @@ static inline int fz_tanh_unfused_ops(const fz_tanh_args *a, int sm, fz_op *ops,
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* tanh_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

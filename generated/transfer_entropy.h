@@ -97,7 +97,7 @@ static inline int fz_transfer_entropy_fused_ops(const fz_transfer_entropy_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -144,7 +144,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -154,7 +154,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u1: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -164,7 +164,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u2: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -174,7 +174,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u3: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -80,7 +80,7 @@ static inline int fz_vector_add_fused_ops(const fz_vector_add_args *a, int sm, f
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* vector_add_f0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -114,7 +114,7 @@ static inline int fz_vector_add_unfused_ops(const fz_vector_add_args *a, int sm,
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* vector_add_u0: point */
-		const unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
