@@ -19,8 +19,11 @@ typedef struct Cx {
 	ExprWriter w;
 	FILE *out;
 	FILE *sink;       /* where stores go: out, or a copy's deferred stores */
+	FILE *sink_main;  /* the .cu itself */
 	const char *sfx;  /* suffix of this copy's locals when unrolled */
 	int sliced;       /* reductions split over warps (Kernel.slices) */
+	const char *rc_var;      /* inside a row loop over cached registers: its index */
+	unsigned char *rc_used;  /* per tensor: its row is cached */
 	int kernel_id;
 } Cx;
 
@@ -99,7 +102,17 @@ static void leaf(ExprWriter *w, int e, void *outp)
 	int hit = cx->local[t] != NULL;
 	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t][i] && !strcmp(cx->local_at[t][i], subs[i]);
 	int wr = cx->writer[t];
-	if (hit) {
+	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 &&
+	             !strcmp(subs[x->nargs - 1], cx->rc_var);
+	for (int i = 0; cached && i < cx->k->nspace; i++) {
+		char sv[16];
+		snprintf(sv, sizeof sv, "s%d", i);
+		cached = !strcmp(subs[i], sv);
+	}
+	if (cached) {
+		fprintf(out, "fz_rc_%s[fz_k]", tt->name);
+		cx->rc_used[t] = 1;
+	} else if (hit) {
 		fputs(cx->local[t], out);
 	} else if (wr >= 0 && (cx->p->inlined[wr] || (stmt_in_kernel(cx, wr) && m->stmt[wr].red == RED_NONE &&
 	                                               m->stmt[wr].pattern == PAT_MAP && !m->stmt[wr].mask))) {
@@ -267,6 +280,39 @@ static void dim_c(Cx *cx, Dim d, FILE *out)
 }
 
 static void bind_point(Cx *cx, const Stmt *s, int nspace);
+static void dim_c(Cx *cx, Dim d, FILE *out);
+
+typedef void RowBody(Cx *cx, int sid, int n, int depth);
+
+/* The block walks the row: var = threadIdx.x, += blockDim.x. With a
+ * register cache the first rcache strides read the cached elements (the
+ * body is written twice: cached, then for the rest of a longer row). */
+static void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
+{
+	FILE *out = cx->out;
+	const Kernel *k = cx->k;
+	if (k->rcache) {
+		ind(out, depth), fputs("#pragma unroll\n", out);
+		ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", k->rcache);
+		ind(out, depth + 1), fprintf(out, "const long long %s = threadIdx.x + (long long)fz_k * blockDim.x;\n", var);
+		ind(out, depth + 1), fprintf(out, "if (%s < ", var), dim_c(cx, k->inner, out), fputs(") {\n", out);
+		cx->rc_var = var;
+		body(cx, sid, n, depth + 2);
+		cx->rc_var = NULL;
+		ind(out, depth + 1), fputs("}\n", out);
+		ind(out, depth), fputs("}\n", out);
+		ind(out, depth), fprintf(out, "for (long long %s = threadIdx.x + %dLL * blockDim.x; %s < ", var, k->rcache, var);
+	} else {
+		ind(out, depth), fputs("#pragma unroll 4\n", out);
+		ind(out, depth), fprintf(out, "for (long long %s = threadIdx.x; %s < ", var, var);
+	}
+	dim_c(cx, k->inner, out);
+	fprintf(out, "; %s += blockDim.x) {\n", var);
+	body(cx, sid, n, depth + 1);
+	ind(out, depth), fputs("}\n", out);
+}
+
+static void accumulate_body(Cx *cx, int sid, int n, int d);
 
 /* Reductions with free indices at the point: serial loops over the reduced
  * indices (thread-per-point), or the row's inner index shared by the block. */
@@ -286,6 +332,17 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 			ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ctype(s->acc), s->kmin_k, x->name);
 		else
 			fprintf(out, "%s acc_%s = %s;\n", ctype(s->acc), x->name, identity(s->red, s->acc));
+	}
+	if (row) { /* one reduced index, the row's: the block walks it */
+		char var[48];
+		snprintf(var, sizeof var, "r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree] = strdup(var);
+		row_loop(cx, var, accumulate_body, sid, n, depth);
+		for (int q = 0; q < n; q++) {
+			free(cx->bind[m->stmt[sid + q].first_index + s0->nfree]);
+			cx->bind[m->stmt[sid + q].first_index + s0->nfree] = NULL;
+		}
+		goto results;
 	}
 	/* loops over s0's reduced indices; every merged statement binds to them */
 	int d = depth;
@@ -321,17 +378,7 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
 		rag_step[i] = split;
 	}
-	for (int q = 0; q < n; q++) {
-		const Stmt *s = &m->stmt[sid + q];
-		const Tensor *x = &m->tensor[s->out];
-		char *v = value_of(cx, s, s->rhs);
-		char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
-		ind(out, d);
-		if (mk) fprintf(out, "if (%s) ", mk);
-		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ctype(s->acc), s->kmin_k, x->name, ctype(s->acc), v);
-		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
-		free(v), free(mk);
-	}
+	accumulate_body(cx, sid, n, d);
 	for (int i = s0->nindex - 1; i >= s0->nfree; i--) {
 		d--;
 		if (m->index[s0->first_index + i].kind == IX_RAGGED)
@@ -343,6 +390,7 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 			cx->bind[m->stmt[sid + q].first_index + i] = NULL;
 		}
 	}
+results:
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
@@ -387,6 +435,30 @@ static int emit_reductions(Cx *cx, int sid, int depth, int row)
 		publish(cx, s, name);
 	}
 	return n;
+}
+
+/* One step of n merged reductions: fold the current term into each. */
+static void accumulate_body(Cx *cx, int sid, int n, int d)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		const Tensor *x = &m->tensor[s->out];
+		char *v = value_of(cx, s, s->rhs);
+		char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+		ind(out, d);
+		if (mk) fprintf(out, "if (%s) ", mk);
+		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ctype(s->acc), s->kmin_k, x->name, ctype(s->acc), v);
+		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
+		free(v), free(mk);
+	}
+}
+
+static void row_map_body(Cx *cx, int sid, int n, int d)
+{
+	(void)n;
+	emit_map(cx, sid, d, 0);
 }
 
 static void emit_compact(Cx *cx, int sid, int depth)
@@ -659,6 +731,14 @@ static void emit_row_kernel(Cx *cx)
 	fputs(";\n", out);
 	fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
 	decompose(cx, "row", 2);
+	/* the row's statements first into a buffer: which rows they cache is
+	   known only then, and the cache is filled before them */
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *bf = open_memstream(&body, &blen);
+	if (!bf) abort();
+	memset(cx->rc_used, 0, (size_t)m->ntensor + 1);
+	cx->out = out = bf;
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		if (is_scalar(s)) continue;
@@ -679,17 +759,37 @@ static void emit_row_kernel(Cx *cx)
 			char var[48];
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];
 			snprintf(var, sizeof var, "c_%s", ix->name);
-			fprintf(out, "\t\tfor (long long %s = threadIdx.x; %s < ", var, var);
-			dim_c(cx, k->inner, out);
-			fprintf(out, "; %s += blockDim.x) {\n", var);
 			free(cx->bind[s->first_index + s->nfree - 1]);
 			cx->bind[s->first_index + s->nfree - 1] = strdup(var);
-			emit_map(cx, sid, 3, 0);
-			fputs("\t\t}\n", out);
+			row_loop(cx, var, row_map_body, sid, 1, 2);
 			free(cx->local[s->out]);
 			cx->local[s->out] = NULL; /* valid inside that loop only */
 		}
 	}
+	fclose(bf);
+	cx->out = out = cx->sink_main;
+	const Fusion *fu = &m->fusion[cx->fusion];
+	for (int t = fu->first_tensor; t < fu->first_tensor + fu->ntensor; t++) {
+		if (!cx->rc_used[t]) continue;
+		const Tensor *x = &m->tensor[t];
+		char *subs[MAX_RANK], names[MAX_RANK][16];
+		for (int i = 0; i < x->rank; i++) {
+			snprintf(names[i], sizeof names[i], i < k->nspace ? "s%d" : "fz_c", i);
+			subs[i] = names[i];
+		}
+		char *lin = linear_of(cx, t, subs);
+		fprintf(out, "\t\t%s fz_rc_%s[%d];\n#pragma unroll\n", elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : ctype(x->type), x->name, k->rcache);
+		fprintf(out, "\t\tfor (int fz_k = 0; fz_k < %d; ++fz_k) {\n", k->rcache);
+		fputs("\t\t\tconst long long fz_c = threadIdx.x + (long long)fz_k * blockDim.x;\n", out);
+		fprintf(out, "\t\t\tfz_rc_%s[fz_k] = fz_c < ", x->name);
+		dim_c(cx, k->inner, out);
+		fputs(" ? ", out);
+		load_elem(cx, t, lin, out);
+		fputs(" : 0;\n\t\t}\n", out);
+		free(lin);
+	}
+	fputs(body, out);
+	free(body);
 	fputs("\t}\n", out);
 	clear_locals(cx);
 	if (k->has_tail) emit_tail(cx, 1);
@@ -831,12 +931,13 @@ static void emit_scalar_kernel(Cx *cx)
 
 void emit_cuda_kernels(const Module *m, int fusion, const Plan *p, const char *variant, FILE *out)
 {
-	Cx cx = {.m = m, .p = p, .fusion = fusion, .out = out, .sfx = ""};
+	Cx cx = {.m = m, .p = p, .fusion = fusion, .out = out, .sink_main = out, .sfx = ""};
 	cx.bind = calloc((size_t)m->nindex + 1, sizeof *cx.bind);
 	cx.local = calloc((size_t)m->ntensor + 1, sizeof *cx.local);
 	cx.local_at = calloc((size_t)m->ntensor + 1, sizeof *cx.local_at);
 	cx.writer = calloc((size_t)m->ntensor + 1, sizeof *cx.writer);
-	if (!cx.bind || !cx.local || !cx.local_at || !cx.writer) abort();
+	cx.rc_used = calloc((size_t)m->ntensor + 1, 1);
+	if (!cx.bind || !cx.local || !cx.local_at || !cx.writer || !cx.rc_used) abort();
 	for (int t = 0; t < m->ntensor; t++) {
 		cx.local_at[t] = calloc(MAX_RANK, sizeof(char *));
 		if (!cx.local_at[t]) abort();
@@ -864,5 +965,5 @@ void emit_cuda_kernels(const Module *m, int fusion, const Plan *p, const char *v
 	clear_locals(&cx);
 	for (int t = 0; t < m->ntensor; t++) free(cx.local_at[t]);
 	for (int i = 0; i < m->nindex; i++) free(cx.bind[i]);
-	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.writer);
+	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.writer), free(cx.rc_used);
 }

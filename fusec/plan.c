@@ -403,6 +403,21 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		}
 		if (!fused && x->kind == TK_TEMP) p->stored[t] = 1;
 	}
+
+	/* A row walked more than once (softmax: max, sum, normalise) is read
+	 * from memory once: 512 threads keep 16 elements each in registers,
+	 * rows of up to 8192; the rest of a longer row is read again. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		if (k->mode != KM_ROW) continue;
+		int walks = 0;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (s->nfree == k->nspace + 1 && p->stored[s->out]) walks++;
+			else if (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace) walks++;
+		}
+		if (walks >= 2) k->block = 512, k->rcache = 16;
+	}
 }
 
 void plan_free(Plan *p)

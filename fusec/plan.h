@@ -59,6 +59,7 @@ typedef struct Kernel {
 	int block;                /* threads per block */
 	int unroll;               /* POINT maps: points per thread, loads first */
 	int slices;               /* POINT reductions: warps sharing each point's loop */
+	int rcache;               /* ROW: elements of each input row a thread keeps in registers */
 } Kernel;
 
 typedef struct Plan {

@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) belief_update_f0(const fz_b
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_g = 0;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
@@ -149,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u0(const fz_b
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_g = 0;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}

@@ -102,7 +102,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_f0(const fz_
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_ax = 0;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}
@@ -142,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u0(const fz_
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_ax = 0;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}

@@ -91,25 +91,51 @@ typedef struct fz_softmax_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_f0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(512, 2) softmax_f0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
+		float fz_rc_X[16];
+#pragma unroll
+		for (int fz_k = 0; fz_k < 16; ++fz_k) {
+			const long long fz_c = threadIdx.x + (long long)fz_k * blockDim.x;
+			fz_rc_X[fz_k] = fz_c < a.n_C ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c))]) : 0;
+		}
 		float acc_rmax = -FZ_INF_F;
-#pragma unroll 4
-		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
+		#pragma unroll
+		for (int fz_k = 0; fz_k < 16; ++fz_k) {
+			const long long r1_c = threadIdx.x + (long long)fz_k * blockDim.x;
+			if (r1_c < a.n_C) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k]));
+			}
+		}
+		for (long long r1_c = threadIdx.x + 16LL * blockDim.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
 		const float v_rmax = fz_block_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh);
 		float acc_rsum = 0;
-#pragma unroll 4
-		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
+		#pragma unroll
+		for (int fz_k = 0; fz_k < 16; ++fz_k) {
+			const long long r1_c = threadIdx.x + (long long)fz_k * blockDim.x;
+			if (r1_c < a.n_C) {
+				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((fz_rc_X[fz_k] - v_rmax)))));
+			}
+		}
+		for (long long r1_c = threadIdx.x + 16LL * blockDim.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
 		}
 		const float v_rsum = fz_block_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh);
-		for (long long c_c = threadIdx.x; c_c < a.n_C; c_c += blockDim.x) {
+		#pragma unroll
+		for (int fz_k = 0; fz_k < 16; ++fz_k) {
+			const long long c_c = threadIdx.x + (long long)fz_k * blockDim.x;
+			if (c_c < a.n_C) {
+				const float v_Y = (float)((((float)expf((fz_rc_X[fz_k] - v_rmax))) / v_rsum));
+				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
+			}
+		}
+		for (long long c_c = threadIdx.x + 16LL * blockDim.x; c_c < a.n_C; c_c += blockDim.x) {
 			const float v_Y = (float)((((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) / v_rsum));
 			a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 		}
@@ -125,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) softmax_u0(const fz_softmax
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_rmax = -FZ_INF_F;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
@@ -182,7 +208,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) softmax_u2(const fz_softmax
 	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
 		const long long s0 = row;
 		float acc_rsum = 0;
-#pragma unroll 4
+		#pragma unroll 4
 		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)((a.t_ex[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}

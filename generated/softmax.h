@@ -92,7 +92,7 @@ static inline int fz_softmax_fused_ops(const fz_softmax_args *a, int sm, fz_op *
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 512, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
