@@ -39,6 +39,12 @@ for s in $specs; do
 	for sz in $(sizes $s); do
 		run $s $(echo $sz | tr ',' ' ') --seed $$
 	done
+	if [ $s = transfer_entropy ]; then
+		for series in independent coupled reverse; do
+			run $s N=8192 --series $series --seed $$ --reps 20
+		done
+		for n in 16384 65536; do run $s N=$n --seed $$ --reps 10; done
+	fi
 done
 if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; then
 	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)
