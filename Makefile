@@ -24,8 +24,8 @@ NVRTC_LIB := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(notdir $(2)))
 
-.PHONY: all tools check check-generated generate fuzz clean demo
-all: bin/fusec generate demo
+.PHONY: all tools check check-generated generate fuzz clean demo install gpu-check
+all: bin/fusec generate runtime runtime-examples demo
 
 # Build tools from Debian's packages, installed when missing and possible.
 tools: build/.tools
@@ -106,10 +106,10 @@ check-generated: bin/fusec
 	for f in $$(ls generated); do [ -e build/regen/$$f ] || { echo "check-generated: generated/$$f is stale (no spec makes it)"; status=1; }; done; \
 	[ $$status = 0 ] && echo "check-generated: $(words $(GENERATED)) files identical"; exit $$status
 
-demo: bin/fusec $(MANIFESTS)
+demo: bin/fusec $(MANIFESTS) runtime
 	@sh tests/demo.sh
 
-check: bin/fusec build/san/fusec build/fuzz/fuzz_frontend $(MANIFESTS)
+check: bin/fusec build/san/fusec build/fuzz/fuzz_frontend $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
 	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
 
 fuzz: build/fuzz/fuzz_frontend
@@ -121,3 +121,14 @@ clean:
 	rm -rf build bin lib
 
 -include $(wildcard build/*/*.d build/dep/*.d)
+
+install: install-runtime
+
+# On a GPU machine: validate every artifact (the per-spec drivers, then
+# fuserun), run the examples, compute-sanitizer over the validations.
+gpu-check: bin/fusec runtime runtime-examples
+	sh tests/gpu/run.sh
+	sh runtime/tests/gpu.sh
+
+# The runtime library, fuserun, the examples and their tests (reads NAMES).
+include runtime/runtime.mk

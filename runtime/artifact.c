@@ -1,0 +1,243 @@
+/* Artifacts on a device: the target's PTX loaded as a module, its kernels
+ * looked up, and op lists run after checking them against the manifest. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "internal.h"
+#include "sha256.h"
+
+static int find_kernel(const fz_artifact_info *info, const char *name)
+{
+	for (int i = 0; name && i < info->nkernels; i++)
+		if (!strcmp(info->kernels[i].name, name)) return i;
+	return -1;
+}
+
+static int args_size_ok(const fz_artifact_info *info, size_t size, char *err)
+{
+	if (size == info->args_size) return FZ_OK;
+	return fr_err(err, FZ_ERR_ARGS_SIZE,
+	              "args are %zu bytes; fusion %s takes %zu (8 bytes x (%d tensors + %d sizes + 2 workspace pointers))",
+	              size, info->fusion, info->args_size, info->ntensors, info->nsizes);
+}
+
+static int unknown_kernel(const fz_artifact_info *info, const char *name, char *err)
+{
+	char have[FZ_ERRMSG_SIZE / 2] = "";
+	for (int i = 0; i < info->nkernels; i++) {
+		size_t n = strlen(have);
+		snprintf(have + n, sizeof have - n, "%s%s", i ? ", " : "", info->kernels[i].name);
+	}
+	return fr_err(err, FZ_ERR_UNKNOWN_KERNEL, "unknown kernel '%s': fusion %s has %s", name ? name : "(null)",
+	              info->fusion, info->nkernels ? have : "none");
+}
+
+int fz_check_sizes(const fz_artifact_info *info, const void *args, size_t args_size, char *err)
+{
+	if (!info || !args) return fr_err(err, FZ_ERR_INVALID, "fz_check_sizes: a NULL argument");
+	int rc = args_size_ok(info, args_size, err);
+	for (int i = 0; !rc && i < info->nsizes; i++) {
+		long long v;
+		memcpy(&v, (const char *)args + 8 * (size_t)(info->ntensors + i), 8);
+		if (v <= 0)
+			rc = fr_err(err, FZ_ERR_BAD_SIZE, "size %s of fusion %s is %lld: every size must be > 0", info->sizes[i],
+			            info->fusion, v);
+	}
+	return rc;
+}
+
+int fz_check_ops(const fz_artifact_info *info, const fz_op *ops, int nops, const void *args, size_t args_size, char *err)
+{
+	if (!info || !args || nops < 0 || (nops && !ops)) return fr_err(err, FZ_ERR_INVALID, "fz_check_ops: a NULL or negative argument");
+	int rc = args_size_ok(info, args_size, err);
+	for (int i = 0; !rc && i < nops; i++) {
+		const fz_op *op = &ops[i];
+		if (op->kind == FZ_OP_MEMSET) {
+			if (!op->ptr && op->bytes)
+				rc = fr_err(err, FZ_ERR_INVALID, "op %d clears %s at a null device pointer (args or scratch not set?)", i,
+				            op->kernel ? op->kernel : "(null)");
+		} else if (op->kind == FZ_OP_LAUNCH) {
+			if (find_kernel(info, op->kernel) < 0) rc = unknown_kernel(info, op->kernel, err);
+			else if (!op->grid[0] || !op->grid[1] || !op->grid[2] || !op->block || op->block > 1024)
+				rc = fr_err(err, FZ_ERR_INVALID, "op %d launches %s on an empty grid or a bad block (%ux%ux%u, %u)", i,
+				            op->kernel, op->grid[0], op->grid[1], op->grid[2], op->block);
+		} else {
+			rc = fr_err(err, FZ_ERR_INVALID, "op %d has unknown kind %d", i, op->kind);
+		}
+	}
+	return rc;
+}
+
+/* the newest target at most the device's capability */
+static const fz_target_info *pick_target(const fz_artifact_info *info, const fz_device *d, char *err)
+{
+	int cc = d->cc_major * 10 + d->cc_minor;
+	const fz_target_info *best = NULL;
+	char have[256] = "";
+	for (int i = 0; i < info->ntargets; i++) {
+		const fz_target_info *t = &info->targets[i];
+		size_t n = strlen(have);
+		snprintf(have + n, sizeof have - n, "%s%s", i ? ", " : "", t->arch);
+		if (t->sm <= cc && (!best || t->sm > best->sm)) best = t;
+	}
+	if (!best)
+		fr_err(err, FZ_ERR_NO_TARGET, "%s: no target this device can run: device %d has compute capability %d.%d, the artifact has %s",
+		       info->manifest, d->ordinal, d->cc_major, d->cc_minor, have);
+	return best;
+}
+
+/* the target's PTX, hashed again as it is loaded */
+static int read_ptx(const fz_artifact_info *info, const fz_target_info *t, char **ptx, char *err)
+{
+	*ptx = NULL;
+	char *path = fr_artifact_path(info, t->file);
+	if (!path) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	size_t len;
+	int rc = fr_read_file(path, "target PTX", ptx, &len, err);
+	if (!rc) {
+		char got[65];
+		fr_sha256_hex(*ptx, len, got);
+		if (strcmp(got, t->sha256)) {
+			rc = fr_err(err, FZ_ERR_INTEGRITY, "%s (target %s): changed after it was verified", path, t->arch);
+			free(*ptx), *ptx = NULL;
+		}
+	}
+	free(path);
+	return rc;
+}
+
+static int load_module(fz_artifact *a, const char *ptx, char *err)
+{
+	enum { LOG = 2048 };
+	char log[LOG] = "";
+	CUjit_option opt[] = {CU_JIT_ERROR_LOG_BUFFER, CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+	void *val[] = {log, (void *)(uintptr_t)LOG};
+	CUresult r = fr_cu->cuModuleLoadDataEx(&a->mod, ptx, 2, opt, val);
+	if (r != CUDA_SUCCESS) {
+		a->mod = NULL;
+		int rc = fr_cuda_error(err, "cuModuleLoadDataEx", r);
+		size_t n = strlen(err);
+		for (char *s = log; *s; s++)
+			if (*s == '\n') *s = ' ';
+		snprintf(err + n, FZ_ERRMSG_SIZE - n, " (%s, target %s%s%s)", a->target->file, a->target->arch,
+		         log[0] ? "; JIT log: " : "", log);
+		return rc;
+	}
+	a->fn = calloc((size_t)a->info.nkernels + 1, sizeof *a->fn);
+	if (!a->fn) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	for (int i = 0; i < a->info.nkernels; i++) {
+		r = fr_cu->cuModuleGetFunction(&a->fn[i], a->mod, a->info.kernels[i].name);
+		if (r != CUDA_SUCCESS) {
+			char call[160];
+			snprintf(call, sizeof call, "cuModuleGetFunction(%s)", a->info.kernels[i].name);
+			int rc = fr_cuda_error(err, call, r);
+			size_t n = strlen(err);
+			snprintf(err + n, FZ_ERRMSG_SIZE - n, " (%s, target %s)", a->target->file, a->target->arch);
+			return rc;
+		}
+	}
+	return FZ_OK;
+}
+
+static void release(fz_artifact *a)
+{
+	if (a->mod) { /* unloaded even if its context cannot be made current */
+		int entered = fr_enter(a->dev, a->err) == FZ_OK;
+		fr_cu->cuModuleUnload(a->mod);
+		if (entered) fr_leave(a->dev);
+	}
+	free(a->fn);
+	fz_artifact_info_free(&a->info);
+	free(a);
+}
+
+int fz_artifact_load(fz_device *d, const char *path, fz_artifact **out)
+{
+	if (!d) return FZ_ERR_INVALID;
+	if (!out || !path) return fr_err(d->err, FZ_ERR_INVALID, "fz_artifact_load: a NULL argument");
+	*out = NULL;
+	fz_artifact *a = calloc(1, sizeof *a);
+	if (!a) return fr_err(d->err, FZ_ERR_NO_MEMORY, "out of memory");
+	a->dev = d;
+	char *ptx = NULL;
+	int rc = fz_artifact_verify(path, &a->info, d->err);
+	if (!rc) {
+		a->target = pick_target(&a->info, d, d->err);
+		if (!a->target) rc = FZ_ERR_NO_TARGET;
+	}
+	if (!rc) rc = read_ptx(&a->info, a->target, &ptx, d->err);
+	if (!rc) rc = fr_enter(d, d->err);
+	if (!rc) {
+		rc = load_module(a, ptx, d->err);
+		fr_leave(d);
+	}
+	free(ptx);
+	if (rc) {
+		release(a);
+		return rc;
+	}
+	*out = a;
+	return FZ_OK;
+}
+
+void fz_artifact_unload(fz_artifact *a)
+{
+	if (a) release(a);
+}
+
+const char *fz_artifact_error(const fz_artifact *a) { return a ? a->err : "no artifact handle"; }
+const fz_artifact_info *fz_artifact_get_info(const fz_artifact *a) { return a ? &a->info : NULL; }
+const char *fz_artifact_target(const fz_artifact *a) { return a ? a->target->arch : NULL; }
+fz_device *fz_artifact_device(const fz_artifact *a) { return a ? a->dev : NULL; }
+
+int fz_kernel_lookup(fz_artifact *a, const char *name, const fz_kernel_info **out)
+{
+	if (!a) return FZ_ERR_INVALID;
+	int k = find_kernel(&a->info, name);
+	if (out) *out = k < 0 ? NULL : &a->info.kernels[k];
+	return k < 0 ? unknown_kernel(&a->info, name, a->err) : FZ_OK;
+}
+
+int fz_run(fz_artifact *a, const fz_op *ops, int nops, const void *args, size_t args_size, fz_stream *stream)
+{
+	if (!a) return FZ_ERR_INVALID;
+	int rc = fz_check_ops(&a->info, ops, nops, args, args_size, a->err);
+	if (!rc) rc = fz_check_sizes(&a->info, args, args_size, a->err);
+	if (!rc) rc = fr_enter(a->dev, a->err);
+	if (rc) return rc;
+	CUstream st = (CUstream)stream;
+	void *params[] = {(void *)args};
+	for (int i = 0; !rc && i < nops; i++) {
+		const fz_op *op = &ops[i];
+		CUresult r;
+		char call[192];
+		if (op->kind == FZ_OP_MEMSET) {
+			if (!op->bytes) continue;
+			r = fr_cu->cuMemsetD8Async((CUdeviceptr)op->ptr, 0, (size_t)op->bytes, st);
+			if (r != CUDA_SUCCESS) {
+				snprintf(call, sizeof call, "cuMemsetD8Async(op %d, clearing %s)", i, op->kernel ? op->kernel : "?");
+				rc = fr_cuda_error(a->err, call, r);
+			}
+		} else {
+			int k = find_kernel(&a->info, op->kernel);
+			r = fr_cu->cuLaunchKernel(a->fn[k], op->grid[0], op->grid[1], op->grid[2], op->block, 1, 1, 0, st, params, NULL);
+			if (r != CUDA_SUCCESS) {
+				snprintf(call, sizeof call, "cuLaunchKernel(op %d, %s)", i, op->kernel);
+				rc = fr_cuda_error(a->err, call, r);
+			}
+		}
+	}
+	fr_leave(a->dev);
+	return rc;
+}
+
+int fz_launch(fz_artifact *a, const char *kernel, const unsigned int grid[3], unsigned int block, const void *args,
+              size_t args_size, fz_stream *stream)
+{
+	if (!a) return FZ_ERR_INVALID;
+	if (!grid) return fr_err(a->err, FZ_ERR_INVALID, "fz_launch: grid is NULL");
+	fz_op op = {FZ_OP_LAUNCH, kernel, {grid[0], grid[1], grid[2]}, block, 0, 0};
+	return fz_run(a, &op, 1, args, args_size, stream);
+}

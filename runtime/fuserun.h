@@ -1,0 +1,252 @@
+/* libfuserun: loads fusec artifacts and runs their op lists on a GPU.
+ *
+ * One device handle (fz_device) per GPU context: opened on a device's
+ * primary context, or adopting the calling thread's current context. An
+ * artifact (fz_artifact) is a fusion's PTX, verified against its manifest
+ * and loaded into that context. The generated header of the fusion
+ * (generated/NAME.h) fills the args struct, sizes the scratch and writes the
+ * op list (fz_op) that fz_run executes on a stream.
+ *
+ * libcuda is loaded with dlopen() on first use ($FUSERUN_LIBCUDA, or
+ * libcuda.so.1): a machine without the driver gets FZ_ERR_NO_DRIVER, not a
+ * link error. Artifact verification needs no driver at all.
+ *
+ * Errors: every function returns FZ_OK (0) or an FZ_ERR_* code;
+ * fz_strerror(code) names the code, and the handle's last-error message
+ * (fz_device_error, fz_artifact_error, or the errbuf argument of functions
+ * without a handle) says what failed: the check and the file, or the CUDA
+ * call with its error name and text. A handle's message is not per thread:
+ * use a handle from one thread at a time. The library never prints, exits
+ * or aborts. */
+#ifndef FUSERUN_H
+#define FUSERUN_H
+
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define FZ_RUNTIME_VERSION "0.1.0"
+/* artifacts of this fusec major version load; their format line is
+   `fusec-artifact FZ_ARTIFACT_FORMAT` */
+#define FZ_ARTIFACT_MAJOR 0
+#define FZ_ARTIFACT_FORMAT 1
+/* the size of an error message buffer, NUL included */
+#define FZ_ERRMSG_SIZE 1024
+#define FZ_MAX_RANK 4
+
+/* The same definitions as every generated header (they are guarded, so
+   either may come first). */
+#ifndef FZ_OP_DEFINED
+#define FZ_OP_DEFINED
+/* One step of a variant: a kernel launch (grid, block; the kernel's only
+   parameter is the spec's args struct, by value) or a memset to zero. */
+typedef struct fz_op {
+	int kind;
+	const char *kernel; /* kernel name, or the tensor a memset clears */
+	unsigned int grid[3];
+	unsigned int block;
+	unsigned long long ptr, bytes;
+} fz_op;
+enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };
+static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }
+static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
+/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)
+   at most 8 per multiprocessor and at least 1 */
+static inline unsigned long long fz_grid(long long n, int per, int sm)
+{
+	unsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;
+	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	return g > 0x7fffffffull ? 0x7fffffffull : g;
+}
+static inline unsigned long long fz_rows(long long rows, int sm)
+{
+	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
+	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	return g > 0x7fffffffull ? 0x7fffffffull : g;
+}
+#endif
+
+/* ---- errors -------------------------------------------------------- */
+
+enum {
+	FZ_OK = 0,
+	FZ_ERR_INVALID,        /* a bad argument: NULL, an unknown op kind, a null memset pointer */
+	FZ_ERR_NO_MEMORY,      /* a host allocation failed */
+	FZ_ERR_NO_DRIVER,      /* libcuda missing, lacking symbols, a stub, or too old */
+	FZ_ERR_NO_DEVICE,      /* no CUDA device, or no device of that ordinal */
+	FZ_ERR_DEVICE_TOO_OLD, /* compute capability below 8.0 */
+	FZ_ERR_NO_CONTEXT,     /* fz_device_adopt: the thread has no current context */
+	FZ_ERR_IO,             /* a file of the artifact is missing or unreadable */
+	FZ_ERR_FORMAT,         /* not a fusec artifact, or a malformed manifest */
+	FZ_ERR_VERSION,        /* made by an incompatible fusec, or a newer format */
+	FZ_ERR_INTEGRITY,      /* a SHA-256 differs: a file truncated or edited */
+	FZ_ERR_NO_TARGET,      /* no target in the artifact that the device can run */
+	FZ_ERR_UNKNOWN_KERNEL, /* a launch names a kernel the artifact does not have */
+	FZ_ERR_ARGS_SIZE,      /* the args struct is not the size the manifest gives */
+	FZ_ERR_BAD_SIZE,       /* a size symbol is <= 0 */
+	FZ_ERR_CUDA,           /* a Driver API call failed */
+	FZ_ERR_COUNT_
+};
+/* a static description of the code (never NULL) */
+const char *fz_strerror(int code);
+
+/* ---- artifact verification (no GPU, no driver) --------------------- */
+
+enum { FZ_INPUT = 0, FZ_OUTPUT = 1, FZ_TEMP = 2 };
+
+typedef struct fz_tensor_info {
+	const char *name;
+	int role;                          /* FZ_INPUT, FZ_OUTPUT or FZ_TEMP */
+	const char *type;                  /* f64 f32 bf16 f16 i64 i32 */
+	int elem_bytes;                    /* on the device */
+	int rank;                          /* 0: a scalar */
+	const char *dim[FZ_MAX_RANK];      /* each dimension as written: a size symbol or a number */
+	int dim_size[FZ_MAX_RANK];         /* index into sizes[], or -1 for a number */
+	long long dim_value[FZ_MAX_RANK];  /* the number, where dim_size is -1 */
+	const char *by;                    /* how it is computed: input, map, reduce, compact, ... */
+} fz_tensor_info;
+
+typedef struct fz_kernel_info {
+	const char *name;
+	int fused;                         /* 1: the fused variant, 0: the unfused one */
+	const char *mode;                  /* point, row, matmul, scatter, scalar */
+	int block;
+	const char *space;                 /* e.g. "[N]", or "" */
+	int grid_reduction;
+} fz_kernel_info;
+
+typedef struct fz_target_info {
+	const char *arch;                  /* "sm_90" */
+	int sm;                            /* 90 */
+	const char *file, *sha256;
+} fz_target_info;
+
+typedef struct fz_file_info {
+	const char *name, *sha256;
+} fz_file_info;
+
+/* Everything the manifest says. The tensors come in the order of the args
+   struct's fields, then the sizes: args_size = 8 * (ntensors + nsizes + 2). */
+typedef struct fz_artifact_info {
+	const char *manifest;              /* the path it was read from */
+	const char *fusion, *fusec_version, *spec, *spec_sha256, *nvrtc, *options, *manifest_sha256;
+	int ntargets;
+	const fz_target_info *targets;
+	int nfiles;
+	const fz_file_info *files;
+	int nsizes;
+	const char *const *sizes;
+	int ntensors;
+	const fz_tensor_info *tensors;
+	int nkernels;
+	const fz_kernel_info *kernels;
+	int nplan;
+	const char *const *plan;           /* the `plan` lines: what fusec --explain says */
+	size_t args_size;
+	void *storage_;
+} fz_artifact_info;
+
+/* Reads the manifest and checks it: the format line, its own
+   manifest-sha256, the fusec version, its lines, and the SHA-256 of every
+   target and file it lists (found next to the manifest), and that each PTX
+   is for its target. On success fills *info (release it with
+   fz_artifact_info_free); on failure *info is empty and errbuf (may be
+   NULL, else FZ_ERRMSG_SIZE bytes) says which check failed for which file. */
+int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *errbuf);
+void fz_artifact_info_free(fz_artifact_info *info);
+
+/* The checks fz_run makes before launching anything, usable without a GPU:
+   the args size, every launch naming a kernel of the artifact, every memset
+   a non-null pointer, and (fz_check_sizes) every size symbol > 0. */
+int fz_check_sizes(const fz_artifact_info *info, const void *args, size_t args_size, char *errbuf);
+int fz_check_ops(const fz_artifact_info *info, const fz_op *ops, int nops, const void *args, size_t args_size,
+                 char *errbuf);
+
+/* ---- devices ------------------------------------------------------- */
+
+typedef struct fz_device fz_device;
+/* A CUstream or CUevent, cast: an application may pass its own. NULL is the
+   legacy default stream. */
+typedef struct fz_stream fz_stream;
+typedef struct fz_event fz_event;
+typedef unsigned long long fz_ptr;   /* a device pointer (CUdeviceptr) */
+
+typedef struct fz_device_props {
+	char name[256];
+	int ordinal;                       /* -1 when adopted and unknown */
+	int cc_major, cc_minor;
+	int sm_count;
+	unsigned long long total_memory;
+	int driver_version;                /* e.g. 13000 */
+} fz_device_props;
+
+/* how many CUDA devices (0 with FZ_OK when the driver finds none) */
+int fz_device_count(int *count, char *errbuf);
+/* Retains the primary context of device `ordinal`; refuses devices older
+   than compute capability 8.0. The calling thread's current context is
+   left as it was: every call pushes and pops the handle's context. */
+int fz_device_open(int ordinal, fz_device **out, char *errbuf);
+/* Uses the calling thread's current context (the application's), which
+   fz_device_close leaves alone. */
+int fz_device_adopt(fz_device **out, char *errbuf);
+/* Releases the handle. Unload its artifacts and free its buffers, streams
+   and events first. NULL is ignored. */
+void fz_device_close(fz_device *dev);
+const char *fz_device_error(const fz_device *dev);
+int fz_device_query(const fz_device *dev, fz_device_props *props);
+int fz_device_sync(fz_device *dev);
+
+/* Buffers. With stream NULL the copies and the memset have finished when
+   they return (work on any stream may use the data); with a stream they are
+   queued on it. */
+int fz_alloc(fz_device *dev, size_t bytes, fz_ptr *out);
+int fz_free(fz_device *dev, fz_ptr ptr);     /* 0 is ignored */
+int fz_copy_to_device(fz_device *dev, fz_ptr dst, const void *src, size_t bytes, fz_stream *stream);
+int fz_copy_to_host(fz_device *dev, void *dst, fz_ptr src, size_t bytes, fz_stream *stream);
+int fz_copy_on_device(fz_device *dev, fz_ptr dst, fz_ptr src, size_t bytes, fz_stream *stream);
+int fz_memset(fz_device *dev, fz_ptr dst, unsigned char value, size_t bytes, fz_stream *stream);
+
+/* Streams (non-blocking with respect to the default stream) and events. */
+int fz_stream_create(fz_device *dev, fz_stream **out);
+int fz_stream_destroy(fz_device *dev, fz_stream *stream);
+int fz_stream_sync(fz_device *dev, fz_stream *stream);
+int fz_event_create(fz_device *dev, fz_event **out);
+int fz_event_destroy(fz_device *dev, fz_event *event);
+int fz_event_record(fz_device *dev, fz_event *event, fz_stream *stream);
+/* waits for `end`, then the milliseconds from start to end */
+int fz_event_elapsed(fz_device *dev, fz_event *start, fz_event *end, float *ms);
+
+/* ---- artifacts ----------------------------------------------------- */
+
+typedef struct fz_artifact fz_artifact;
+
+/* Verifies the artifact (as fz_artifact_verify), picks the newest target
+   the device runs (sm_90 on 9.x, sm_80 on 8.x, the newest at most the
+   device's capability on later ones), loads its PTX and looks up every
+   kernel the manifest lists. Errors go to fz_device_error(dev). */
+int fz_artifact_load(fz_device *dev, const char *manifest_path, fz_artifact **out);
+void fz_artifact_unload(fz_artifact *art);  /* NULL is ignored */
+const char *fz_artifact_error(const fz_artifact *art);
+const fz_artifact_info *fz_artifact_get_info(const fz_artifact *art);
+const char *fz_artifact_target(const fz_artifact *art);   /* "sm_90" */
+fz_device *fz_artifact_device(const fz_artifact *art);
+
+/* FZ_ERR_UNKNOWN_KERNEL unless the artifact has a kernel of that name */
+int fz_kernel_lookup(fz_artifact *art, const char *name, const fz_kernel_info **out);
+
+/* Runs an op list in order on a stream (asynchronously): launches get
+   `args` (the fusion's args struct, args_size bytes) as their parameter,
+   memsets clear [ptr, ptr + bytes). Checks as fz_check_ops and
+   fz_check_sizes first; nothing is launched if a check fails. */
+int fz_run(fz_artifact *art, const fz_op *ops, int nops, const void *args, size_t args_size, fz_stream *stream);
+/* one launch */
+int fz_launch(fz_artifact *art, const char *kernel, const unsigned int grid[3], unsigned int block,
+              const void *args, size_t args_size, fz_stream *stream);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

@@ -1,0 +1,125 @@
+# libfuserun (lib/libfuserun.a, lib/libfuserun.so), bin/fuserun, the
+# examples and the runtime's CPU tests. Included at the end of the top
+# Makefile (it uses NAMES, CC, CFLAGS, WARN, CPPFLAGS, SANFLAGS).
+#
+#   runtime           the libraries and bin/fuserun
+#   runtime-examples  bin/active_inference, bin/spiking
+#   check-runtime     CPU tests (sanitized; a fake libcuda): runtime/tests/run.sh
+#   install-runtime   fusec, fuserun, the libraries, fuserun.h, fuserun.pc
+#                     under $(DESTDIR)$(PREFIX)
+
+CUDA_HOME ?= /usr/local/cuda
+PREFIX    ?= /usr/local
+AR        ?= ar
+INSTALL   ?= install
+
+RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
+RT_LIBS     := -ldl -lpthread -lm
+RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/manifest.c \
+               runtime/device.c runtime/artifact.c
+RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
+               runtime/tool/report.c
+# every fusion: the top Makefile's NAMES (one a spec) and any header in generated/
+RT_SPECS    := $(sort $(NAMES) $(basename $(notdir $(wildcard generated/*.h))))
+RT_REF_OBJ  := $(RT_SPECS:%=build/rt/ref/%_ref.o)
+RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
+RT_SAN_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/san/%.o)
+RT_TOOL_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/tool/%.o) build/rt/tool/registry.o
+RT_SANT_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/sant/%.o) build/rt/sant/registry.o \
+               $(RT_SPECS:%=build/rt/sanref/%_ref.o)
+RT_EXAMPLES := bin/active_inference bin/spiking
+
+.PHONY: runtime runtime-examples check-runtime install-runtime RT_FORCE
+runtime: lib/libfuserun.a lib/libfuserun.so bin/fuserun
+runtime-examples: $(RT_EXAMPLES)
+
+# the library: position-independent objects for both archives
+build/rt/pic/%.o: runtime/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -MMD -MP -c $< -o $@
+lib/libfuserun.a: $(RT_PIC_OBJ)
+	@mkdir -p $(@D)
+	rm -f $@ && $(AR) rcs $@ $^
+lib/libfuserun.so: $(RT_PIC_OBJ) runtime/fuserun.map
+	@mkdir -p $(@D)
+	$(CC) -shared $(CFLAGS) -Wl,-soname,libfuserun.so -Wl,--version-script=runtime/fuserun.map $(RT_PIC_OBJ) $(RT_LIBS) -o $@
+
+# the registry of every generated fusion (after the headers: it records their
+# hashes), rewritten only when it changes
+build/rt/registry.c: RT_FORCE $(RT_SPECS:%=generated/%.h)
+	@mkdir -p $(@D)
+	@sh runtime/tool/gen_registry.sh $(RT_SPECS) > $@.tmp
+	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
+
+RT_TOOL_CPPFLAGS := -Iruntime/tool -Igenerated
+build/rt/tool/%.o: runtime/tool/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+build/rt/tool/registry.o: build/rt/registry.c $(RT_SPECS:%=generated/%.h)
+	@mkdir -p $(@D)
+	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+# each reference on its own: their static helpers share names
+build/rt/ref/%_ref.o: generated/%_ref.c
+	@mkdir -p $(@D)
+	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+bin/fuserun: $(RT_TOOL_OBJ) $(RT_REF_OBJ) lib/libfuserun.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) $(RT_REF_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
+
+# examples: applications of the library and two generated headers each
+build/rt/ex/%.o: examples/%.c
+	@mkdir -p $(@D)
+	$(CC) -Igenerated $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+bin/active_inference: build/rt/ex/active_inference.o lib/libfuserun.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
+bin/spiking: build/rt/ex/spiking.o lib/libfuserun.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
+
+# tests: everything sanitized (LeakSanitizer fails a leak), and fake drivers
+build/rt/san/%.o: runtime/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/rt/sant/%.o: runtime/tool/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/rt/sant/registry.o: build/rt/registry.c $(RT_SPECS:%=generated/%.h)
+	@mkdir -p $(@D)
+	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/rt/sanref/%_ref.o: generated/%_ref.c
+	@mkdir -p $(@D)
+	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tests/test_verify.c \
+               runtime/tests/test_checks.c runtime/tests/test_driver.c
+build/rt/sant/%.o: runtime/tests/%.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/rt/test_runtime: $(RT_TEST_SRC:runtime/tests/%.c=build/rt/sant/%.o) build/rt/sant/tensors.o \
+                       build/rt/sanref/kl_divergence_ref.o build/rt/sanref/spike_burst_ref.o $(RT_SAN_OBJ)
+	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
+build/rt/fuserun-san: $(RT_SANT_OBJ) $(RT_SAN_OBJ)
+	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
+build/rt/libfakecuda.so: runtime/tests/fake_cuda.c
+	@mkdir -p $(@D)
+	$(CC) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
+build/rt/libnocuda.so: runtime/tests/no_cuda.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
+
+RT_TEST_BINS := build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
+                lib/libfuserun.a lib/libfuserun.so bin/fuserun $(RT_EXAMPLES)
+check-runtime: $(RT_TEST_BINS)
+	@sh runtime/tests/run.sh
+
+# install: fusec and fuserun, the libraries, the header, a pkg-config file
+install-runtime: bin/fusec bin/fuserun lib/libfuserun.a lib/libfuserun.so runtime/fuserun.h runtime/fuserun.pc.in
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+	$(INSTALL) -m 755 bin/fusec bin/fuserun $(DESTDIR)$(PREFIX)/bin/
+	$(INSTALL) -m 644 lib/libfuserun.a $(DESTDIR)$(PREFIX)/lib/
+	$(INSTALL) -m 755 lib/libfuserun.so $(DESTDIR)$(PREFIX)/lib/
+	$(INSTALL) -m 644 runtime/fuserun.h $(DESTDIR)$(PREFIX)/include/
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|'"$$(sed -n 's/^#define FZ_RUNTIME_VERSION "\(.*\)"/\1/p' runtime/fuserun.h)"'|g' \
+	  runtime/fuserun.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuserun.pc
+
+-include $(wildcard build/rt/*/*.d)

@@ -1,0 +1,419 @@
+/* A fake libcuda for the runtime's CPU tests, loaded through
+ * FUSERUN_LIBCUDA. "Device memory" is host memory; modules are the .entry
+ * names (and parameter sizes) of the PTX; launches are recorded, not run.
+ * Contexts are checked: calls that need one fail without a current one.
+ * Controlled by the environment, read at each call:
+ *   FAKECUDA_DEVICES  number of devices (default 1; 0: cuInit fails NO_DEVICE)
+ *   FAKECUDA_STUB     cuInit fails as the toolkit's stub library does
+ *   FAKECUDA_CC       compute capability as 90, 86, 120 (default 90)
+ *   FAKECUDA_FAIL     the name of a call that fails
+ *   FAKECUDA_FAIL_AT  the n-th call (counted since fakecuda_reset) that fails
+ *   FAKECUDA_MEM_MB   device memory (default 256)
+ * and queried by the tests through fakecuda_* functions. */
+#include <cuda.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define API __attribute__((visibility("default")))
+
+typedef struct fctx { int dev, primary; } fctx;
+typedef struct fentry { char name[128]; size_t param_bytes; } fentry;
+typedef struct fmod { fentry e[64]; int n; } fmod;
+typedef struct falloc { char *p; size_t n; struct falloc *next; } falloc;
+typedef struct fevent { long stamp; } fevent;
+
+static fctx primary[8];
+static int primary_refs[8];
+static fctx app_ctx;
+static _Thread_local fctx *stack[16];
+static _Thread_local int depth;
+static falloc *allocs;
+static int nmods, nstreams, nevents, nallocs;
+static size_t mem_used;
+static long calls, injected, launches, stamps;
+static char last_kernel[128];
+static unsigned char last_args[4096];
+static size_t last_args_n;
+
+static int env_int(const char *name, int dflt)
+{
+	const char *s = getenv(name);
+	return s && *s ? atoi(s) : dflt;
+}
+
+/* counts a call; the error it is told to fail with, or success */
+static CUresult fault(const char *name, CUresult code)
+{
+	calls++;
+	const char *f = getenv("FAKECUDA_FAIL");
+	if ((f && !strcmp(f, name)) || calls == env_int("FAKECUDA_FAIL_AT", -1)) {
+		injected++;
+		return code;
+	}
+	return CUDA_SUCCESS;
+}
+#define FAULT(code) do { CUresult f_ = fault(__func__, code); if (f_) return f_; } while (0)
+#define NEED_CTX() do { if (!depth || !stack[depth - 1]) return CUDA_ERROR_INVALID_CONTEXT; } while (0)
+
+static int cc(void) { return env_int("FAKECUDA_CC", 90); }
+
+/* ---- the tests' side ---- */
+API int fakecuda_live(void)
+{
+	int refs = 0;
+	for (int i = 0; i < 8; i++) refs += primary_refs[i];
+	return nallocs + nmods + nstreams + nevents + refs + depth;
+}
+API const char *fakecuda_describe(void)
+{
+	static char buf[256];
+	int refs = 0;
+	for (int i = 0; i < 8; i++) refs += primary_refs[i];
+	snprintf(buf, sizeof buf, "%d allocations, %d modules, %d streams, %d events, %d primary retains, %d pushed", nallocs,
+	         nmods, nstreams, nevents, refs, depth);
+	return buf;
+}
+API void fakecuda_reset(void) { calls = injected = 0; }
+API long fakecuda_injected(void) { return injected; }
+API long fakecuda_launches(void) { return launches; }
+API const char *fakecuda_last_kernel(void) { return last_kernel; }
+API const void *fakecuda_last_args(size_t *n) { *n = last_args_n; return last_args; }
+/* makes an "application" context current on this thread (or none) */
+API void fakecuda_app_context(int on)
+{
+	depth = 0;
+	if (on) stack[depth++] = &app_ctx;
+}
+
+/* ---- the Driver API ---- */
+API CUresult cuInit(unsigned int flags)
+{
+	(void)flags;
+	if (env_int("FAKECUDA_STUB", 0)) return CUDA_ERROR_STUB_LIBRARY;
+	if (env_int("FAKECUDA_DEVICES", 1) == 0) return CUDA_ERROR_NO_DEVICE;
+	return fault(__func__, CUDA_ERROR_UNKNOWN);
+}
+
+API CUresult cuDriverGetVersion(int *v) { *v = 13000; return CUDA_SUCCESS; }
+
+static const struct { CUresult r; const char *name, *text; } errors[] = {
+	{CUDA_SUCCESS, "CUDA_SUCCESS", "no error"},
+	{CUDA_ERROR_INVALID_VALUE, "CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+	{CUDA_ERROR_OUT_OF_MEMORY, "CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+	{CUDA_ERROR_STUB_LIBRARY, "CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
+	{CUDA_ERROR_NO_DEVICE, "CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+	{CUDA_ERROR_INVALID_DEVICE, "CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+	{CUDA_ERROR_INVALID_CONTEXT, "CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+	{CUDA_ERROR_INVALID_PTX, "CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
+	{CUDA_ERROR_INVALID_HANDLE, "CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+	{CUDA_ERROR_NOT_FOUND, "CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+	{CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+	{CUDA_ERROR_UNKNOWN, "CUDA_ERROR_UNKNOWN", "unknown error"},
+};
+static int err_index(CUresult r)
+{
+	for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
+		if (errors[i].r == r) return (int)i;
+	return -1;
+}
+API CUresult cuGetErrorName(CUresult r, const char **s)
+{
+	int i = err_index(r);
+	*s = i < 0 ? NULL : errors[i].name;
+	return i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+API CUresult cuGetErrorString(CUresult r, const char **s)
+{
+	int i = err_index(r);
+	*s = i < 0 ? NULL : errors[i].text;
+	return i < 0 ? CUDA_ERROR_INVALID_VALUE : CUDA_SUCCESS;
+}
+
+API CUresult cuDeviceGetCount(int *n)
+{
+	FAULT(CUDA_ERROR_UNKNOWN);
+	*n = env_int("FAKECUDA_DEVICES", 1);
+	return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGet(CUdevice *d, int ordinal)
+{
+	FAULT(CUDA_ERROR_INVALID_DEVICE);
+	if (ordinal < 0 || ordinal >= env_int("FAKECUDA_DEVICES", 1) || ordinal >= 8) return CUDA_ERROR_INVALID_DEVICE;
+	*d = ordinal;
+	return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGetName(char *name, int len, CUdevice d)
+{
+	snprintf(name, (size_t)len, "Fake GPU %d (cc %d.%d)", (int)d, cc() / 10, cc() % 10);
+	return CUDA_SUCCESS;
+}
+API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
+{
+	(void)d;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) *v = cc() / 10;
+	else if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) *v = cc() % 10;
+	else if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) *v = 132;
+	else return CUDA_ERROR_INVALID_VALUE;
+	return CUDA_SUCCESS;
+}
+API CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice d)
+{
+	(void)d;
+	*bytes = (size_t)80 << 30;
+	return CUDA_SUCCESS;
+}
+API CUresult cuDevicePrimaryCtxRetain(CUcontext *c, CUdevice d)
+{
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	primary[d].dev = d, primary[d].primary = 1, primary_refs[d]++;
+	*c = (CUcontext)(void *)&primary[d];
+	return CUDA_SUCCESS;
+}
+API CUresult cuDevicePrimaryCtxRelease_v2(CUdevice d)
+{
+	if (primary_refs[d] <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+	primary_refs[d]--;
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxGetCurrent(CUcontext *c)
+{
+	FAULT(CUDA_ERROR_UNKNOWN);
+	*c = depth ? (CUcontext)(void *)stack[depth - 1] : NULL;
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxGetDevice(CUdevice *d)
+{
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	*d = stack[depth - 1]->dev;
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxPushCurrent_v2(CUcontext c)
+{
+	FAULT(CUDA_ERROR_INVALID_CONTEXT);
+	fctx *x = (fctx *)(void *)c;
+	if (!x || depth == 16 || (x->primary && primary_refs[x->dev] <= 0)) return CUDA_ERROR_INVALID_CONTEXT;
+	stack[depth++] = x;
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxPopCurrent_v2(CUcontext *c) /* never injected: the runtime cannot act on it */
+{
+	if (!depth) return CUDA_ERROR_INVALID_CONTEXT;
+	*c = (CUcontext)(void *)stack[--depth];
+	return CUDA_SUCCESS;
+}
+API CUresult cuCtxSynchronize(void)
+{
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	return CUDA_SUCCESS;
+}
+
+static int live_range(CUdeviceptr p, size_t n)
+{
+	for (falloc *a = allocs; a; a = a->next)
+		if ((char *)(uintptr_t)p >= a->p && (char *)(uintptr_t)p + n <= a->p + a->n) return 1;
+	return 0;
+}
+
+API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, CUjit_option *opt, void **val)
+{
+	char *log = NULL;
+	size_t logn = 0;
+	for (unsigned i = 0; i < n; i++) {
+		if (opt[i] == CU_JIT_ERROR_LOG_BUFFER) log = val[i];
+		if (opt[i] == CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES) logn = (size_t)(uintptr_t)val[i];
+	}
+	CUresult f = fault(__func__, CUDA_ERROR_INVALID_PTX);
+	if (f) {
+		if (log && logn) snprintf(log, logn, "ptxas fatal   : fake failure\n");
+		return f;
+	}
+	NEED_CTX();
+	const char *ptx = image, *t = strstr(ptx, "\n.target sm_");
+	int sm = t ? atoi(t + 12) : 0;
+	if (!t || sm > cc()) {
+		if (log && logn) snprintf(log, logn, "ptxas fatal   : SM version specified by .target is higher than default SM version\n");
+		return CUDA_ERROR_INVALID_PTX;
+	}
+	fmod *mod = calloc(1, sizeof *mod);
+	if (!mod) return CUDA_ERROR_OUT_OF_MEMORY;
+	for (const char *e = strstr(ptx, ".entry "); e && mod->n < 64; e = strstr(e + 1, ".entry ")) {
+		fentry *x = &mod->e[mod->n++];
+		sscanf(e + 7, "%127[A-Za-z0-9_$]", x->name);
+		const char *p = strstr(e, "_param_0[");
+		x->param_bytes = p ? (size_t)atol(p + 9) : 0;
+	}
+	nmods++;
+	*m = (CUmodule)(void *)mod;
+	return CUDA_SUCCESS;
+}
+API CUresult cuModuleUnload(CUmodule m)
+{
+	if (!m) return CUDA_ERROR_INVALID_HANDLE;
+	free(m), nmods--;
+	return CUDA_SUCCESS;
+}
+API CUresult cuModuleGetFunction(CUfunction *fn, CUmodule m, const char *name)
+{
+	FAULT(CUDA_ERROR_NOT_FOUND);
+	fmod *mod = (fmod *)(void *)m;
+	for (int i = 0; i < mod->n; i++)
+		if (!strcmp(mod->e[i].name, name)) {
+			*fn = (CUfunction)(void *)&mod->e[i];
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_NOT_FOUND;
+}
+API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params, void **extra)
+{
+	(void)s, (void)extra, (void)shared;
+	FAULT(CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES);
+	NEED_CTX();
+	fentry *e = (fentry *)(void *)f;
+	if (!e || !gx || !gy || !gz || !bx || !by || !bz || bx * by * bz > 1024 || !params) return CUDA_ERROR_INVALID_VALUE;
+	snprintf(last_kernel, sizeof last_kernel, "%s", e->name);
+	last_args_n = e->param_bytes < sizeof last_args ? e->param_bytes : sizeof last_args;
+	memcpy(last_args, params[0], last_args_n);
+	launches++;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
+{
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	NEED_CTX();
+	if (!n) return CUDA_ERROR_INVALID_VALUE;
+	if (n > ((size_t)env_int("FAKECUDA_MEM_MB", 256) << 20) - mem_used) return CUDA_ERROR_OUT_OF_MEMORY;
+	falloc *a = malloc(sizeof *a);
+	char *mem = malloc(n);
+	if (!a || !mem) {
+		free(a), free(mem);
+		return CUDA_ERROR_OUT_OF_MEMORY;
+	}
+	a->p = mem, a->n = n, a->next = allocs, allocs = a;
+	nallocs++, mem_used += n;
+	*p = (CUdeviceptr)(uintptr_t)mem;
+	return CUDA_SUCCESS;
+}
+API CUresult cuMemFree_v2(CUdeviceptr p)
+{
+	NEED_CTX();
+	for (falloc **a = &allocs; *a; a = &(*a)->next)
+		if ((*a)->p == (char *)(uintptr_t)p) {
+			falloc *x = *a;
+			*a = x->next;
+			mem_used -= x->n;
+			free(x->p), free(x), nallocs--;
+			return CUDA_SUCCESS;
+		}
+	return CUDA_ERROR_INVALID_VALUE;
+}
+#define CHECK_RANGE(p, n) do { if (!live_range(p, n)) return CUDA_ERROR_INVALID_VALUE; } while (0)
+API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	CHECK_RANGE(d, n);
+	memcpy((void *)(uintptr_t)d, s, n);
+	return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	CHECK_RANGE(s, n);
+	memcpy(d, (void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyDtoD_v2(CUdeviceptr d, CUdeviceptr s, size_t n)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	CHECK_RANGE(d, n);
+	CHECK_RANGE(s, n);
+	memmove((void *)(uintptr_t)d, (void *)(uintptr_t)s, n);
+	return CUDA_SUCCESS;
+}
+API CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr d, const void *s, size_t n, CUstream st) { (void)st; return cuMemcpyHtoD_v2(d, s, n); }
+API CUresult cuMemcpyDtoHAsync_v2(void *d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return cuMemcpyDtoH_v2(d, s, n); }
+API CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr d, CUdeviceptr s, size_t n, CUstream st) { (void)st; return cuMemcpyDtoD_v2(d, s, n); }
+API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	CHECK_RANGE(d, n);
+	memset((void *)(uintptr_t)d, v, n);
+	return CUDA_SUCCESS;
+}
+API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) { (void)st; return cuMemsetD8_v2(d, v, n); }
+
+API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
+{
+	(void)flags;
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	NEED_CTX();
+	*s = malloc(16);
+	if (!*s) return CUDA_ERROR_OUT_OF_MEMORY;
+	nstreams++;
+	return CUDA_SUCCESS;
+}
+API CUresult cuStreamDestroy_v2(CUstream s)
+{
+	NEED_CTX();
+	free(s), nstreams--;
+	return CUDA_SUCCESS;
+}
+API CUresult cuStreamSynchronize(CUstream s)
+{
+	(void)s;
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	return CUDA_SUCCESS;
+}
+API CUresult cuEventCreate(CUevent *e, unsigned int flags)
+{
+	(void)flags;
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	NEED_CTX();
+	fevent *x = calloc(1, sizeof *x);
+	if (!x) return CUDA_ERROR_OUT_OF_MEMORY;
+	nevents++;
+	*e = (CUevent)(void *)x;
+	return CUDA_SUCCESS;
+}
+API CUresult cuEventDestroy_v2(CUevent e)
+{
+	NEED_CTX();
+	free(e), nevents--;
+	return CUDA_SUCCESS;
+}
+API CUresult cuEventRecord(CUevent e, CUstream s)
+{
+	(void)s;
+	FAULT(CUDA_ERROR_INVALID_HANDLE);
+	NEED_CTX();
+	((fevent *)(void *)e)->stamp = ++stamps;
+	return CUDA_SUCCESS;
+}
+API CUresult cuEventSynchronize(CUevent e)
+{
+	(void)e;
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	return CUDA_SUCCESS;
+}
+/* 1 microsecond per event recorded in between */
+API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
+{
+	FAULT(CUDA_ERROR_INVALID_HANDLE);
+	NEED_CTX();
+	fevent *x = (fevent *)(void *)a, *y = (fevent *)(void *)b;
+	if (!x->stamp || !y->stamp) return CUDA_ERROR_INVALID_HANDLE;
+	*ms = (float)(y->stamp - x->stamp) * 1e-3f;
+	return CUDA_SUCCESS;
+}

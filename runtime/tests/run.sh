@@ -1,0 +1,122 @@
+#!/bin/sh
+# The runtime's CPU tests (no GPU needed): the sanitized test program, then
+# fuserun, the examples and the library against no driver and a fake one.
+# Run from the repository root after `make check-runtime`'s prerequisites
+# are built (make check-runtime does both). Prints one line per check that
+# fails (all with -v) and "runtime: P passed, F failed"; exits 1 on failures.
+B=${RT_BUILD:-build/rt}
+FUSERUN=${FUSERUN:-$B/fuserun-san}
+FAKE=$(pwd)/$B/libfakecuda.so
+NOCUDA=$(pwd)/$B/libnocuda.so
+T=$B/tmp
+VERBOSE=0
+[ "$1" = -v ] && VERBOSE=1
+pass=0 fail=0
+export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
+unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_DEVICES FAKECUDA_STUB
+
+ok() { pass=$((pass + 1)); [ $VERBOSE = 1 ] && echo "PASS $1"; return 0; }
+bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'; return 0; }
+
+# expect NAME STATUS PATTERN -- command...: exit status and a pattern in its output
+expect() {
+	name=$1 want=$2 pat=$3
+	shift 4
+	out=$("$@" 2>&1)
+	got=$?
+	if [ "$got" = "$want" ] && printf '%s' "$out" | grep -q -e "$pat"; then ok "$name"
+	else bad "$name (exit $got, want $want; want output matching '$pat')" "$out"; fi
+}
+
+# 1. the test program (verification, checks, comparisons, fake driver, leaks)
+rm -rf "$T" && mkdir -p "$T"
+out=$($B/test_runtime generated "$FAKE" "$NOCUDA" "$T" 2>&1)
+status=$?
+p=$(printf '%s\n' "$out" | grep -c '^PASS')
+f=$(printf '%s\n' "$out" | grep -c '^FAIL')
+pass=$((pass + p)) fail=$((fail + f))
+[ $VERBOSE = 1 ] && printf '%s\n' "$out" | grep '^PASS'
+printf '%s\n' "$out" | grep '^FAIL'
+if [ $status != 0 ] && [ $f = 0 ]; then bad "test_runtime exited $status (a sanitizer report?)" "$(printf '%s\n' "$out" | grep -v '^PASS' | tail -30)"; fi
+
+# 2. fuserun list: every artifact, text and JSON; refusals
+for m in generated/*.manifest; do
+	expect "fuserun list $m" 0 "verified" -- $FUSERUN list "$m"
+	if command -v python3 >/dev/null 2>&1; then
+		if $FUSERUN list "$m" --json | python3 -c 'import json,sys; d=json.load(sys.stdin); assert d["kernels"] and d["plan"] and d["targets"]' 2>/dev/null
+		then ok "fuserun list --json $m"; else bad "fuserun list --json $m: not the JSON expected"; fi
+	fi
+done
+expect "fuserun list by fusion name" 0 "fusion softmax, verified" -- $FUSERUN list softmax
+expect "fuserun list refuses a damaged artifact" 1 "truncated or edited" -- $FUSERUN list $T/truncated_ptx/kl_divergence.manifest
+expect "fuserun list refuses a missing artifact" 1 "No such file" -- $FUSERUN list $T/none.manifest
+expect "fuserun validate refuses a damaged artifact, without a GPU" 2 "artifact refused" -- \
+	env FUSERUN_LIBCUDA=/nonexistent $FUSERUN validate $T/truncated_ptx/kl_divergence.manifest --size N=10
+
+# 3. usage errors
+expect "fuserun: no command" 2 "usage" -- $FUSERUN
+expect "fuserun: unknown command" 2 "unknown command" -- $FUSERUN frobnicate generated/relu.manifest
+expect "fuserun: size not given" 2 "size N of kl_divergence not given" -- $FUSERUN validate kl_divergence
+expect "fuserun: unknown size" 2 "has no size Q" -- $FUSERUN validate kl_divergence --size N=10 --size Q=3
+expect "fuserun: malformed size" 2 "bad argument" -- $FUSERUN validate kl_divergence --size N=ten
+expect "fuserun: bad reps" 2 "bad argument" -- $FUSERUN bench kl_divergence --size N=10 --reps 0
+
+# 4. no driver: exit 2 and a message, for fuserun and the examples
+for cmd in validate bench; do
+	expect "fuserun $cmd without a driver" 2 "no usable GPU: cannot load the CUDA driver library /nonexistent" -- \
+		env FUSERUN_LIBCUDA=/nonexistent $FUSERUN $cmd kl_divergence --size N=1000
+done
+expect "fuserun validate with a library that is no driver" 2 "lacks .* Driver API functions" -- \
+	env FUSERUN_LIBCUDA="$NOCUDA" $FUSERUN validate relu --size N=10
+expect "fuserun validate with no device" 2 "CUDA_ERROR_NO_DEVICE" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_DEVICES=0 $FUSERUN validate relu --size N=10
+expect "fuserun validate on a device before 8.0" 2 "compute capability 7.5" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_CC=75 $FUSERUN validate relu --size N=10
+for ex in active_inference spiking; do
+	expect "$ex without a driver" 2 "no GPU to run on" -- env FUSERUN_LIBCUDA=/nonexistent bin/$ex
+done
+
+# 5. the fake driver runs no kernels: validate must see the poisoned outputs
+expect "fuserun validate catches outputs never written" 1 "MISMATCH" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate kl_divergence --size N=1000 --seed 1
+expect "fuserun validate catches an unwritten compacted list" 1 "spikes .*MISMATCH (as a set)" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=1009,NP1=1010,S=10090,F=10
+expect "fuserun validate --json" 1 '"ok": false' -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate softmax --size R=3,C=5 --json
+expect "fuserun validate refuses sizes that make no CSR" 2 "NP1 = N + 1" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=100,NP1=100,S=1000,F=10
+expect "fuserun bench runs both variants" 0 "speed-up over unfused" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench spike_burst --size N=1009,NP1=1010,S=10090,F=10 --reps 100
+if command -v python3 >/dev/null 2>&1; then
+	if env FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench gemv_axpby_sum --size M=64,N=32 --json | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+assert 1 <= d["fused"]["launches"] <= d["unfused"]["launches"] and d["reps"] == 100 and d["warmups"] == 10
+assert d["bytes"] == 4 * (64 * 32 + 32 + 64 + 64 + 1)' 2>/dev/null
+	then ok "fuserun bench --json"; else bad "fuserun bench --json: not the JSON expected"; fi
+fi
+expect "fuserun reports a failing launch" 2 "cuLaunchKernel(op 0, relu_f0): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN validate relu --size N=10
+expect "fuserun reports a failing JIT" 2 "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuModuleLoadDataEx $FUSERUN bench relu --size N=10
+# (kernels do not run on the fake: the counts are whatever the memory held, which spiking must catch or survive)
+out=$(env FUSERUN_LIBCUDA="$FAKE" bin/spiking generated 2000 5 2>&1)
+status=$?
+if [ $status -le 1 ] && printf '%s' "$out" | grep -q "spiking network on Fake GPU" && printf '%s' "$out" | grep -q -e "^ok: " -e "out of range"
+then ok "spiking runs its bursts through the library"; else bad "spiking runs its bursts through the library (exit $status)" "$out"; fi
+expect "active_inference runs its chain through the library" 1 "did not decrease" -- \
+	env FUSERUN_LIBCUDA="$FAKE" bin/active_inference generated 64 3
+
+# 6. the library: no printing, exiting or aborting; libcuda not linked; only fz_* exported
+if command -v nm >/dev/null 2>&1; then
+	u=$(nm -u lib/libfuserun.a 2>/dev/null | awk '{print $NF}' | grep -E '^(exit|_exit|abort|printf|fprintf|vfprintf|puts|fputs|fputc|putchar|perror|fwrite|stderr|stdout|cu[A-Z].*)$' | sort -u | tr '\n' ' ')
+	[ -z "$u" ] && ok "libfuserun.a calls no exit/abort/stdio output and links no cu* symbol" || bad "libfuserun.a uses: $u"
+	x=$(nm -D --defined-only lib/libfuserun.so | awk '$2 == "T" || $2 == "D" || $2 == "B" {print $3}' | grep -v '^fz_' | tr '\n' ' ')
+	[ -z "$x" ] && ok "libfuserun.so exports only fz_*" || bad "libfuserun.so also exports: $x"
+fi
+if command -v readelf >/dev/null 2>&1; then
+	readelf -d lib/libfuserun.so bin/fuserun | grep NEEDED | grep -q libcuda && bad "libcuda is linked" || ok "libcuda is not linked, only loaded"
+fi
+
+echo "runtime: $pass passed, $fail failed"
+[ $fail = 0 ]

@@ -1,0 +1,149 @@
+/* The launch checks (args size, kernel names, sizes) and fuserun's
+ * comparisons against the reference, all without a GPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kl_divergence.h"
+#include "spike_burst.h"
+#include "tensors.h"
+#include "testutil.h"
+
+/* ---- argument checks (no GPU) ---- */
+
+static void kl_args(fz_kl_divergence_args *a, long long n)
+{
+	memset(a, 0, sizeof *a);
+	a->t_q = 0x10000, a->t_p = 0x20000, a->t_kl = 0x30000, a->n_N = n;
+	fz_kl_divergence_fused_scratch(a, 0x40000, 132);
+}
+
+void test_checks(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	fz_artifact_info kl, sb;
+	if (fz_artifact_verify(path2(p, gen_dir, "kl_divergence.manifest"), &kl, err) ||
+	    fz_artifact_verify(path2(p, gen_dir, "spike_burst.manifest"), &sb, err)) {
+		check(0, "checks: load manifests", err);
+		return;
+	}
+	fz_kl_divergence_args a;
+	fz_op ops[16];
+	kl_args(&a, 1000);
+	int n = fz_kl_divergence_fused_ops(&a, 132, ops, 16);
+	expect("fused ops pass the checks", fz_check_ops(&kl, ops, n, &a, sizeof a, err), FZ_OK, "", NULL);
+	expect("sizes pass the checks", fz_check_sizes(&kl, &a, sizeof a, err), FZ_OK, "", NULL);
+	int nu = fz_kl_divergence_unfused_ops(&a, 132, ops + n, 16 - n);
+	expect("unfused ops pass the checks", fz_check_ops(&kl, ops + n, nu, &a, sizeof a, err), FZ_OK, "", NULL);
+	char want1[64], want2[64];
+	snprintf(want1, sizeof want1, "%zu bytes", sizeof a - 8), snprintf(want2, sizeof want2, "takes %zu", sizeof a);
+	expect("wrong args size refused", fz_check_ops(&kl, ops, n, &a, sizeof a - 8, err), FZ_ERR_ARGS_SIZE, err, want1, want2, NULL);
+	snprintf(want1, sizeof want1, "%zu bytes", sizeof a + 8);
+	expect("wrong args size refused by fz_check_sizes", fz_check_sizes(&kl, &a, sizeof a + 8, err), FZ_ERR_ARGS_SIZE, err, want1, NULL);
+	fz_op bad = ops[0];
+	bad.kernel = "kl_divergence_f7";
+	expect("unknown kernel refused", fz_check_ops(&kl, &bad, 1, &a, sizeof a, err), FZ_ERR_UNKNOWN_KERNEL, err,
+	       "kl_divergence_f7", "kl_divergence_f0, kl_divergence_u0", NULL);
+	bad.kernel = "spike_burst_f0";
+	expect("another fusion's kernel refused", fz_check_ops(&kl, &bad, 1, &a, sizeof a, err), FZ_ERR_UNKNOWN_KERNEL, err, "spike_burst_f0", NULL);
+	bad.kernel = NULL;
+	expect("a launch without a kernel name refused", fz_check_ops(&kl, &bad, 1, &a, sizeof a, err), FZ_ERR_UNKNOWN_KERNEL, err, NULL);
+	bad = ops[0], bad.kind = 7;
+	expect("unknown op kind refused", fz_check_ops(&kl, &bad, 1, &a, sizeof a, err), FZ_ERR_INVALID, err, "kind 7", NULL);
+	bad = ops[0], bad.grid[0] = 0;
+	expect("empty grid refused", fz_check_ops(&kl, &bad, 1, &a, sizeof a, err), FZ_ERR_INVALID, err, "empty grid", NULL);
+	expect("NULL args refused", fz_check_ops(&kl, ops, n, NULL, sizeof a, err), FZ_ERR_INVALID, err, NULL);
+	a.n_N = 0;
+	expect("zero size refused", fz_check_sizes(&kl, &a, sizeof a, err), FZ_ERR_BAD_SIZE, err, "size N", "> 0", NULL);
+
+	fz_spike_burst_args s;
+	memset(&s, 0, sizeof s);
+	s.t_fired = 0x1000, s.t_row_ptr = 0x2000, s.t_col = 0x3000, s.t_w = 0x4000, s.t_v = 0x5000;
+	s.t_v_next = 0x6000, s.t_spikes = 0x7000, s.n_F = 10, s.n_NP1 = 101, s.n_S = 1000, s.n_N = 100;
+	fz_spike_burst_fused_scratch(&s, 0x8000, 132);
+	fz_op clear = {FZ_OP_MEMSET, "nspikes", {0, 0, 0}, 0, 0, 4};
+	expect("a memset of a null pointer refused", fz_check_ops(&sb, &clear, 1, &s, sizeof s, err), FZ_ERR_INVALID, err, "nspikes", NULL);
+	clear.bytes = 0;
+	expect("an empty memset passes", fz_check_ops(&sb, &clear, 1, &s, sizeof s, err), FZ_OK, "", NULL);
+	s.t_nspikes = 0x9000;
+	n = fz_spike_burst_fused_ops(&s, 132, ops, 16);
+	expect("spike_burst ops pass the checks", fz_check_ops(&sb, ops, n, &s, sizeof s, err), FZ_OK, "", NULL);
+	s.n_F = -1;
+	expect("negative size refused", fz_check_sizes(&sb, &s, sizeof s, err), FZ_ERR_BAD_SIZE, err, "size F", NULL);
+	fz_artifact_info_free(&kl), fz_artifact_info_free(&sb);
+}
+
+/* ---- fuserun's comparisons (tensors.c) ---- */
+
+static int kl_ref(const void *a) { return fz_kl_divergence_reference(a); }
+static int sb_ref(const void *a) { return fz_spike_burst_reference(a); }
+
+void test_compare(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	fz_artifact_info kl, sb;
+	if (fz_artifact_verify(path2(p, gen_dir, "kl_divergence.manifest"), &kl, err) ||
+	    fz_artifact_verify(path2(p, gen_dir, "spike_burst.manifest"), &sb, err)) {
+		check(0, "compare: load manifests", err);
+		return;
+	}
+	fr_spec klspec = {"kl_divergence", "", sizeof(fz_kl_divergence_args), sizeof(fz_kl_divergence_ref_args), kl_ref, {0}, {0}};
+	fr_spec sbspec = {"spike_burst", "", sizeof(fz_spike_burst_args), sizeof(fz_spike_burst_ref_args), sb_ref, {0}, {0}};
+	rt_case c;
+	long long n = 1000;
+	int rc = rt_case_init(&c, &kl, &klspec, &n, 7, err);
+	if (check(!rc && !rt_case_reference(&c, err), "a kl_divergence case and its reference", err)) {
+		int pos = 1;
+		for (int k = 0; k < 1000; k++) pos &= ((float *)c.t[0].host)[k] > 0 && ((float *)c.t[1].host)[k] > 0;
+		check(pos && c.args[3] == 0 && c.bytes_moved == 8004, "inputs positive where logarithms need it, args laid out", NULL);
+		float out = (float)c.t[2].ref[0];
+		void *got[4] = {0, 0, &out, 0};
+		rt_result r;
+		rt_compare(&c, 2, got, &r);
+		check(r.score <= 1 && r.tolerance == 1e-4, "the reference rounded to f32 passes", NULL);
+		out = (float)(c.t[2].ref[0] * (1 + 1e-3));
+		rt_compare(&c, 2, got, &r);
+		check(r.score > 1, "an error of 1e-3 fails a reduction's 1e-4", NULL);
+		memset(&out, 0xff, 4);
+		rt_compare(&c, 2, got, &r);
+		check(isinf(r.score) && r.at == 0, "a poisoned (never written) output fails", NULL);
+	}
+	rt_case_free(&c);
+
+	long long sizes[4] = {10, 101, 1000, 100}; /* F NP1 S N */
+	rc = rt_case_init(&c, &sb, &sbspec, sizes, 3, err);
+	if (check(!rc && !rt_case_reference(&c, err), "a spike_burst case and its reference", err)) {
+		int spikes = -1, vnext = -1, count = -1;
+		for (int i = 0; i < sb.ntensors; i++) {
+			if (!strcmp(sb.tensors[i].name, "spikes")) spikes = i;
+			if (!strcmp(sb.tensors[i].name, "v_next")) vnext = i;
+			if (!strcmp(sb.tensors[i].name, "nspikes")) count = i;
+		}
+		int32_t nref = c.t[count].iref[0], list[100], cnt = nref;
+		float v[100];
+		for (int k = 0; k < 100; k++) v[k] = (float)c.t[vnext].ref[k];
+		for (int k = 0; k < nref; k++) list[k] = c.t[spikes].iref[nref - 1 - k]; /* another order */
+		void *got[32] = {0};
+		got[spikes] = list, got[count] = &cnt, got[vnext] = v;
+		rt_result r;
+		rt_compare(&c, spikes, got, &r);
+		check(nref > 0 && r.as_set && r.score <= 1, "a compacted list in another order passes (as a set)", NULL);
+		rt_compare(&c, count, got, &r);
+		check(r.score <= 1 && r.tolerance == 0, "its count passes, exactly", NULL);
+		cnt = nref - 1;
+		rt_compare(&c, spikes, got, &r);
+		check(r.score > 1, "a list with a wrong count fails", NULL);
+		cnt = nref, list[0] = list[0] == 0 ? 1 : 0;
+		rt_compare(&c, spikes, got, &r);
+		check(r.score > 1, "a list with a wrong element fails", NULL);
+		rt_compare(&c, vnext, got, &r);
+		check(r.score <= 1 && r.tolerance == 1e-5, "a map output within 1e-5 passes", NULL);
+	}
+	rt_case_free(&c);
+	sizes[1] = 100;
+	rc = rt_case_init(&c, &sb, &sbspec, sizes, 3, err);
+	check(rc != 0 && strstr(err, "NP1 = N + 1"), "spike_burst sizes that make no CSR are refused", err);
+	rt_case_free(&c);
+	fz_artifact_info_free(&kl), fz_artifact_info_free(&sb);
+}

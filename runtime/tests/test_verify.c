@@ -1,0 +1,143 @@
+/* Artifact verification: every generated artifact passes; damaged,
+ * edited, incomplete and incompatible copies are refused, saying why. */
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "testutil.h"
+
+/* ---- verification ---- */
+
+void test_generated(void)
+{
+	DIR *d = opendir(gen_dir);
+	int n = 0;
+	char err[FZ_ERRMSG_SIZE], name[600], p[4096];
+	for (struct dirent *e; d && (e = readdir(d));) {
+		size_t l = strlen(e->d_name);
+		if (l < 10 || strcmp(e->d_name + l - 9, ".manifest")) continue;
+		n++;
+		fz_artifact_info info;
+		int rc = fz_artifact_verify(path2(p, gen_dir, e->d_name), &info, err);
+		snprintf(name, sizeof name, "verify %s", e->d_name);
+		if (!expect(name, rc, FZ_OK, err, NULL)) continue;
+		int has80 = 0, has90 = 0, fused = 0, unfused = 0;
+		for (int i = 0; i < info.ntargets; i++) has80 |= info.targets[i].sm == 80, has90 |= info.targets[i].sm == 90;
+		for (int i = 0; i < info.nkernels; i++) fused += info.kernels[i].fused, unfused += !info.kernels[i].fused;
+		snprintf(err, sizeof err, "%.*s", (int)(l - 9), e->d_name);
+		snprintf(name, sizeof name, "contents of %s", e->d_name);
+		check(!strcmp(info.fusion, err) && has80 && has90 && fused && unfused && info.nsizes > 0 &&
+		          info.args_size == 8 * (size_t)(info.ntensors + info.nsizes + 2) && info.nfiles == 3,
+		      name, "fusion name, sm_80 and sm_90 targets, both variants, sizes, args size, three files");
+		fz_artifact_info_free(&info);
+	}
+	if (d) closedir(d);
+	check(n >= 10, "generated artifacts found", gen_dir);
+}
+
+/* the fz_op block of fuserun.h is the generated headers' */
+void test_op_block(void)
+{
+	char p[4096];
+	size_t n1, n2;
+	char *a = slurp("runtime/fuserun.h", &n1), *b = slurp(path2(p, gen_dir, "kl_divergence.h"), &n2);
+	const char *key = "#ifndef FZ_OP_DEFINED";
+	char *sa = a ? strstr(a, key) : NULL, *sb = b ? strstr(b, key) : NULL;
+	char *ea = sa ? strstr(sa, "\n#endif\n") : NULL, *eb = sb ? strstr(sb, "\n#endif\n") : NULL;
+	check(ea && eb && ea - sa == eb - sb && !memcmp(sa, sb, (size_t)(ea - sa)), "fuserun.h's fz_op block matches the generated one",
+	      "copy the FZ_OP_DEFINED block of emit_host.c into runtime/fuserun.h");
+	free(a), free(b);
+}
+
+void test_refusals(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096], q[4096], line[512], line2[512];
+	const char *M = "kl_divergence.manifest";
+	const char *dir = copy_artifact("kl_divergence", "clean");
+	expect("a copied artifact verifies", verify(dir, M, err), FZ_OK, "", NULL);
+
+	dir = copy_artifact("kl_divergence", "truncated_ptx");
+	size_t n;
+	char *ptx = slurp(path2(p, dir, "kl_divergence.sm_90.ptx"), &n);
+	spit(p, ptx, n / 2);
+	expect("refuses a truncated PTX", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "kl_divergence.sm_90.ptx", "truncated or edited", NULL);
+	ptx[n / 2] ^= 1;
+	spit(p, ptx, n);
+	expect("refuses a PTX with one byte edited", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "kl_divergence.sm_90.ptx", "target sm_90", NULL);
+	free(ptx);
+
+	dir = copy_artifact("kl_divergence", "edited_manifest");
+	edit(path2(p, dir, M), "by=reduce", "by=rEduce", 0);
+	expect("refuses an edited manifest", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "manifest-sha256", "edited", NULL);
+
+	dir = copy_artifact("kl_divergence", "truncated_manifest");
+	char *man = slurp(path2(p, dir, M), &n);
+	spit(p, man, n / 2);
+	expect("refuses a truncated manifest", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "no manifest-sha256", NULL);
+	spit(p, man, n - 5);
+	expect("refuses a manifest cut inside its hash line", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "manifest-sha256", NULL);
+	char *longer = malloc(n + 16);
+	memcpy(longer, man, n), memcpy(longer + n, "extra 1\n", 8);
+	spit(p, longer, n + 8);
+	expect("refuses data after the manifest-sha256 line", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "last line", NULL);
+	free(longer);
+	spit(p, "", 0);
+	expect("refuses an empty manifest", verify(dir, M, err), FZ_ERR_FORMAT, err, "empty", NULL);
+	free(man);
+
+	dir = copy_artifact("kl_divergence", "bad_hash_line");
+	manifest_line(path2(p, dir, M), "manifest-sha256 ", line, sizeof line);
+	snprintf(line2, sizeof line2, "%s", line);
+	line2[20] = line2[20] == '0' ? '1' : '0';
+	edit(p, line, line2, 0);
+	expect("refuses a wrong manifest-sha256", verify(dir, M, err), FZ_ERR_INTEGRITY, err, "manifest-sha256", NULL);
+
+	dir = copy_artifact("kl_divergence", "missing_file");
+	remove(path2(p, dir, "kl_divergence_ref.c"));
+	expect("refuses a missing file", verify(dir, M, err), FZ_ERR_IO, err, "kl_divergence_ref.c", "No such file", NULL);
+	remove(path2(p, dir, "kl_divergence.sm_80.ptx"));
+	expect("refuses a missing PTX", verify(dir, M, err), FZ_ERR_IO, err, "kl_divergence.sm_80.ptx", "target sm_80", NULL);
+	expect("refuses a missing manifest", verify(dir, "nothing.manifest", err), FZ_ERR_IO, err, "nothing.manifest", NULL);
+
+	dir = copy_artifact("kl_divergence", "version");
+	manifest_line(path2(p, dir, M), "fusec-version ", line, sizeof line);
+	edit(p, line, "fusec-version 1.0.0", 1);
+	expect("refuses an incompatible fusec version", verify(dir, M, err), FZ_ERR_VERSION, err, "fusec 1.0.0", "0.x", NULL);
+	edit(p, "fusec-version 1.0.0", "fusec-version zero", 1);
+	expect("refuses a malformed fusec version", verify(dir, M, err), FZ_ERR_FORMAT, err, "fusec-version", NULL);
+
+	dir = copy_artifact("kl_divergence", "format");
+	edit(path2(p, dir, M), "fusec-artifact 1\n", "fusec-artifact 2\n", 1);
+	expect("refuses a newer artifact format", verify(dir, M, err), FZ_ERR_VERSION, err, "format 2", NULL);
+	expect("refuses a file that is not a manifest", verify(dir, "kl_divergence.cu", err), FZ_ERR_FORMAT, err, "not a fusec artifact", NULL);
+
+	dir = copy_artifact("kl_divergence", "wrong_target");
+	manifest_line(path2(p, dir, M), "target sm_80 ", line, sizeof line);
+	manifest_line(p, "target sm_90 ", line2, sizeof line2);
+	char swapped[512];
+	snprintf(swapped, sizeof swapped, "target sm_90 %s", line + strlen("target sm_80 "));
+	edit(p, line2, swapped, 1);
+	expect("refuses a target whose PTX is for another architecture", verify(dir, M, err), FZ_ERR_FORMAT, err, "for sm_80, not sm_90", NULL);
+
+	dir = copy_artifact("kl_divergence", "escape");
+	edit(path2(p, dir, M), "target sm_80 kl_divergence.sm_80.ptx", "target sm_80 ../clean/kl_divergence.sm_80.ptx", 1);
+	expect("refuses a file outside the artifact's directory", verify(dir, M, err), FZ_ERR_FORMAT, err, "not a plain file name", NULL);
+
+	dir = copy_artifact("kl_divergence", "malformed");
+	edit(path2(p, dir, M), " by=input\n", "\n", 1);
+	expect("refuses a malformed param line", verify(dir, M, err), FZ_ERR_FORMAT, err, "kl_divergence.manifest:", "param", NULL);
+	dir = copy_artifact("kl_divergence", "bad_dim");
+	edit(path2(p, dir, M), "input f32 N by=input", "input f32 Q by=input", 1);
+	expect("refuses a dimension that is no size", verify(dir, M, err), FZ_ERR_FORMAT, err, "'Q'", NULL);
+	(void)q;
+}
+
+void test_strerror(void)
+{
+	int ok = 1;
+	for (int i = 0; i < FZ_ERR_COUNT_; i++)
+		for (int j = 0; j < i; j++) ok &= fz_strerror(i) && *fz_strerror(i) && strcmp(fz_strerror(i), fz_strerror(j));
+	ok &= strstr(fz_strerror(-1), "unknown") && strstr(fz_strerror(FZ_ERR_COUNT_), "unknown");
+	check(ok, "fz_strerror names every code, distinctly", NULL);
+}

@@ -1,0 +1,93 @@
+/* fuserun list: an artifact's contents, after verifying it (no GPU). */
+#include <stdio.h>
+#include <string.h>
+
+#include "tool.h"
+
+static const char *const role_name[] = {"input", "output", "temp"};
+
+static void dims(const fz_tensor_info *t, char *buf, size_t n)
+{
+	size_t l = 0;
+	buf[0] = 0;
+	if (!t->rank) snprintf(buf, n, "scalar");
+	for (int d = 0; d < t->rank && l < n; d++, l = strlen(buf)) snprintf(buf + l, n - l, "%s%s%s", d ? "," : "[", t->dim[d], d + 1 == t->rank ? "]" : "");
+}
+
+static void list_json(const fz_artifact_info *a)
+{
+	printf("{\"fusion\": "), json_str(stdout, a->fusion);
+	printf(", \"manifest\": "), json_str(stdout, a->manifest);
+	printf(", \"fusec_version\": "), json_str(stdout, a->fusec_version);
+	printf(", \"spec\": "), json_str(stdout, a->spec);
+	printf(", \"nvrtc\": "), json_str(stdout, a->nvrtc);
+	printf(", \"args_size\": %zu, \"sizes\": [", a->args_size);
+	for (int i = 0; i < a->nsizes; i++) printf("%s", i ? ", " : ""), json_str(stdout, a->sizes[i]);
+	printf("], \"parameters\": [");
+	for (int i = 0; i < a->ntensors; i++) {
+		const fz_tensor_info *t = &a->tensors[i];
+		printf("%s{\"name\": ", i ? ", " : ""), json_str(stdout, t->name);
+		printf(", \"role\": \"%s\", \"type\": ", role_name[t->role]), json_str(stdout, t->type);
+		printf(", \"dims\": [");
+		for (int d = 0; d < t->rank; d++) printf("%s", d ? ", " : ""), json_str(stdout, t->dim[d]);
+		printf("], \"by\": "), json_str(stdout, t->by), printf("}");
+	}
+	printf("], \"targets\": [");
+	for (int i = 0; i < a->ntargets; i++) {
+		printf("%s{\"arch\": ", i ? ", " : ""), json_str(stdout, a->targets[i].arch);
+		printf(", \"file\": "), json_str(stdout, a->targets[i].file);
+		printf(", \"sha256\": "), json_str(stdout, a->targets[i].sha256), printf("}");
+	}
+	printf("], \"kernels\": [");
+	for (int i = 0; i < a->nkernels; i++) {
+		const fz_kernel_info *k = &a->kernels[i];
+		printf("%s{\"name\": ", i ? ", " : ""), json_str(stdout, k->name);
+		printf(", \"variant\": \"%s\", \"mode\": ", k->fused ? "fused" : "unfused"), json_str(stdout, k->mode);
+		printf(", \"block\": %d, \"space\": ", k->block), json_str(stdout, k->space);
+		printf(", \"grid_reduction\": %s}", k->grid_reduction ? "true" : "false");
+	}
+	printf("], \"plan\": [");
+	for (int i = 0; i < a->nplan; i++) printf("%s", i ? ", " : ""), json_str(stdout, a->plan[i]);
+	printf("]}\n");
+}
+
+static void list_text(const fz_artifact_info *a)
+{
+	char buf[256];
+	printf("%s: fusion %s, verified (fusec %s, spec %s, NVRTC %s)\n", a->manifest, a->fusion, a->fusec_version,
+	       a->spec ? a->spec : "?", a->nvrtc ? a->nvrtc : "?");
+	printf("sizes:");
+	for (int i = 0; i < a->nsizes; i++) printf(" %s", a->sizes[i]);
+	printf("\nparameters (args struct: %zu bytes):\n", a->args_size);
+	for (int i = 0; i < a->ntensors; i++) {
+		const fz_tensor_info *t = &a->tensors[i];
+		dims(t, buf, sizeof buf);
+		printf("  %-12s %-6s %-4s %-14s by %s\n", t->name, role_name[t->role], t->type, buf, t->by);
+	}
+	printf("targets:\n");
+	for (int i = 0; i < a->ntargets; i++)
+		printf("  %-6s %-32s sha256 %.16s...\n", a->targets[i].arch, a->targets[i].file, a->targets[i].sha256);
+	printf("kernels:\n");
+	for (int i = 0; i < a->nkernels; i++) {
+		const fz_kernel_info *k = &a->kernels[i];
+		printf("  %-7s %-28s %-7s block=%d%s%s%s\n", k->fused ? "fused" : "unfused", k->name, k->mode, k->block,
+		       *k->space ? " space=" : "", k->space, k->grid_reduction ? " grid-reduction" : "");
+	}
+	printf("plan:\n");
+	for (int i = 0; i < a->nplan; i++) printf("  %s\n", a->plan[i]);
+}
+
+int cmd_list(const fr_opts *o)
+{
+	fz_artifact_info info;
+	char err[FZ_ERRMSG_SIZE];
+	int rc = fz_artifact_verify(o->artifact, &info, err);
+	if (rc) {
+		fprintf(stderr, "fuserun: artifact refused: %s (%s)\n", err, fz_strerror(rc));
+		return rc == FZ_ERR_NO_MEMORY ? EXIT_ERROR : EXIT_MISMATCH;
+	}
+	if (o->json) list_json(&info);
+	else list_text(&info);
+	fz_artifact_info_free(&info);
+	return EXIT_PASS;
+}

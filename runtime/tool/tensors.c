@@ -1,0 +1,303 @@
+/* Host tensors, inputs and comparisons for fuserun validate/bench (the
+ * logic of tests/gpu/validate.c, for any artifact). */
+#include "tensors.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum { T_F64, T_F32, T_F16, T_BF16, T_I64, T_I32 };
+
+static int tcode(const fz_tensor_info *ti)
+{
+	static const char *const names[] = {"f64", "f32", "f16", "bf16", "i64", "i32"};
+	for (int i = 0; i < 6; i++)
+		if (!strcmp(ti->type, names[i])) return i;
+	return T_I32;
+}
+static int is_float(int code) { return code <= T_BF16; }
+
+static uint16_t f2h(float f) /* round to nearest even, finite inputs */
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	uint32_t sign = (x >> 16) & 0x8000;
+	int e = (int)((x >> 23) & 0xff) - 127 + 15;
+	uint32_t mant = x & 0x7fffff;
+	if (e <= 0) return (uint16_t)sign;
+	if (e >= 31) return (uint16_t)(sign | 0x7c00);
+	uint32_t h = sign | (uint32_t)e << 10 | mant >> 13;
+	uint32_t rest = mant & 0x1fff;
+	if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
+	return (uint16_t)h;
+}
+static float h2f(uint16_t h)
+{
+	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
+	if (e == 0) {
+		float f = (float)m / 16777216.0f;
+		return sign ? -f : f;
+	}
+	if (e == 31) x = sign | 0x7f800000 | m << 13;
+	else x = sign | (e - 15 + 127) << 23 | m << 13;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+static uint16_t f2b(float f)
+{
+	uint32_t x;
+	memcpy(&x, &f, 4);
+	x += 0x7fff + ((x >> 16) & 1);
+	return (uint16_t)(x >> 16);
+}
+static float b2f(uint16_t b)
+{
+	uint32_t x = (uint32_t)b << 16;
+	float f;
+	memcpy(&f, &x, 4);
+	return f;
+}
+
+static double get(int code, const void *buf, long long i)
+{
+	switch (code) {
+	case T_F64: return ((const double *)buf)[i];
+	case T_F32: return ((const float *)buf)[i];
+	case T_F16: return h2f(((const uint16_t *)buf)[i]);
+	case T_BF16: return b2f(((const uint16_t *)buf)[i]);
+	case T_I64: return (double)((const int64_t *)buf)[i];
+	default: return ((const int32_t *)buf)[i];
+	}
+}
+static void put(int code, void *buf, long long i, double v)
+{
+	switch (code) {
+	case T_F64: ((double *)buf)[i] = v; break;
+	case T_F32: ((float *)buf)[i] = (float)v; break;
+	case T_F16: ((uint16_t *)buf)[i] = f2h((float)v); break;
+	case T_BF16: ((uint16_t *)buf)[i] = f2b((float)v); break;
+	case T_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
+	default: ((int32_t *)buf)[i] = (int32_t)v;
+	}
+}
+static double ref_at(const rt_tensor *t, long long k)
+{
+	return t->ref ? t->ref[k] : t->iref ? (double)t->iref[k] : (double)t->lref[k];
+}
+
+static double urand(uint64_t *s)
+{
+	*s ^= *s << 13, *s ^= *s >> 7, *s ^= *s << 17;
+	return (double)(*s >> 11) / 9007199254740992.0;
+}
+
+static long long size_of(const rt_case *c, const char *name)
+{
+	for (int i = 0; i < c->info->nsizes; i++)
+		if (!strcmp(c->info->sizes[i], name)) return c->size[i];
+	return 0;
+}
+
+/* names whose values must be positive (logarithms, variances, precisions) */
+static int positive(const char *n)
+{
+	static const char *const pos[] = {"q", "p", "var", "pi", NULL};
+	for (int i = 0; pos[i]; i++)
+		if (!strcmp(n, pos[i])) return 1;
+	return 0;
+}
+
+static double scalar_value(rt_case *c, const fz_tensor_info *ti)
+{
+	static const struct { const char *name; double v; } fixed[] = {
+		{"eps", 1e-5}, {"decay", 0.9}, {"vth", 1.0}, {"vreset", 0.0}, {"lr", 0.01}};
+	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
+		if (!strcmp(ti->name, fixed[i].name)) return fixed[i].v;
+	if (!strcmp(ti->name, "nf")) return (double)size_of(c, "N");
+	return 0.5 + urand(&c->rng);
+}
+
+/* Uniform in (-1, 1), or (0.05, 1) for names that must be positive; a CSR
+   of S/N synapses a neuron and distinct fired neurons for spike_burst. */
+static double input_value(rt_case *c, const rt_tensor *t, int code, long long k)
+{
+	const char *n = t->ti->name;
+	if (!strcmp(c->info->fusion, "spike_burst")) {
+		long long N = size_of(c, "N"), S = size_of(c, "S"), F = size_of(c, "F");
+		if (!strcmp(n, "row_ptr")) return (double)(k * (S / N));
+		if (!strcmp(n, "col")) return (double)(long long)(urand(&c->rng) * (double)N);
+		if (!strcmp(n, "fired")) return (double)((k * (N / (F ? F : 1)) + 7) % N);
+		if (!strcmp(n, "w")) return 0.02 + 0.2 * urand(&c->rng);
+		if (!strcmp(n, "v")) return 0.3 + 0.7 * urand(&c->rng);
+	}
+	if (!is_float(code)) return (double)(long long)(urand(&c->rng) * 100);
+	return positive(n) ? 0.05 + 0.95 * urand(&c->rng) : 2 * urand(&c->rng) - 1;
+}
+
+static int spec_constraints(const rt_case *c, char *err)
+{
+	if (!strcmp(c->info->fusion, "spike_burst")) {
+		long long N = size_of(c, "N"), NP1 = size_of(c, "NP1"), S = size_of(c, "S");
+		if (NP1 != N + 1 || S < N) {
+			snprintf(err, FZ_ERRMSG_SIZE, "spike_burst needs NP1 = N + 1 and S >= N (S/N synapses a neuron)");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
+                 unsigned long long seed, char *err)
+{
+	memset(c, 0, sizeof *c);
+	c->info = info, c->spec = spec;
+	c->rng = 0x9e3779b97f4a7c15ull ^ (seed * 0x2545F4914F6CDD1Dull);
+	if (!c->rng) c->rng = 1;
+	if (info->nsizes > 64) return snprintf(err, FZ_ERRMSG_SIZE, "too many sizes"), 1;
+	for (int i = 0; i < info->nsizes; i++) c->size[i] = sizes[i];
+	if (spec->args_size != info->args_size) {
+		snprintf(err, FZ_ERRMSG_SIZE, "%s: the generated header's args are %zu bytes, the manifest's %zu: header and artifact disagree",
+		         info->fusion, spec->args_size, info->args_size);
+		return 1;
+	}
+	if (spec_constraints(c, err)) return 1;
+	c->t = calloc((size_t)info->ntensors, sizeof *c->t);
+	c->args = calloc(info->args_size / 8, 8);
+	c->rargs = calloc(spec->ref_args_size / 8 + 1, 8);
+	if (!c->t || !c->args || !c->rargs) return snprintf(err, FZ_ERRMSG_SIZE, "out of memory"), 1;
+	size_t rk = 0;
+	for (int i = 0; i < info->ntensors; i++) {
+		rt_tensor *t = &c->t[i];
+		const fz_tensor_info *ti = &info->tensors[i];
+		int code = tcode(ti);
+		t->ti = ti, t->n = 1;
+		for (int d = 0; d < ti->rank; d++) {
+			long long v = ti->dim_size[d] >= 0 ? c->size[ti->dim_size[d]] : ti->dim_value[d];
+			if (v <= 0 || t->n > (1ll << 40) / v)
+				return snprintf(err, FZ_ERRMSG_SIZE, "%s: %lld elements is too many", ti->name, t->n * v), 1;
+			t->n *= v;
+		}
+		t->bytes = (size_t)t->n * (size_t)ti->elem_bytes;
+		if (ti->role == FZ_TEMP) continue;
+		if (rk >= spec->ref_args_size / 8) break;
+		t->host = malloc(t->bytes);
+		if (is_float(code)) t->ref = calloc((size_t)t->n, sizeof(double));
+		else if (code == T_I64) t->lref = calloc((size_t)t->n, 8);
+		else t->iref = calloc((size_t)t->n, 4);
+		if (!t->host || (!t->ref && !t->lref && !t->iref))
+			return snprintf(err, FZ_ERRMSG_SIZE, "out of memory for %s (%lld elements)", ti->name, t->n), 1;
+		if (ti->role == FZ_INPUT && ti->rank == 0) {
+			double v = scalar_value(c, ti);
+			put(code, t->host, 0, v);
+			v = get(code, t->host, 0);
+			if (is_float(code)) memcpy(&c->args[i], &v, 8), memcpy(&c->rargs[rk++], &v, 8);
+			else {
+				long long l = (long long)v;
+				memcpy(&c->args[i], &l, 8), memcpy(&c->rargs[rk++], &l, 8);
+			}
+			continue;
+		}
+		c->bytes_moved += (double)t->bytes;
+		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
+		memcpy(&c->rargs[rk++], &view, 8);
+		if (ti->role != FZ_INPUT) continue;
+		for (long long k = 0; k < t->n; k++) {
+			put(code, t->host, k, input_value(c, t, code, k));
+			double v = get(code, t->host, k);
+			if (t->ref) t->ref[k] = v;
+			else if (t->iref) t->iref[k] = (int32_t)v;
+			else t->lref[k] = (int64_t)v;
+		}
+	}
+	for (int i = 0; i < info->nsizes && rk < spec->ref_args_size / 8 + 1; i++)
+		memcpy(&c->args[info->ntensors + i], &c->size[i], 8), memcpy(&c->rargs[rk++], &c->size[i], 8);
+	if (rk * 8 != spec->ref_args_size) {
+		snprintf(err, FZ_ERRMSG_SIZE, "%s: the reference's args (%zu bytes) disagree with the manifest's tensors and sizes",
+		         info->fusion, spec->ref_args_size);
+		return 1;
+	}
+	return 0;
+}
+
+int rt_case_reference(rt_case *c, char *err)
+{
+	int r = c->spec->reference(c->rargs);
+	if (r) snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion,
+	                r == 1 ? "a subscript out of range (a bad gather)" : r == 2 ? "out of memory" : "unknown error");
+	return r;
+}
+
+void rt_case_free(rt_case *c)
+{
+	for (int i = 0; c->t && i < c->info->ntensors; i++) free(c->t[i].host), free(c->t[i].ref), free(c->t[i].iref), free(c->t[i].lref);
+	free(c->t), free(c->args), free(c->rargs);
+	memset(c, 0, sizeof *c);
+}
+
+double rt_tolerance(const fz_tensor_info *ti)
+{
+	int map = !strcmp(ti->by, "map");
+	switch (tcode(ti)) {
+	case T_F32: return map ? 1e-5 : 1e-4;
+	case T_F64: return map ? 1e-12 : 1e-10;
+	case T_F16: return 1e-2;
+	case T_BF16: return 2e-2;
+	default: return 0;
+	}
+}
+
+static int cmp_ll(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? -1 : x > y;
+}
+
+/* a compacted list: the same count and the same set of values */
+static double compare_set(const rt_case *c, const rt_tensor *t, void *const *got, double *maxdiff)
+{
+	int code = tcode(t->ti);
+	const rt_tensor *cnt = NULL;
+	int ci = -1;
+	for (int j = 0; j < c->info->ntensors; j++)
+		if (c->t[j].ti->role == FZ_OUTPUT && !strcmp(c->t[j].ti->by, "compact") && c->t[j].ti->rank == 0)
+			cnt = &c->t[j], ci = j;
+	*maxdiff = INFINITY;
+	if (!cnt || !got[ci]) return 1;
+	long long gc = (long long)get(tcode(cnt->ti), got[ci], 0), rc = (long long)ref_at(cnt, 0);
+	if (gc != rc || gc < 0 || gc > t->n) return 1;
+	long long *a = malloc(sizeof(long long) * (size_t)(gc + 1)), *b = malloc(sizeof(long long) * (size_t)(gc + 1));
+	if (a && b) {
+		for (long long k = 0; k < gc; k++) a[k] = (long long)get(code, got[t - c->t], k), b[k] = (long long)ref_at(t, k);
+		qsort(a, (size_t)gc, sizeof *a, cmp_ll), qsort(b, (size_t)gc, sizeof *b, cmp_ll);
+		*maxdiff = 0;
+		for (long long k = 0; k < gc; k++)
+			if (a[k] != b[k]) *maxdiff = INFINITY;
+	}
+	free(a), free(b);
+	return 1;
+}
+
+void rt_compare(const rt_case *c, int i, void *const *got, rt_result *r)
+{
+	const rt_tensor *t = &c->t[i];
+	int code = tcode(t->ti);
+	memset(r, 0, sizeof *r);
+	r->name = t->ti->name, r->type = t->ti->type, r->at = -1;
+	r->tolerance = rt_tolerance(t->ti);
+	double maxref = 0, maxdiff = 0;
+	if (!strcmp(t->ti->by, "compact") && t->ti->rank == 1) {
+		r->as_set = 1;
+		maxref = compare_set(c, t, got, &maxdiff);
+	} else {
+		for (long long k = 0; k < t->n; k++) {
+			double want = ref_at(t, k), g = get(code, got[i], k), d = fabs(g - want);
+			if (isnan(g) && !isnan(want)) d = INFINITY;
+			if (d > maxdiff) maxdiff = d, r->at = k, r->got = g, r->want = want;
+			if (fabs(want) > maxref) maxref = fabs(want);
+		}
+	}
+	r->error = maxdiff == 0 ? 0 : maxdiff / (maxref > 0 ? maxref : 1e-300);
+	r->score = r->tolerance > 0 ? r->error / r->tolerance : (r->error > 0 ? INFINITY : 0);
+}

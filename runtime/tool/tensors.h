@@ -1,0 +1,57 @@
+/* The host side of a validation case, no GPU involved: the tensors of a
+ * fusion at given sizes, random inputs in the device's element types, the
+ * float64 reference's view of them, the args and reference-args structs,
+ * and the comparison of outputs against the reference. */
+#ifndef FUSERUN_TENSORS_H
+#define FUSERUN_TENSORS_H
+#include <stdint.h>
+
+#include "fuserun.h"
+#include "registry.h"
+
+typedef struct rt_tensor {
+	const fz_tensor_info *ti;
+	long long n;        /* elements (1 for a scalar) */
+	size_t bytes;       /* on the device */
+	void *host;         /* the values as the device holds them (not for temps) */
+	double *ref;        /* the reference's values: float tensors */
+	int32_t *iref;      /* i32 tensors */
+	int64_t *lref;      /* i64 tensors */
+	fz_ptr dev;
+} rt_tensor;
+
+typedef struct rt_case {
+	const fz_artifact_info *info;
+	const fr_spec *spec;
+	long long size[64];       /* per info->sizes */
+	rt_tensor *t;             /* per info->tensors */
+	uint64_t *args;           /* the args struct: info->args_size bytes */
+	uint64_t *rargs;          /* the reference's args struct */
+	uint64_t rng;
+	double bytes_moved;       /* every input and output once */
+} rt_case;
+
+/* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed. */
+int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
+                 unsigned long long seed, char *err);
+/* runs the float64 reference on the inputs */
+int rt_case_reference(rt_case *c, char *err);
+void rt_case_free(rt_case *c);
+
+/* one output against the reference */
+typedef struct rt_result {
+	const char *name, *type;
+	double error;       /* normwise: max|got - want| / max|want|; infinite for a NaN or an unwritten element */
+	double tolerance;   /* by element type and how it is computed; 0: exact */
+	double score;       /* error / tolerance: <= 1 passes */
+	int as_set;         /* a compacted list, compared as a set */
+	long long at;       /* the worst element, or -1 */
+	double got, want;
+} rt_result;
+
+double rt_tolerance(const fz_tensor_info *ti);
+/* Compares output i. got[j]: the device bytes of tensor j (outputs only),
+   which a compacted list needs for its count. */
+void rt_compare(const rt_case *c, int i, void *const *got, rt_result *r);
+
+#endif

@@ -1,0 +1,35 @@
+/* fuserun's commands and their shared helpers. */
+#ifndef FUSERUN_TOOL_H
+#define FUSERUN_TOOL_H
+#include <stdio.h>
+
+#include "fuserun.h"
+
+enum { MAX_SIZE_ARGS = 32 };
+
+typedef struct fr_opts {
+	const char *artifact;           /* a manifest path */
+	int nsize;
+	char size_name[MAX_SIZE_ARGS][64];
+	long long size_value[MAX_SIZE_ARGS];
+	unsigned long long seed;
+	int reps, device, json, verbose;
+} fr_opts;
+
+/* exit codes */
+enum { EXIT_PASS = 0, EXIT_MISMATCH = 1, EXIT_ERROR = 2 };
+
+int cmd_list(const fr_opts *o);
+int cmd_validate(const fr_opts *o);
+int cmd_bench(const fr_opts *o);
+
+/* the value of every size of the artifact from the --size options; prints
+   what is missing or unknown and returns nonzero */
+int sizes_resolve(const fr_opts *o, const fz_artifact_info *info, long long *sizes);
+/* "N=1000,M=20" */
+void sizes_format(const fz_artifact_info *info, const long long *sizes, char *buf, size_t n);
+
+void json_str(FILE *f, const char *s);
+void json_num(FILE *f, double v);   /* null when not finite */
+
+#endif
