@@ -7,8 +7,9 @@ bin/fusec --check specs/*.fuse
 echo "== the plan of the main demo chain"
 bin/fusec --explain specs/kl_divergence.fuse
 if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
-	echo "== GPU found: validating and timing kl_divergence"
-	sh tests/gpu/run.sh kl_divergence
+	echo "== GPU found: validating and timing kl_divergence (N = 2^26)"
+	bin/fuserun validate generated/kl_divergence.manifest --size N=67108864
+	bin/fuserun bench generated/kl_divergence.manifest --size N=67108864
 else
 	echo "== no GPU on this machine: running the CPU-side checks (reference, ptxas) instead"
 	sh tests/cpu_artifacts.sh
