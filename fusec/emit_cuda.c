@@ -158,6 +158,11 @@ static const char *red_op(RedOp r)
 	return r == RED_MAX ? "FZ_MAX" : r == RED_MIN ? "FZ_MIN" : "FZ_SUM";
 }
 
+/* A row is walked by a block, or by a warp (Kernel.warp_rows). */
+static const char *row_tid(const Cx *cx) { return cx->k->warp_rows ? "fz_lane" : "threadIdx.x"; }
+static const char *row_width(const Cx *cx) { return cx->k->warp_rows ? "32" : "blockDim.x"; }
+static const char *row_leader(const Cx *cx) { return cx->k->warp_rows ? "fz_lane == 0" : "threadIdx.x == 0"; }
+
 /* Writes the value (or mask) of statement s, with its compute type. */
 static char *value_of(Cx *cx, const Stmt *s, int e)
 {
@@ -241,7 +246,7 @@ static void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 	} else {
 		fprintf(cx->out, "const %s %s = (%s)(%s);\n", ctype(vt), name, ctype(vt), v);
 		if (cx->p->stored[s->out]) {
-			if (store_only_thread0) ind(cx->out, depth), fputs("if (threadIdx.x == 0)\n", cx->out);
+			if (store_only_thread0) ind(cx->out, depth), fprintf(cx->out, "if (%s)\n", row_leader(cx));
 			store_target(cx, s, name, depth + store_only_thread0);
 		}
 	}
@@ -284,6 +289,8 @@ static void dim_c(Cx *cx, Dim d, FILE *out);
 
 typedef void RowBody(Cx *cx, int sid, int n, int depth);
 
+
+
 /* The block walks the row: var = threadIdx.x, += blockDim.x. With a
  * register cache the first rcache strides read the cached elements (the
  * body is written twice: cached, then for the rest of a longer row). */
@@ -304,10 +311,10 @@ static void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int
 		ind(out, depth), fprintf(out, "for (long long %s = threadIdx.x + %dLL * blockDim.x; %s < ", var, k->rcache, var);
 	} else {
 		ind(out, depth), fputs("#pragma unroll 4\n", out);
-		ind(out, depth), fprintf(out, "for (long long %s = threadIdx.x; %s < ", var, var);
+		ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
 	}
 	dim_c(cx, k->inner, out);
-	fprintf(out, "; %s += blockDim.x) {\n", var);
+	fprintf(out, "; %s += %s) {\n", var, row_width(cx));
 	body(cx, sid, n, depth + 1);
 	ind(out, depth), fputs("}\n", out);
 }
@@ -423,13 +430,16 @@ results:
 		}
 		if (s->red == RED_KMIN)
 			fprintf(out, "const %s %s = acc_%s[%d];\n", ctype(s->acc), name, x->name, s->kmin_k - 1);
+		else if (row && cx->k->warp_rows)
+			fprintf(out, "const %s %s = fz_warp_reduce<%s, %s>(acc_%s);\n", ctype(s->acc), name, ctype(s->acc),
+			        red_op(s->red), x->name);
 		else if (row)
 			fprintf(out, "const %s %s = fz_block_reduce<%s, %s>(acc_%s, (%s *)fz_sh);\n", ctype(s->acc), name,
 			        ctype(s->acc), red_op(s->red), x->name, ctype(s->acc));
 		else
 			fprintf(out, "const %s %s = acc_%s;\n", ctype(s->acc), name, x->name);
 		if (cx->p->stored[s->out]) {
-			if (row) ind(out, depth), fputs("if (threadIdx.x == 0)\n", out);
+			if (row) ind(out, depth), fprintf(out, "if (%s)\n", row_leader(cx));
 			store_target(cx, s, name, depth + row);
 		}
 		publish(cx, s, name);
@@ -459,6 +469,45 @@ static void row_map_body(Cx *cx, int sid, int n, int d)
 {
 	(void)n;
 	emit_map(cx, sid, d, 0);
+}
+
+/* Unrolled compaction, first half: each copy's test and value. */
+static void compact_operands(Cx *cx, int sid, int u)
+{
+	const Stmt *s = &cx->m->stmt[sid];
+	const char *nm = cx->m->tensor[s->out].name;
+	char *v = value_of(cx, s, s->rhs);
+	char *mk = s->mask ? value_of(cx, s, s->mask) : strdup("true");
+	fprintf(cx->out, "\t\tconst bool cp_%s_%d = ok_%d && (%s);\n", nm, u, u, mk);
+	fprintf(cx->out, "\t\tconst long long cv_%s_%d = (long long)(%s);\n", nm, u, v);
+	free(v), free(mk);
+}
+
+/* Second half: one atomic a warp for all its copies' items; each item's
+ * slot is the warp's base plus the items before it (by copy, then lane). */
+static void compact_warp(Cx *cx, int sid, int U)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
+	FILE *out = cx->out;
+	fputs("\t\t{\n\t\t\tconst unsigned fz_act = __activemask();\n", out);
+	for (int u = 0; u < U; u++) fprintf(out, "\t\t\tconst unsigned fz_b%d = __ballot_sync(fz_act, cp_%s_%d);\n", u, list->name, u);
+	fputs("\t\t\tconst int fz_tot = ", out);
+	for (int u = 0; u < U; u++) fprintf(out, "%s__popc(fz_b%d)", u ? " + " : "", u);
+	fputs(";\n\t\t\tif (fz_tot) {\n", out);
+	fputs("\t\t\t\tconst unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;\n", out);
+	fputs("\t\t\t\tconst int fz_leader = __ffs(fz_act) - 1;\n", out);
+	fprintf(out, "\t\t\t\tunsigned int fz_base = 0;\n\t\t\t\tif ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_%s, (unsigned int)fz_tot);\n", cnt->name);
+	fputs("\t\t\t\tfz_base = __shfl_sync(fz_act, fz_base, fz_leader);\n", out);
+	for (int u = 0; u < U; u++) {
+		fprintf(out, "\t\t\t\tif (cp_%s_%d) {\n\t\t\t\t\tconst long long slot = (long long)fz_base", list->name, u);
+		for (int v = 0; v < u; v++) fprintf(out, " + __popc(fz_b%d)", v);
+		fprintf(out, " + __popc(fz_b%d & fz_lt);\n\t\t\t\t\tif (slot < ", u);
+		dim_c(cx, list->dim[0], out);
+		fprintf(out, ") a.t_%s[slot] = (%s)cv_%s_%d;\n\t\t\t\t}\n", list->name, tensor_device_type(list), list->name, u);
+	}
+	fputs("\t\t\t}\n\t\t}\n", out);
 }
 
 static void emit_compact(Cx *cx, int sid, int depth)
@@ -599,7 +648,7 @@ static void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0)
 	const char *nm = m->tensor[s->out].name;
 	ind(cx->out, depth);
 	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", cx->out);
-	if (thread0 || mk) fprintf(cx->out, "if (%s%s%s) ", thread0 ? "threadIdx.x == 0" : "", thread0 && mk ? " && " : "", mk ? mk : "");
+	if (thread0 || mk) fprintf(cx->out, "if (%s%s%s) ", thread0 ? row_leader(cx) : "", thread0 && mk ? " && " : "", mk ? mk : "");
 	fprintf(cx->out, "tacc_%s = fz_op<%s>(tacc_%s, (%s)(%s));\n", nm, red_op(s->red), nm, ctype(s->acc), v);
 	free(v), free(mk);
 }
@@ -615,9 +664,19 @@ static void clear_locals(Cx *cx)
 
 static void kernel_head(Cx *cx)
 {
-	/* the second bound lets ptxas use 64 registers whatever the block size */
-	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", cx->k->block,
-	        1024 / cx->k->block, cx->k->name, cx->m->fusion[cx->fusion].name);
+	/* Blocks a multiprocessor must hold, which caps registers: kernels with
+	 * arrays in registers (a row cache, k-smallest lists, matmul tiles) or
+	 * f64 work get 64 a thread at half occupancy; streaming kernels 40 at
+	 * three quarters, enough for an unrolled body without spilling. */
+	const Kernel *k = cx->k;
+	int heavy = k->slices > 1 || k->mode == KM_MATMUL;
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+		heavy |= cx->m->stage[cx->m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+	int minb = (k->rcache || heavy ? 1024 : 1536) / k->block;
+	if (minb > 32) minb = 32;
+	if (minb < 1) minb = 1;
+	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", k->block,
+	        minb, k->name, cx->m->fusion[cx->fusion].name);
 	const Fusion *f = &cx->m->fusion[cx->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t] == cx->kernel_id && cx->m->tensor[t].rank == 0)
@@ -693,8 +752,9 @@ static void emit_point_kernel(Cx *cx)
 			if (is_scalar(s)) continue;
 			bind_point(cx, s, k->nspace);
 			FILE *keep = cx->out;
-			if (dfr && (is_tail(s) || s->pattern == PAT_COMPACT)) cx->out = dfr;
+			if (dfr && is_tail(s)) cx->out = dfr;
 			if (is_tail(s)) emit_tail_accumulate(cx, sid, 2, 0);
+			else if (s->pattern == PAT_COMPACT && U > 1) compact_operands(cx, sid, u);
 			else if (s->pattern == PAT_COMPACT) emit_compact(cx, sid, 2);
 			else if (s->red >= RED_SUM && s->red <= RED_KMIN) sid += emit_reductions(cx, sid, 2, 0) - 1;
 			else emit_map(cx, sid, 2, 0);
@@ -708,6 +768,8 @@ static void emit_point_kernel(Cx *cx)
 		fprintf(out, "\t\tif (ok_%d) {\n%s\t\t}\n", u, deferred[u] ? deferred[u] : "");
 		free(deferred[u]);
 	}
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt && U > 1; sid++)
+		if (m->stmt[sid].pattern == PAT_COMPACT) compact_warp(cx, sid, U);
 	cx->sfx = "";
 	cx->sliced = 0;
 	fputs("\t}\n", out);
@@ -729,7 +791,12 @@ static void emit_row_kernel(Cx *cx)
 	fputs("\tconst long long rows = ", out);
 	space_total(cx, out);
 	fputs(";\n", out);
-	fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
+	if (k->warp_rows) {
+		fputs("\tconst int fz_lane = threadIdx.x & 31;\n", out);
+		fputs("\tfor (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {\n", out);
+	} else {
+		fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
+	}
 	decompose(cx, "row", 2);
 	/* the row's statements first into a buffer: which rows they cache is
 	   known only then, and the cache is filled before them */
@@ -748,7 +815,7 @@ static void emit_row_kernel(Cx *cx)
 		} else if (s->red >= RED_SUM && s->red <= RED_MIN) {
 			sid += emit_reductions(cx, sid, 2, 1) - 1;
 		} else if (s->pattern == PAT_COMPACT) {
-			fputs("\t\tif (threadIdx.x == 0) {\n", out);
+			fprintf(out, "\t\tif (%s) {\n", row_leader(cx));
 			emit_compact(cx, sid, 3);
 			fputs("\t\t}\n", out);
 		} else if (s->nfree == k->nspace) {

@@ -57,6 +57,11 @@ static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *o
 		fprintf(out, ", %d, %s)", k->slices > 1 ? k->block / k->slices : k->block * k->unroll, k->has_tail ? "sm" : "0");
 		break;
 	case KM_ROW:
+		if (k->warp_rows) {
+			fputs("fz_grid(32LL * (", out), space_product(m, f, k, out);
+			fprintf(out, "), %d, %s)", k->block, k->has_tail ? "sm" : "0");
+			break;
+		}
 		fputs("fz_rows(", out), space_product(m, f, k, out);
 		fprintf(out, ", %s)", k->has_tail ? "sm" : "0");
 		break;

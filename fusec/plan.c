@@ -417,6 +417,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 			else if (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace) walks++;
 		}
 		if (walks >= 2) k->block = 512, k->rcache = 16;
+		else k->warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
 }
 

@@ -60,6 +60,7 @@ typedef struct Kernel {
 	int unroll;               /* POINT maps: points per thread, loads first */
 	int slices;               /* POINT reductions: warps sharing each point's loop */
 	int rcache;               /* ROW: elements of each input row a thread keeps in registers */
+	int warp_rows;            /* ROW: a warp per row (rows walked once), not a block */
 } Kernel;
 
 typedef struct Plan {

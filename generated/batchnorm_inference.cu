@@ -57,6 +57,13 @@ template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, 
 	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
 	return r;
 }
+/* the same for one warp: every lane returns lane 0's order of sums */
+template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return __shfl_sync(0xffffffffu, v, 0);
+}
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -93,7 +100,7 @@ typedef struct fz_batchnorm_inference_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256, 4) batchnorm_inference_f0(const fz_batchnorm_inference_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -135,7 +142,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) batchnorm_inference_f0(cons
 
 /* u variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256, 4) batchnorm_inference_u0(const fz_batchnorm_inference_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -57,6 +57,13 @@ template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, 
 	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
 	return r;
 }
+/* the same for one warp: every lane returns lane 0's order of sums */
+template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return __shfl_sync(0xffffffffu, v, 0);
+}
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -95,20 +102,21 @@ typedef struct fz_belief_update_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) belief_update_f0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) belief_update_f0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_g = 0;
 		#pragma unroll 4
-		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
+		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
-		const float v_g = fz_block_reduce<float, FZ_SUM>(acc_g, (float *)fz_sh);
+		const float v_g = fz_warp_reduce<float, FZ_SUM>(acc_g);
 		const float v_e = (float)((__ldg(&a.t_pi[(long long)(s0)]) * (__ldg(&a.t_o[(long long)(s0)]) - v_g)));
-		if (threadIdx.x == 0)
+		if (fz_lane == 0)
 			a.t_e[(long long)(s0)] = (float)(v_e);
 	}
 }
@@ -142,24 +150,25 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f1(const fz_
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u0(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u0(const fz_belief_update_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_g = 0;
 		#pragma unroll 4
-		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
+		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
-		const float v_g = fz_block_reduce<float, FZ_SUM>(acc_g, (float *)fz_sh);
-		if (threadIdx.x == 0)
+		const float v_g = fz_warp_reduce<float, FZ_SUM>(acc_g);
+		if (fz_lane == 0)
 			a.t_g[(long long)(s0)] = (float)(v_g);
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u1(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u1(const fz_belief_update_args a)
 {
 	const long long total = a.n_M;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -217,7 +226,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u2(const fz_
 #undef FZ_SLICES
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) belief_update_u3(const fz_belief_update_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -95,7 +95,7 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_f0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -145,7 +145,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_u0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

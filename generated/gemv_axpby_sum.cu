@@ -57,6 +57,13 @@ template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, 
 	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
 	return r;
 }
+/* the same for one warp: every lane returns lane 0's order of sums */
+template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return __shfl_sync(0xffffffffu, v, 0);
+}
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -94,23 +101,24 @@ typedef struct fz_gemv_axpby_sum_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_f0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;
 	const long long rows = a.n_M;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_ax = 0;
 		#pragma unroll 4
-		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
+		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}
-		const float v_ax = fz_block_reduce<float, FZ_SUM>(acc_ax, (float *)fz_sh);
+		const float v_ax = fz_warp_reduce<float, FZ_SUM>(acc_ax);
 		const float v_y = (float)(((((float)a.t_alpha) * v_ax) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0)]))));
-		if (threadIdx.x == 0)
+		if (fz_lane == 0)
 			a.t_y[(long long)(s0)] = (float)(v_y);
-		if (threadIdx.x == 0) tacc_s = fz_op<FZ_SUM>(tacc_s, (float)(v_y));
+		if (fz_lane == 0) tacc_s = fz_op<FZ_SUM>(tacc_s, (float)(v_y));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_s, fz_sh);
@@ -135,24 +143,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_f0(const fz_
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u0(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_M;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_ax = 0;
 		#pragma unroll 4
-		for (long long r1_n = threadIdx.x; r1_n < a.n_N; r1_n += blockDim.x) {
+		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_ax = fz_op<FZ_SUM>(acc_ax, (float)((__ldg(&a.t_A[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_x[(long long)(r1_n)]))));
 		}
-		const float v_ax = fz_block_reduce<float, FZ_SUM>(acc_ax, (float *)fz_sh);
-		if (threadIdx.x == 0)
+		const float v_ax = fz_warp_reduce<float, FZ_SUM>(acc_ax);
+		if (fz_lane == 0)
 			a.t_ax[(long long)(s0)] = (float)(v_ax);
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
 {
 	const long long total = a.n_M;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -184,7 +193,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u1(const fz_
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) gemv_axpby_sum_u2(const fz_gemv_axpby_sum_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u2(const fz_gemv_axpby_sum_args a)
 {
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;

@@ -78,7 +78,7 @@ static inline unsigned long long fz_gemv_axpby_sum_fused_scratch(fz_gemv_axpby_s
 	unsigned long long off = 0, parts = 0;
 	if (sm <= 0) sm = 132;
 	if (base) a->t_ax = 0; /* kept on chip */
-	parts = fz_max_u64(parts, (unsigned long long)(fz_rows(1LL * a->n_M, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, sm)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -93,7 +93,7 @@ static inline int fz_gemv_axpby_sum_fused_ops(const fz_gemv_axpby_sum_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_f0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_M, sm);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -130,7 +130,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_u0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_M, 0);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

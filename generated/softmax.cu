@@ -57,6 +57,13 @@ template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, 
 	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
 	return r;
 }
+/* the same for one warp: every lane returns lane 0's order of sums */
+template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return __shfl_sync(0xffffffffu, v, 0);
+}
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -144,24 +151,25 @@ extern "C" __global__ void __launch_bounds__(512, 2) softmax_f0(const fz_softmax
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_u0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) softmax_u0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_rmax = -FZ_INF_F;
 		#pragma unroll 4
-		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
+		for (long long r1_c = fz_lane; r1_c < a.n_C; r1_c += 32) {
 			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
-		const float v_rmax = fz_block_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh);
-		if (threadIdx.x == 0)
+		const float v_rmax = fz_warp_reduce<float, FZ_MAX>(acc_rmax);
+		if (fz_lane == 0)
 			a.t_rmax[(long long)(s0)] = (float)(v_rmax);
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_u1(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -201,24 +209,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) softmax_u1(const fz_softmax
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_u2(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) softmax_u2(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_lane = threadIdx.x & 31;
+	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_rsum = 0;
 		#pragma unroll 4
-		for (long long r1_c = threadIdx.x; r1_c < a.n_C; r1_c += blockDim.x) {
+		for (long long r1_c = fz_lane; r1_c < a.n_C; r1_c += 32) {
 			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)((a.t_ex[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 		}
-		const float v_rsum = fz_block_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh);
-		if (threadIdx.x == 0)
+		const float v_rsum = fz_warp_reduce<float, FZ_SUM>(acc_rsum);
+		if (fz_lane == 0)
 			a.t_rsum[(long long)(s0)] = (float)(v_rsum);
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) softmax_u3(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;

@@ -126,7 +126,7 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* softmax_u0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -146,7 +146,7 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 		}
 	}
 	{ /* softmax_u2: row */
-		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -57,6 +57,13 @@ template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, 
 	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
 	return r;
 }
+/* the same for one warp: every lane returns lane 0's order of sums */
+template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
+{
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return __shfl_sync(0xffffffffu, v, 0);
+}
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -101,7 +108,7 @@ typedef struct fz_spike_burst_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f0(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_f0(const fz_spike_burst_args a)
 {
 	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
@@ -117,7 +124,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f0(const fz_spi
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_f1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -125,57 +132,80 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_f1(const fz_spi
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
 		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
+		const bool cp_spikes_0 = ok_0 && ((v_u_0 >= ((float)a.t_vth)));
+		const long long cv_spikes_0 = (long long)(s0_0);
 		const float v_v_next_0 = (float)(((v_u_0 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_0));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
 		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
+		const bool cp_spikes_1 = ok_1 && ((v_u_1 >= ((float)a.t_vth)));
+		const long long cv_spikes_1 = (long long)(s0_1);
 		const float v_v_next_1 = (float)(((v_u_1 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_1));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
 		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
+		const bool cp_spikes_2 = ok_2 && ((v_u_2 >= ((float)a.t_vth)));
+		const long long cv_spikes_2 = (long long)(s0_2);
 		const float v_v_next_2 = (float)(((v_u_2 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_2));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
 		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
+		const bool cp_spikes_3 = ok_3 && ((v_u_3 >= ((float)a.t_vth)));
+		const long long cv_spikes_3 = (long long)(s0_3);
 		const float v_v_next_3 = (float)(((v_u_3 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_3));
 		if (ok_0) {
-		if (((v_u_0 >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_0);
-		}
 		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
 		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
 		}
 		if (ok_1) {
-		if (((v_u_1 >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_1);
-		}
 		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
 		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
 		}
 		if (ok_2) {
-		if (((v_u_2 >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_2);
-		}
 		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
 		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
 		}
 		if (ok_3) {
-		if (((v_u_3 >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_3);
-		}
 		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
 		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
+		}
+		{
+			const unsigned fz_act = __activemask();
+			const unsigned fz_b0 = __ballot_sync(fz_act, cp_spikes_0);
+			const unsigned fz_b1 = __ballot_sync(fz_act, cp_spikes_1);
+			const unsigned fz_b2 = __ballot_sync(fz_act, cp_spikes_2);
+			const unsigned fz_b3 = __ballot_sync(fz_act, cp_spikes_3);
+			const int fz_tot = __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3);
+			if (fz_tot) {
+				const unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;
+				const int fz_leader = __ffs(fz_act) - 1;
+				unsigned int fz_base = 0;
+				if ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_nspikes, (unsigned int)fz_tot);
+				fz_base = __shfl_sync(fz_act, fz_base, fz_leader);
+				if (cp_spikes_0) {
+					const long long slot = (long long)fz_base + __popc(fz_b0 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_0;
+				}
+				if (cp_spikes_1) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_1;
+				}
+				if (cp_spikes_2) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_2;
+				}
+				if (cp_spikes_3) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_3;
+				}
+			}
 		}
 	}
 }
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u0(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u0(const fz_spike_burst_args a)
 {
 	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
@@ -191,7 +221,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u0(const fz_spi
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u1(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
@@ -227,47 +257,70 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u1(const fz_spi
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u2(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u2(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool cp_spikes_0 = ok_0 && (((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)));
+		const long long cv_spikes_0 = (long long)(s0_0);
 		const bool ok_1 = p + 1 * stride < total;
 		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool cp_spikes_1 = ok_1 && (((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)));
+		const long long cv_spikes_1 = (long long)(s0_1);
 		const bool ok_2 = p + 2 * stride < total;
 		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool cp_spikes_2 = ok_2 && (((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)));
+		const long long cv_spikes_2 = (long long)(s0_2);
 		const bool ok_3 = p + 3 * stride < total;
 		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const bool cp_spikes_3 = ok_3 && (((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)));
+		const long long cv_spikes_3 = (long long)(s0_3);
 		if (ok_0) {
-		if ((((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_0);
-		}
 		}
 		if (ok_1) {
-		if ((((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_1);
-		}
 		}
 		if (ok_2) {
-		if ((((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_2);
-		}
 		}
 		if (ok_3) {
-		if ((((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)))) {
-			const long long slot = (long long)atomicAdd((unsigned int *)a.t_nspikes, 1u);
-			if (slot < a.n_N) a.t_spikes[slot] = (int)(s0_3);
 		}
+		{
+			const unsigned fz_act = __activemask();
+			const unsigned fz_b0 = __ballot_sync(fz_act, cp_spikes_0);
+			const unsigned fz_b1 = __ballot_sync(fz_act, cp_spikes_1);
+			const unsigned fz_b2 = __ballot_sync(fz_act, cp_spikes_2);
+			const unsigned fz_b3 = __ballot_sync(fz_act, cp_spikes_3);
+			const int fz_tot = __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3);
+			if (fz_tot) {
+				const unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;
+				const int fz_leader = __ffs(fz_act) - 1;
+				unsigned int fz_base = 0;
+				if ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_nspikes, (unsigned int)fz_tot);
+				fz_base = __shfl_sync(fz_act, fz_base, fz_leader);
+				if (cp_spikes_0) {
+					const long long slot = (long long)fz_base + __popc(fz_b0 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_0;
+				}
+				if (cp_spikes_1) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_1;
+				}
+				if (cp_spikes_2) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_2;
+				}
+				if (cp_spikes_3) {
+					const long long slot = (long long)fz_base + __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3 & fz_lt);
+					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_3;
+				}
+			}
 		}
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_u3(const fz_spike_burst_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u3(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
