@@ -96,6 +96,10 @@ generated/%.manifest generated/%.cu generated/%.h generated/%_ref.c generated/%.
 comma := ,
 generate: $(MANIFESTS)
 
+# The runtime library, fuserun, the examples and their tests (reads NAMES;
+# included here so that check's prerequisites below see RT_TEST_BINS).
+include runtime/runtime.mk
+
 # Regenerates into build/regen and compares byte for byte with generated/.
 check-generated: bin/fusec
 	@rm -rf build/regen && mkdir -p build/regen
@@ -129,6 +133,3 @@ install: install-runtime
 gpu-check: bin/fusec runtime runtime-examples
 	sh tests/gpu/run.sh
 	sh runtime/tests/gpu.sh
-
-# The runtime library, fuserun, the examples and their tests (reads NAMES).
-include runtime/runtime.mk

@@ -664,17 +664,8 @@ static void clear_locals(Cx *cx)
 
 static void kernel_head(Cx *cx)
 {
-	/* Blocks a multiprocessor must hold, which caps registers: kernels with
-	 * arrays in registers (a row cache, k-smallest lists, matmul tiles) or
-	 * f64 work get 64 a thread at half occupancy; streaming kernels 40 at
-	 * three quarters, enough for an unrolled body without spilling. */
 	const Kernel *k = cx->k;
-	int heavy = k->slices > 1 || k->mode == KM_MATMUL;
-	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-		heavy |= cx->m->stage[cx->m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
-	int minb = (k->rcache || heavy ? 1024 : 1536) / k->block;
-	if (minb > 32) minb = 32;
-	if (minb < 1) minb = 1;
+	int minb = k->min_blocks;
 	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", k->block,
 	        minb, k->name, cx->m->fusion[cx->fusion].name);
 	const Fusion *f = &cx->m->fusion[cx->fusion];

@@ -51,19 +51,24 @@ static void space_product(const Module *m, const Fusion *f, const Kernel *k, FIL
 /* grid.x of kernel k as a C expression in a, sm */
 static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
+	/* a kernel with a whole-grid reduction launches no more blocks than
+	   fit at once: its partials are sized by the grid, and a second,
+	   partial wave would only wait */
+	char cap[64] = "0";
+	if (k->has_tail) snprintf(cap, sizeof cap, "(long long)sm * %d", k->min_blocks);
 	switch (k->mode) {
 	case KM_POINT:
 		fputs("fz_grid(", out), space_product(m, f, k, out);
-		fprintf(out, ", %d, %s)", k->slices > 1 ? k->block / k->slices : k->block * k->unroll, k->has_tail ? "sm" : "0");
+		fprintf(out, ", %d, %s)", k->slices > 1 ? k->block / k->slices : k->block * k->unroll, cap);
 		break;
 	case KM_ROW:
 		if (k->warp_rows) {
 			fputs("fz_grid(32LL * (", out), space_product(m, f, k, out);
-			fprintf(out, "), %d, %s)", k->block, k->has_tail ? "sm" : "0");
+			fprintf(out, "), %d, %s)", k->block, cap);
 			break;
 		}
 		fputs("fz_rows(", out), space_product(m, f, k, out);
-		fprintf(out, ", %s)", k->has_tail ? "sm" : "0");
+		fprintf(out, ", %s)", cap);
 		break;
 	case KM_MATMUL:
 		fputs("fz_grid(", out), dim_a(m, f, k->space[1], out);
@@ -188,18 +193,19 @@ void emit_host_header_common(FILE *out)
 	      "enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };\n"
 	      "static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }\n"
 	      "static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }\n"
-	      "/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)\n"
-	      "   at most 8 per multiprocessor and at least 1 */\n"
-	      "static inline unsigned long long fz_grid(long long n, int per, int sm)\n"
+	      "/* blocks for n points at `per` a block; with cap > 0 (whole-grid\n"
+	      "   reductions: the blocks that fit on the device at once) at most cap\n"
+	      "   and at least 1 */\n"
+	      "static inline unsigned long long fz_grid(long long n, int per, long long cap)\n"
 	      "{\n"
 	      "\tunsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;\n"
-	      "\tif (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }\n"
+	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
 	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
 	      "}\n"
-	      "static inline unsigned long long fz_rows(long long rows, int sm)\n"
+	      "static inline unsigned long long fz_rows(long long rows, long long cap)\n"
 	      "{\n"
 	      "\tunsigned long long g = rows > 0 ? (unsigned long long)rows : 0;\n"
-	      "\tif (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }\n"
+	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
 	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
 	      "}\n"
 	      "#endif\n\n",

@@ -419,6 +419,20 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		if (walks >= 2) k->block = 512, k->rcache = 16;
 		else k->warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
+
+	/* Blocks a multiprocessor must hold, which caps registers: kernels with
+	 * arrays in registers (a row cache, k-smallest lists, matmul tiles) or
+	 * f64 work get 64 a thread at half occupancy; streaming kernels 40 at
+	 * three quarters, enough for an unrolled body without spilling. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		int heavy = k->slices > 1 || k->mode == KM_MATMUL || k->rcache;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+		k->min_blocks = (heavy ? 1024 : 1536) / k->block;
+		if (k->min_blocks > 32) k->min_blocks = 32;
+		if (k->min_blocks < 1) k->min_blocks = 1;
+	}
 }
 
 void plan_free(Plan *p)

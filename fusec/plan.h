@@ -61,6 +61,7 @@ typedef struct Kernel {
 	int slices;               /* POINT reductions: warps sharing each point's loop */
 	int rcache;               /* ROW: elements of each input row a thread keeps in registers */
 	int warp_rows;            /* ROW: a warp per row (rows walked once), not a block */
+	int min_blocks;           /* blocks an SM must hold (__launch_bounds__), so registers */
 } Kernel;
 
 typedef struct Plan {

@@ -23,18 +23,19 @@ typedef struct fz_op {
 enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };
 static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }
 static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)
-   at most 8 per multiprocessor and at least 1 */
-static inline unsigned long long fz_grid(long long n, int per, int sm)
+/* blocks for n points at `per` a block; with cap > 0 (whole-grid
+   reductions: the blocks that fit on the device at once) at most cap
+   and at least 1 */
+static inline unsigned long long fz_grid(long long n, int per, long long cap)
 {
 	unsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
-static inline unsigned long long fz_rows(long long rows, int sm)
+static inline unsigned long long fz_rows(long long rows, long long cap)
 {
 	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
 #endif
@@ -78,7 +79,7 @@ static inline unsigned long long fz_gemv_axpby_sum_fused_scratch(fz_gemv_axpby_s
 	unsigned long long off = 0, parts = 0;
 	if (sm <= 0) sm = 132;
 	if (base) a->t_ax = 0; /* kept on chip */
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -93,7 +94,7 @@ static inline int fz_gemv_axpby_sum_fused_ops(const fz_gemv_axpby_sum_args *a, i
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_f0: row */
-		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, sm);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -115,7 +116,7 @@ static inline unsigned long long fz_gemv_axpby_sum_unfused_scratch(fz_gemv_axpby
 	if (sm <= 0) sm = 132;
 	if (base) a->t_ax = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_M);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_M, 1024, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_M, 1024, (long long)sm * 6)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -150,7 +151,7 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 		}
 	}
 	{ /* gemv_axpby_sum_u2: point */
-		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, (long long)sm * 6);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -23,18 +23,19 @@ typedef struct fz_op {
 enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };
 static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }
 static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)
-   at most 8 per multiprocessor and at least 1 */
-static inline unsigned long long fz_grid(long long n, int per, int sm)
+/* blocks for n points at `per` a block; with cap > 0 (whole-grid
+   reductions: the blocks that fit on the device at once) at most cap
+   and at least 1 */
+static inline unsigned long long fz_grid(long long n, int per, long long cap)
 {
 	unsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
-static inline unsigned long long fz_rows(long long rows, int sm)
+static inline unsigned long long fz_rows(long long rows, long long cap)
 {
 	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
 #endif

@@ -23,18 +23,19 @@ typedef struct fz_op {
 enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };
 static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }
 static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }
-/* blocks for n points at `per` a block; with sm > 0 (whole-grid reductions)
-   at most 8 per multiprocessor and at least 1 */
-static inline unsigned long long fz_grid(long long n, int per, int sm)
+/* blocks for n points at `per` a block; with cap > 0 (whole-grid
+   reductions: the blocks that fit on the device at once) at most cap
+   and at least 1 */
+static inline unsigned long long fz_grid(long long n, int per, long long cap)
 {
 	unsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
-static inline unsigned long long fz_rows(long long rows, int sm)
+static inline unsigned long long fz_rows(long long rows, long long cap)
 {
 	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
-	if (sm > 0) { if (g > (unsigned long long)sm * 8) g = (unsigned long long)sm * 8; if (g == 0) g = 1; }
+	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
 #endif
@@ -82,7 +83,7 @@ static inline unsigned long long fz_transfer_entropy_fused_scratch(fz_transfer_e
 	if (base) a->t_n_xnx = 0; /* kept on chip */
 	if (base) a->t_n_xy = 0; /* kept on chip */
 	if (base) a->t_psi_sum = 0; /* kept on chip */
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 32, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 32, (long long)sm * 1)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -97,7 +98,7 @@ static inline int fz_transfer_entropy_fused_ops(const fz_transfer_entropy_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_f0: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 32, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, (long long)sm * 1);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -129,7 +130,7 @@ static inline unsigned long long fz_transfer_entropy_unfused_scratch(fz_transfer
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_N);
 	if (base) a->t_psi_sum = base + off;
 	off += fz_align((unsigned long long)8);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, sm)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, (long long)sm * 4)) * 1 * 8);
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
@@ -174,7 +175,7 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 		}
 	}
 	{ /* transfer_entropy_u3: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, sm);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 4);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
