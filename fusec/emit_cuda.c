@@ -561,11 +561,19 @@ static void decompose(Cx *cx, const char *lin, int depth)
 		if (i == 0) {
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else {
-			fprintf(out, "const long long s%d%s = fz_rem%s %% ", i, cx->sfx, cx->sfx);
+			/* 64-bit division is dozens of instructions: divide in 32
+			   bits whenever the dimension allows (the common case) */
+			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
 			dim_c(cx, k->space[i], out);
-			fprintf(out, "; fz_rem%s /= ", cx->sfx);
+			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
+			dim_c(cx, k->space[i], out);
+			fprintf(out, ") : fz_rem%s / ", cx->sfx);
 			dim_c(cx, k->space[i], out);
 			fputs(";\n", out);
+			ind(out, depth);
+			fprintf(out, "const long long s%d%s = fz_rem%s - fz_q%d%s * ", i, cx->sfx, cx->sfx, i, cx->sfx);
+			dim_c(cx, k->space[i], out);
+			fprintf(out, "; fz_rem%s = fz_q%d%s;\n", cx->sfx, i, cx->sfx);
 		}
 	}
 }

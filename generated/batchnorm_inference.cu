@@ -107,22 +107,26 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
-		const long long s1_0 = fz_rem_0 % a.n_C; fz_rem_0 /= a.n_C;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
-		const long long s1_1 = fz_rem_1 % a.n_C; fz_rem_1 /= a.n_C;
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
-		const long long s1_2 = fz_rem_2 % a.n_C; fz_rem_2 /= a.n_C;
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
-		const long long s1_3 = fz_rem_3 % a.n_C; fz_rem_3 /= a.n_C;
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
 		if (ok_0) {
@@ -149,22 +153,26 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
-		const long long s1_0 = fz_rem_0 % a.n_C; fz_rem_0 /= a.n_C;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
-		const long long s1_1 = fz_rem_1 % a.n_C; fz_rem_1 /= a.n_C;
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
-		const long long s1_2 = fz_rem_2 % a.n_C; fz_rem_2 /= a.n_C;
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
-		const long long s1_3 = fz_rem_3 % a.n_C; fz_rem_3 /= a.n_C;
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
 		if (ok_0) {

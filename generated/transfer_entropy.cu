@@ -194,22 +194,26 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
-		const long long s1_0 = fz_rem_0 % a.n_N; fz_rem_0 /= a.n_N;
+		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const double v_d_0 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_0)]) - __ldg(&a.t_xn[(long long)(s1_0)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_0)]) - __ldg(&a.t_xp[(long long)(s1_0)]))), fabs((__ldg(&a.t_yp[(long long)(s0_0)]) - __ldg(&a.t_yp[(long long)(s1_0)]))))));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
-		const long long s1_1 = fz_rem_1 % a.n_N; fz_rem_1 /= a.n_N;
+		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
+		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const double v_d_1 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_1)]) - __ldg(&a.t_xn[(long long)(s1_1)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_1)]) - __ldg(&a.t_xp[(long long)(s1_1)]))), fabs((__ldg(&a.t_yp[(long long)(s0_1)]) - __ldg(&a.t_yp[(long long)(s1_1)]))))));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
-		const long long s1_2 = fz_rem_2 % a.n_N; fz_rem_2 /= a.n_N;
+		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
+		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const double v_d_2 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_2)]) - __ldg(&a.t_xn[(long long)(s1_2)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_2)]) - __ldg(&a.t_xp[(long long)(s1_2)]))), fabs((__ldg(&a.t_yp[(long long)(s0_2)]) - __ldg(&a.t_yp[(long long)(s1_2)]))))));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
-		const long long s1_3 = fz_rem_3 % a.n_N; fz_rem_3 /= a.n_N;
+		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
+		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const double v_d_3 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_3)]) - __ldg(&a.t_xn[(long long)(s1_3)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_3)]) - __ldg(&a.t_xp[(long long)(s1_3)]))), fabs((__ldg(&a.t_yp[(long long)(s0_3)]) - __ldg(&a.t_yp[(long long)(s1_3)]))))));
 		if (ok_0) {
