@@ -100,10 +100,8 @@ int main(int argc, char **argv)
 		int p = b & 1;
 		a.t_fired = d_list[p], a.n_F = F, a.t_v = d_v[p];
 		a.t_spikes = d_list[1 - p], a.t_v_next = d_v[1 - p];
-		fz_op ops[8];
-		int nops = fz_spike_burst_fused_ops(&a, props.sm_count, ops, 8);
-		if (nops < 0) return fprintf(stderr, "spiking: op list too long\n"), 1;
-		if (fz_run(art, ops, nops, &a, sizeof a, st)) {
+		/* the generated header's typed launcher: op list and launches in one call */
+		if (fz_spike_burst_fused_run(art, &a, props.sm_count, st)) {
 			fprintf(stderr, "spiking: burst %d: %s\n", b, fz_artifact_error(art));
 			return 1;
 		}

@@ -225,5 +225,20 @@ void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unf
 	ref_struct(m, fusion, out);
 	emit_host_plan(m, fusion, fused, "f", out);
 	emit_host_plan(m, fusion, unfused, "u", out);
+	/* Typed one-call launchers for applications that link libfuserun
+	   (include fuserun.h before this header). */
+	fputs("#ifdef FUSERUN_H\n", out);
+	for (int v = 0; v < 2; v++) {
+		const Plan *p = v ? unfused : fused;
+		const char *vn = v ? "unfused" : "fused";
+		int maxops = p->nk + f->ntensor + 1;
+		fprintf(out, "/* Runs the %s variant on stream (NULL: the default), a's scratch\n"
+		             "   already placed by fz_%s_%s_scratch with the same sm. */\n", vn, f->name, vn);
+		fprintf(out, "static inline int fz_%s_%s_run(fz_artifact *art, const fz_%s_args *a, int sm, fz_stream *stream)\n{\n",
+		        f->name, vn, f->name);
+		fprintf(out, "\tfz_op ops[%d];\n\tconst int n = fz_%s_%s_ops(a, sm, ops, %d);\n", maxops, f->name, vn, maxops);
+		fputs("\tif (n < 0) return FZ_ERR_INVALID;\n\treturn fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", out);
+	}
+	fputs("#endif\n\n", out);
 	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
 }

@@ -137,6 +137,27 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 	return n;
 }
 
+#ifdef FUSERUN_H
+/* Runs the fused variant on stream (NULL: the default), a's scratch
+   already placed by fz_batchnorm_inference_fused_scratch with the same sm. */
+static inline int fz_batchnorm_inference_fused_run(fz_artifact *art, const fz_batchnorm_inference_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[9];
+	const int n = fz_batchnorm_inference_fused_ops(a, sm, ops, 9);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+/* Runs the unfused variant on stream (NULL: the default), a's scratch
+   already placed by fz_batchnorm_inference_unfused_scratch with the same sm. */
+static inline int fz_batchnorm_inference_unfused_run(fz_artifact *art, const fz_batchnorm_inference_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[9];
+	const int n = fz_batchnorm_inference_unfused_ops(a, sm, ops, 9);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

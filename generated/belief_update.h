@@ -188,6 +188,27 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	return n;
 }
 
+#ifdef FUSERUN_H
+/* Runs the fused variant on stream (NULL: the default), a's scratch
+   already placed by fz_belief_update_fused_scratch with the same sm. */
+static inline int fz_belief_update_fused_run(fz_artifact *art, const fz_belief_update_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[12];
+	const int n = fz_belief_update_fused_ops(a, sm, ops, 12);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+/* Runs the unfused variant on stream (NULL: the default), a's scratch
+   already placed by fz_belief_update_unfused_scratch with the same sm. */
+static inline int fz_belief_update_unfused_run(fz_artifact *art, const fz_belief_update_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[14];
+	const int n = fz_belief_update_unfused_ops(a, sm, ops, 14);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

@@ -143,6 +143,27 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 	return n;
 }
 
+#ifdef FUSERUN_H
+/* Runs the fused variant on stream (NULL: the default), a's scratch
+   already placed by fz_kl_divergence_fused_scratch with the same sm. */
+static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_divergence_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[6];
+	const int n = fz_kl_divergence_fused_ops(a, sm, ops, 6);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+/* Runs the unfused variant on stream (NULL: the default), a's scratch
+   already placed by fz_kl_divergence_unfused_scratch with the same sm. */
+static inline int fz_kl_divergence_unfused_run(fz_artifact *art, const fz_kl_divergence_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[7];
+	const int n = fz_kl_divergence_unfused_ops(a, sm, ops, 7);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

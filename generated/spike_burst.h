@@ -202,6 +202,27 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 	return n;
 }
 
+#ifdef FUSERUN_H
+/* Runs the fused variant on stream (NULL: the default), a's scratch
+   already placed by fz_spike_burst_fused_scratch with the same sm. */
+static inline int fz_spike_burst_fused_run(fz_artifact *art, const fz_spike_burst_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[16];
+	const int n = fz_spike_burst_fused_ops(a, sm, ops, 16);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+/* Runs the unfused variant on stream (NULL: the default), a's scratch
+   already placed by fz_spike_burst_unfused_scratch with the same sm. */
+static inline int fz_spike_burst_unfused_run(fz_artifact *art, const fz_spike_burst_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[18];
+	const int n = fz_spike_burst_unfused_ops(a, sm, ops, 18);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif

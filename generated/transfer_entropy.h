@@ -187,6 +187,27 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 	return n;
 }
 
+#ifdef FUSERUN_H
+/* Runs the fused variant on stream (NULL: the default), a's scratch
+   already placed by fz_transfer_entropy_fused_scratch with the same sm. */
+static inline int fz_transfer_entropy_fused_run(fz_artifact *art, const fz_transfer_entropy_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[13];
+	const int n = fz_transfer_entropy_fused_ops(a, sm, ops, 13);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+/* Runs the unfused variant on stream (NULL: the default), a's scratch
+   already placed by fz_transfer_entropy_unfused_scratch with the same sm. */
+static inline int fz_transfer_entropy_unfused_run(fz_artifact *art, const fz_transfer_entropy_args *a, int sm, fz_stream *stream)
+{
+	fz_op ops[16];
+	const int n = fz_transfer_entropy_unfused_ops(a, sm, ops, 16);
+	if (n < 0) return FZ_ERR_INVALID;
+	return fz_run(art, ops, n, a, sizeof *a, stream);
+}
+#endif
+
 #ifdef __cplusplus
 }
 #endif
