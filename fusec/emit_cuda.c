@@ -701,6 +701,16 @@ static void emit_resets(Cx *cx, int depth)
 	}
 }
 
+/* After the space loop: the whole-grid fold, if any, and the closing brace.
+ * Locals die with the loop, and the tail's with the kernel. */
+static void finish_kernel(Cx *cx)
+{
+	clear_locals(cx);
+	if (cx->k->has_tail) emit_tail(cx, 1);
+	clear_locals(cx);
+	fputs("}\n\n", cx->out);
+}
+
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
  * copy's values (and so its loads) before any copy's stores. Sliced: 32
  * points a block, each point's reduction loop shared by FZ_SLICES warps. */
@@ -773,10 +783,7 @@ static void emit_point_kernel(Cx *cx)
 	cx->sliced = 0;
 	fputs("\t}\n", out);
 	if (k->slices > 1) fputs("#undef FZ_SLICES\n", out);
-	clear_locals(cx);
-	if (k->has_tail) emit_tail(cx, 1);
-	clear_locals(cx); /* the tail's values are this kernel's alone */
-	fputs("}\n\n", out);
+	finish_kernel(cx);
 }
 
 static void emit_row_kernel(Cx *cx)
@@ -857,10 +864,7 @@ static void emit_row_kernel(Cx *cx)
 	fputs(body, out);
 	free(body);
 	fputs("\t}\n", out);
-	clear_locals(cx);
-	if (k->has_tail) emit_tail(cx, 1);
-	clear_locals(cx); /* the tail's values are this kernel's alone */
-	fputs("}\n\n", out);
+	finish_kernel(cx);
 }
 
 static void emit_matmul_kernel(Cx *cx)
