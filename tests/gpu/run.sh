@@ -22,7 +22,7 @@ sizes() {
 	belief_update) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu) echo "M=1,K=1,N=1 M=129,K=67,N=251 M=1024,K=1024,N=1024" ;;
-	transfer_entropy) echo "N=1 N=5 N=997 N=8192" ;;
+	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
 	esac
 }
