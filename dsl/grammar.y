@@ -78,11 +78,24 @@ static int stmt(ParseCtx *ctx, int lhs, int op, int rhs, int loop, int mask)
 }
 
 %syntax_error {
+	/* What the parser could have taken here: the tokens this state does
+	 * not reject, named when there are few enough to help. */
+	char expected[256] = "";
+	int nexp = 0, codes[8];
+	for (int t = 1; t < YYNTOKEN; t++)
+		if (yy_find_shift_action((YYCODETYPE)t, yypParser->yytos->stateno) != YY_ERROR_ACTION && nexp++ < 8)
+			codes[nexp - 1] = t;
+	if (nexp > 0 && nexp <= 6) {
+		size_t n = 0;
+		for (int i = 0; i < nexp; i++)
+			n += (size_t)snprintf(expected + n, sizeof expected - n, "%s%s", i == 0 ? "; expected " : i == nexp - 1 ? " or " : ", ",
+			                      token_spelling(codes[i]));
+	}
 	if (TOKEN.len == 0 && yymajor == 0)
-		diag_error(ctx->diag, TOKEN.off, "unexpected end of input");
+		diag_error(ctx->diag, TOKEN.off, "unexpected end of input%s", expected);
 	else
-		diag_error(ctx->diag, TOKEN.off, "syntax error: unexpected %s '%.*s'",
-		           token_name(yymajor), (int)TOKEN.len, ctx->ast->text + TOKEN.off);
+		diag_error(ctx->diag, TOKEN.off, "syntax error: unexpected %s '%.*s'%s",
+		           token_name(yymajor), (int)TOKEN.len, ctx->ast->text + TOKEN.off, expected);
 }
 %stack_overflow {
 	ctx->overflow = 1;

@@ -20,6 +20,23 @@ const char *token_name(int code)
 	}
 }
 
+const char *token_spelling(int code)
+{
+	switch (code) {
+	case OROR: return "'||'"; case ANDAND: return "'&&'"; case EQEQ: return "'=='"; case NE: return "'!='";
+	case LT: return "'<'"; case LE: return "'<='"; case GT: return "'>'"; case GE: return "'>='";
+	case PLUS: return "'+'"; case MINUS: return "'-'"; case STAR: return "'*'"; case SLASH: return "'/'";
+	case PERCENT: return "'%'"; case NOT: return "'!'"; case RBRACE: return "'}'"; case CONST: return "'const'";
+	case IDENT: return "an identifier"; case ASSIGN: return "'='"; case NUMBER: return "a number"; case SEMI: return "';'";
+	case FUSION: return "'fusion'"; case LPAREN: return "'('"; case RPAREN: return "')'"; case ARROW: return "'->'";
+	case LBRACE: return "'{'"; case COMMA: return "','"; case COLON: return "':'"; case LBRACKET: return "'['";
+	case RBRACKET: return "']'"; case TEMP: return "'temp'"; case STAGE: return "'stage'"; case LARROW: return "'<-'";
+	case WHERE: return "'where'"; case PLUSEQ: return "'+='"; case SUMINIT: return "'+=!'"; case BANGEQ: return "'=!'";
+	case FOR: return "'for'"; case IN: return "'in'"; case DOTDOT: return "'..'";
+	default: return "a token";
+	}
+}
+
 int parse_source(Ast *ast, Diag *d, const Source *src)
 {
 	ParseCtx ctx = {ast, d, 0, 0};

@@ -28,6 +28,7 @@ void lexer_init(Lexer *lx, const char *text, size_t len, Diag *d);
  * reported and skipped, so the parser only ever sees valid tokens. */
 int lexer_next(Lexer *lx, Token *tok);
 const char *token_name(int code);
+const char *token_spelling(int code); /* "'('", "identifier", ... */
 
 /* Parses the whole source; returns the first top-level node (0 if none). */
 int parse_source(Ast *ast, Diag *d, const Source *src);

@@ -246,7 +246,7 @@ group_cli() {
 	cli_expect "--emit=ir of several files" 0 "fusion tanh" "" --emit=ir specs/relu.fuse specs/tanh.fuse
 	cli_expect "--max-errors=1 summary" 1 "" "tests/diag/semantic_several.fuse: 5 errors in all (4 not shown)" --max-errors=1 tests/diag/semantic_several.fuse
 	cli_expect "--max-errors=0 shows all" 1 "" "tests/diag/semantic_several.fuse:9:40: error: type mismatch: a subscript must be an integer, not a float" --max-errors=0 tests/diag/semantic_several.fuse
-	cli_expect "--emit=ir prints nothing on errors" 1 "" "tests/diag/syntax_error.fuse:4:29: error: syntax error: unexpected token '*'" --emit=ir tests/diag/syntax_error.fuse
+	cli_expect "--emit=ir prints nothing on errors" 1 "" "tests/diag/syntax_error.fuse:4:29: error: syntax error: unexpected token '*'; expected '-', '!', an identifier, a number or '('" --emit=ir tests/diag/syntax_error.fuse
 	# Every file is checked even after a failing one, and each valid one
 	# still has its output.
 	run_fusec "$ROOT" --emit=ir tests/diag/syntax_error.fuse specs/relu.fuse
