@@ -70,6 +70,11 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			out_dir = a[1] == 'o' ? argv[++i] : a + 10;
+			if (!*out_dir) {
+				fputs("fusec: error: the output directory is empty\n", stderr);
+				free(files), free(arch_buf);
+				return 2;
+			}
 		} else if (!strcmp(a, "-MD")) {
 			want_dep = 1;
 		} else if (!strcmp(a, "-MF")) {
@@ -83,8 +88,14 @@ int main(int argc, char **argv)
 			free(arch_buf);
 			arch_buf = strdup(a + 7);
 			narch = 0;
-			for (char *t = strtok(arch_buf, ","); t && narch < 8; t = strtok(NULL, ","))
+			for (char *t = strtok(arch_buf, ","); t; t = strtok(NULL, ",")) {
+				if (narch == 8) {
+					fputs("fusec: error: --arch takes at most 8 targets\n", stderr);
+					free(files), free(arch_buf);
+					return 2;
+				}
 				archs[narch++] = t;
+			}
 			for (int k = 0; k < narch; k++)
 				if (strncmp(archs[k], "sm_", 3) || strlen(archs[k]) < 5 || strlen(archs[k]) > 6 ||
 				    strspn(archs[k] + 3, "0123456789a") != strlen(archs[k] + 3)) {

@@ -967,10 +967,22 @@ static void check_fusion(Sema *s, int node)
 	for (int it = N(s, node)->c; it; it = N(s, it)->next) {
 		switch (N(s, it)->kind) {
 		case AST_CONST: declare_const(s, it); break;
-		case AST_TEMP:
+		case AST_TEMP: {
+			/* a temp's sizes must be the parameters' own: nothing else
+			   binds a size at launch */
+			int before = F(s)->nsym;
 			declare_tensor(s, it, TK_TEMP);
+			for (int d = N(s, it)->b; d; d = N(s, d)->next) {
+				int k;
+				if (N(s, d)->flag || const_find(s, d)) continue;
+				for (k = 0; k < before; k++)
+					if (ast_name_eq(s->ast, d, F(s)->sym[k])) break;
+				if (k == before)
+					diag_error(s->d, N(s, d)->off, "size '%.*s' of temp '%.*s' is no parameter's size", NAMEF(s, d), NAMEF(s, it));
+			}
 			if (tensor_find(s, it) >= 0) m->tensor[tensor_find(s, it)].zero_init = 1;
 			break;
+		}
 		case AST_STAGE: check_stage(s, it); break;
 		default: break;
 		}

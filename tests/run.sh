@@ -244,6 +244,8 @@ group_cli() {
 	cli_expect "options after files" 0 "fusion relu" "" specs/relu.fuse --emit=ir
 	cli_expect "last --emit wins" 0 "FUSION relu" "" --emit=ir --emit=ast specs/relu.fuse
 	cli_expect "--emit=ir of several files" 0 "fusion tanh" "" --emit=ir specs/relu.fuse specs/tanh.fuse
+	cli_expect "empty --out-dir is bad usage" 2 "" "fusec: error: the output directory is empty" --out-dir= specs/relu.fuse
+	cli_expect "more than 8 targets is bad usage" 2 "" "fusec: error: --arch takes at most 8 targets" --arch=sm_80,sm_80,sm_80,sm_80,sm_80,sm_80,sm_80,sm_80,sm_90 -o "$TMP/gen" specs/relu.fuse
 	cli_expect "--max-errors=1 summary" 1 "" "tests/diag/semantic_several.fuse: 5 errors in all (4 not shown)" --max-errors=1 tests/diag/semantic_several.fuse
 	cli_expect "--max-errors=0 shows all" 1 "" "tests/diag/semantic_several.fuse:9:40: error: type mismatch: a subscript must be an integer, not a float" --max-errors=0 tests/diag/semantic_several.fuse
 	cli_expect "--emit=ir prints nothing on errors" 1 "" "tests/diag/syntax_error.fuse:4:29: error: syntax error: unexpected token '*'; expected '-', '!', an identifier, a number or '('" --emit=ir tests/diag/syntax_error.fuse
