@@ -47,11 +47,10 @@ static void load_elem(Cx *cx, int t, const char *lin, FILE *out)
 {
 	const Tensor *x = &cx->m->tensor[t];
 	const char *pre = x->kind == TK_INPUT ? "__ldg(&" : "(";
-	const char *post = x->kind == TK_INPUT ? "])" : "])";
 	switch (x->type) {
 	case ET_F16: fprintf(out, "fz_h2f(a.t_%s[%s])", x->name, lin); break;
 	case ET_BF16: fprintf(out, "fz_b2f(a.t_%s[%s])", x->name, lin); break;
-	default: fprintf(out, "%sa.t_%s[%s%s", pre, x->name, lin, post); break;
+	default: fprintf(out, "%sa.t_%s[%s])", pre, x->name, lin); break;
 	}
 }
 
@@ -527,18 +526,12 @@ static void emit_compact(Cx *cx, int sid, int depth)
 	free(v), free(mk);
 }
 
-static int is_tail(const Stmt *s)
-{
-	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
-}
-
-static int is_scalar(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
 
 /* Binds the statement's free indices (or, for a tail, its reduced ones)
  * to the kernel's space variables s0, s1, ... */
 static void bind_point(Cx *cx, const Stmt *s, int nspace)
 {
-	int n = s->pattern == PAT_COMPACT || is_tail(s) ? s->nindex : s->nfree;
+	int n = s->pattern == PAT_COMPACT || plan_is_grid_reduction(s) ? s->nindex : s->nfree;
 	for (int i = 0; i < n && i < nspace; i++) {
 		char v[16];
 		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
@@ -596,7 +589,7 @@ static void emit_tail(Cx *cx, int depth)
 	const Kernel *k = cx->k;
 	int nt = 0, idx[64];
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-		if (is_tail(&m->stmt[sid]) && nt < 64) idx[nt++] = sid;
+		if (plan_is_grid_reduction(&m->stmt[sid]) && nt < 64) idx[nt++] = sid;
 	for (int q = 0; q < nt; q++) {
 		const Stmt *s = &m->stmt[idx[q]];
 		const char *nm = m->tensor[s->out].name;
@@ -633,7 +626,7 @@ static void emit_tail(Cx *cx, int depth)
 		set_local(cx, s->out, name, NULL, 0);
 	}
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-		if (is_scalar(&m->stmt[sid])) emit_map(cx, sid, depth, 0);
+		if (plan_is_scalar_map(&m->stmt[sid])) emit_map(cx, sid, depth, 0);
 }
 
 static void emit_tail_decls(Cx *cx, int depth)
@@ -641,7 +634,7 @@ static void emit_tail_decls(Cx *cx, int depth)
 	const Module *m = cx->m;
 	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
-		if (!is_tail(s)) continue;
+		if (!plan_is_grid_reduction(s)) continue;
 		ind(cx->out, depth);
 		fprintf(cx->out, "%s tacc_%s = %s;\n", ctype(s->acc), m->tensor[s->out].name, identity(s->red, s->acc));
 	}
@@ -758,11 +751,11 @@ static void emit_point_kernel(Cx *cx)
 		decompose(cx, lin, 2);
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (is_scalar(s)) continue;
+			if (plan_is_scalar_map(s)) continue;
 			bind_point(cx, s, k->nspace);
 			FILE *keep = cx->out;
-			if (dfr && is_tail(s)) cx->out = dfr;
-			if (is_tail(s)) emit_tail_accumulate(cx, sid, 2, 0);
+			if (dfr && plan_is_grid_reduction(s)) cx->out = dfr;
+			if (plan_is_grid_reduction(s)) emit_tail_accumulate(cx, sid, 2, 0);
 			else if (s->pattern == PAT_COMPACT && U > 1) compact_operands(cx, sid, u);
 			else if (s->pattern == PAT_COMPACT) emit_compact(cx, sid, 2);
 			else if (s->red >= RED_SUM && s->red <= RED_KMIN) sid += emit_reductions(cx, sid, 2, 0) - 1;
@@ -814,9 +807,9 @@ static void emit_row_kernel(Cx *cx)
 	cx->out = out = bf;
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
-		if (is_scalar(s)) continue;
+		if (plan_is_scalar_map(s)) continue;
 		bind_point(cx, s, k->nspace);
-		if (is_tail(s)) {
+		if (plan_is_grid_reduction(s)) {
 			emit_tail_accumulate(cx, sid, 2, 1);
 		} else if (s->red >= RED_SUM && s->red <= RED_MIN) {
 			sid += emit_reductions(cx, sid, 2, 1) - 1;

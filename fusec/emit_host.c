@@ -36,8 +36,7 @@ static int tail_count(const Module *m, const Kernel *k)
 {
 	int n = 0;
 	for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
-		const Stmt *x = &m->stmt[s];
-		n += x->nfree == 0 && x->nindex > 0 && x->red >= RED_SUM && x->red <= RED_MIN;
+		n += plan_is_grid_reduction(&m->stmt[s]);
 	}
 	return n;
 }

@@ -42,7 +42,7 @@ static int dims_eq(const Dim *a, int na, const Dim *b, int nb)
 
 /* A rank-0 sum, max or min over the space: folded across the whole grid.
  * (A rank-0 kmin is left to one thread: it needs no grid-wide merge.) */
-static int is_full_reduction(const Stmt *s)
+int plan_is_grid_reduction(const Stmt *s)
 {
 	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
 }
@@ -70,7 +70,7 @@ int plan_matmul_swapped(const Module *m, const Stmt *s)
 	return -1;
 }
 
-static int is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
+int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
 
 /* Is the reduced index the last subscript of every load that uses it?
  * Then a block can walk it with coalesced reads (a row kernel). */
@@ -109,10 +109,9 @@ static int producer_in(const Module *m, const Plan *p, int kern, int t, int befo
 static int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace)
 {
 	if (ld->nargs != nspace) return 0;
-	int base = s->nfree == 0 ? s->first_index : s->first_index;
 	for (int i = 0; i < ld->nargs; i++) {
 		const Expr *a = &m->expr[ld->args[i]];
-		if (a->op != IR_INDEX || a->index != base + i) return 0;
+		if (a->op != IR_INDEX || a->index != s->first_index + i) return 0;
 	}
 	return 1;
 }
@@ -140,8 +139,8 @@ static SplitRule check_loads(const Module *m, const Plan *p, int kern, const Stm
 			const Stmt *P = &m->stmt[pr];
 			const Kernel *k = &p->k[kern];
 			if (P->pattern == PAT_COMPACT) return SPLIT_NOT_AT_POINT;
-			if (is_full_reduction(P)) {
-				if (!is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
+			if (plan_is_grid_reduction(P)) {
+				if (!plan_is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
 			} else if (P->red == RED_NONE && P->pattern == PAT_MAP && P->nindex == P->nfree) {
 				/* pointwise: inlined wherever it is read */
 			} else if (!load_at_point(m, s, x, k->nspace)) {
@@ -187,9 +186,9 @@ static void start_kernel(const Module *m, Plan *p, int fusion, int sid, int fuse
 	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
 		k->mode = KM_MATMUL;
 		k->nspace = stmt_space(m, s, k->space);
-	} else if (is_scalar_map(s)) {
+	} else if (plan_is_scalar_map(s)) {
 		k->mode = KM_SCALAR, k->block = 32;
-	} else if (is_full_reduction(s)) {
+	} else if (plan_is_grid_reduction(s)) {
 		k->mode = KM_POINT, k->has_tail = 1;
 		k->nspace = reduced_dims(m, s, k->space);
 	} else {
@@ -219,18 +218,18 @@ static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail
 	if (k->mode == KM_MATMUL) {
 		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
 	} else if (k->mode == KM_SCALAR) {
-		if (!is_scalar_map(s)) return SPLIT_SPACE;
+		if (!plan_is_scalar_map(s)) return SPLIT_SPACE;
 	} else if (k->has_tail) {
-		if (!is_scalar_map(s)) {
-			if (is_full_reduction(s) && !*tail_closed && dims_eq(rd, nrd, k->space, k->nspace)) {
+		if (!plan_is_scalar_map(s)) {
+			if (plan_is_grid_reduction(s) && !*tail_closed && dims_eq(rd, nrd, k->space, k->nspace)) {
 				/* several whole-grid reductions fold together */
 			} else {
-				return *tail_closed && is_full_reduction(s) ? SPLIT_TAIL_TWICE : SPLIT_AFTER_GLOBAL;
+				return *tail_closed && plan_is_grid_reduction(s) ? SPLIT_TAIL_TWICE : SPLIT_AFTER_GLOBAL;
 			}
 		}
-	} else if (is_full_reduction(s)) {
+	} else if (plan_is_grid_reduction(s)) {
 		if (!dims_eq(rd, nrd, k->space, k->nspace)) return SPLIT_SPACE;
-	} else if (is_scalar_map(s)) {
+	} else if (plan_is_scalar_map(s)) {
 		return SPLIT_SPACE;
 	} else if (k->mode == KM_ROW) {
 		int row_el = nsp == k->nspace + 1 && dims_eq(sp, k->nspace, k->space, k->nspace) && dim_eq(sp[nsp - 1], k->inner);
@@ -246,8 +245,8 @@ static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail
 	}
 	SplitRule r = stmt_loads(m, p, kern, sid);
 	if (r) return r;
-	if (is_full_reduction(s)) k->has_tail = 1;
-	if (k->has_tail && is_scalar_map(s)) *tail_closed = 1;
+	if (plan_is_grid_reduction(s)) k->has_tail = 1;
+	if (k->has_tail && plan_is_scalar_map(s)) *tail_closed = 1;
 	k->nstmt++;
 	return SPLIT_NONE;
 }
@@ -327,7 +326,6 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		if (r != SPLIT_NONE) {
 			start_kernel(m, p, fusion, sid, fused);
 			tail_closed = 0;
-			if (is_full_reduction(&m->stmt[sid])) tail_closed = 0;
 		}
 		p->why[sid] = p->nk == 1 && r ? SPLIT_NONE : r;
 		p->stmt_kernel[sid] = p->nk - 1;
@@ -343,7 +341,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		int loops = 0, simple = 1;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (s->red >= RED_SUM && s->red <= RED_KMIN && !is_full_reduction(s)) loops = 1;
+			if (s->red >= RED_SUM && s->red <= RED_KMIN && !plan_is_grid_reduction(s)) loops = 1;
 			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
 		}
 		if (loops) k->slices = 32, k->block = 1024;

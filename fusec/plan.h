@@ -80,6 +80,10 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p);
 void plan_free(Plan *p);
 /* Matrix contraction operand order: 0 as written, 1 swapped, -1 not a matmul. */
 int plan_matmul_swapped(const Module *m, const Stmt *s);
+/* A rank-0 sum, max or min over the space: folded across the whole grid. */
+int plan_is_grid_reduction(const Stmt *s);
+/* Rank-0 pointwise work with no indices (a scalar epilogue). */
+int plan_is_scalar_map(const Stmt *s);
 int plan_reads_tensor(const Module *m, int e, int t);
 int plan_stmt_reads(const Module *m, const Stmt *s, int t);
 void plan_explain(const Module *m, int fusion, const Plan *fused, FILE *out);
