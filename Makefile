@@ -13,9 +13,11 @@ GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-varia
 FUZZTIME ?= 60
 
 FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
-             fusec/parse.c fusec/sema.c fusec/plan.c
+             fusec/parse.c fusec/sema.c fusec/plan.c fusec/schedule.c fusec/explain.c fusec/namer.c fusec/die.c
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 BACK_SRC  := fusec/artifact.c fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
+             fusec/cuda_stmt.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
+             fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_scatter.c fusec/kern_scalar.c \
              fusec/emit_ref.c fusec/ptx.c fusec/sha256.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
 CUDA_HOME ?= /usr/local/cuda

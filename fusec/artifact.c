@@ -11,8 +11,6 @@
 #include "sha256.h"
 #include "version.h"
 
-void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unfused, const char *banner, FILE *out);
-
 typedef struct Buf {
 	char *p;
 	size_t n;
@@ -71,12 +69,12 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 	}
 }
 
-static void manifest_kernels(const Module *m, const Fusion *f, const Plan *p, const char *variant, FILE *out)
+static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p, FILE *out)
 {
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
-		fprintf(out, "kernel %s %s_%s%d %s block=%d", variant[0] == 'f' ? "fused" : "unfused", f->name, variant, i,
-		        kernel_mode_name[k->mode], k->block);
+		fprintf(out, "kernel %s %s %s block=%d", p->fused ? "fused" : "unfused", k->name,
+		        kernel_mode_name[k->mode], k->par.block);
 		if (k->nspace) {
 			fputs(" space=", out);
 			for (int d = 0; d < k->nspace; d++) fputc(d ? ',' : '[', out), dim_write(m, f, k->space[d], out);
@@ -97,9 +95,12 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	const char *dir = o->out_dir;
 	if (make_dir(dir)) return -1;
 
-	Plan fused, unfused;
-	plan_build(m, fusion, 1, &fused);
-	plan_build(m, fusion, 0, &unfused);
+	/* One .cu serves every target while their schedules agree (today they
+	   do): it is built for the first. */
+	int tgt = target_lookup(o->archs[0]);
+	Schedule fused, unfused;
+	plan_build(m, fusion, 1, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fused);
+	plan_build(m, fusion, 0, tgt < 0 ? TGT_SM_80 : (Target)tgt, &unfused);
 
 	char banner[1024];
 	snprintf(banner, sizeof banner,
@@ -109,17 +110,11 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 
 	Buf cu, hdr, ref, man;
 	buf_open(&cu);
-	fputs(banner, cu.f);
-	fputc('\n', cu.f);
-	emit_cuda_prelude(cu.f);
-	emit_args_struct(m, fusion, 1, cu.f);
-	fputc('\n', cu.f);
-	emit_cuda_kernels(m, fusion, &fused, "f", cu.f);
-	emit_cuda_kernels(m, fusion, &unfused, "u", cu.f);
+	emit_cuda_file(m, &fused, &unfused, banner, cu.f);
 	buf_close(&cu);
 
 	buf_open(&hdr);
-	emit_header(m, fusion, &fused, &unfused, banner, hdr.f);
+	emit_header(m, &fused, &unfused, banner, hdr.f);
 	buf_close(&hdr);
 
 	buf_open(&ref);
@@ -164,8 +159,8 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		fprintf(man.f, "file %s %s\n", name, hex);
 	}
 	manifest_tensors(m, f, man.f);
-	manifest_kernels(m, f, &fused, "f", man.f);
-	manifest_kernels(m, f, &unfused, "u", man.f);
+	manifest_kernels(m, f, &fused, man.f);
+	manifest_kernels(m, f, &unfused, man.f);
 	{
 		Buf ex;
 		buf_open(&ex);
@@ -190,7 +185,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		fprintf(o->depfile, " %s\n%s:\n", fe->src.path, fe->src.path);
 	}
 	free(cu.p), free(hdr.p), free(ref.p), free(man.p);
-	plan_free(&fused), plan_free(&unfused);
+	sched_free(&fused), sched_free(&unfused);
 	return rc;
 }
 

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "die.h"
 #include "emit.h"
 
 char *render_expr(ExprWriter *w, int e)
@@ -10,7 +11,7 @@ char *render_expr(ExprWriter *w, int e)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = open_memstream(&buf, &len);
-	if (!f) abort();
+	if (!f) die("out of memory");
 	ir_write_expr(w, e, f);
 	fclose(f);
 	return buf;

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
+#include "cuda.h"
 
 static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
 {
@@ -32,62 +32,18 @@ static void ref_struct(const Module *m, int fusion, FILE *out)
 	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n\n", f->name, f->name);
 }
 
-static int tail_count(const Module *m, const Kernel *k)
-{
-	int n = 0;
-	for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
-		n += plan_is_grid_reduction(&m->stmt[s]);
-	}
-	return n;
-}
+void host_dim(const Fusion *f, Dim d, FILE *out) { dim_a(NULL, f, d, out); }
 
-static void space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	fputs("1LL", out);
 	for (int i = 0; i < k->nspace; i++) fputs(" * ", out), dim_a(m, f, k->space[i], out);
 }
 
-/* grid.x of kernel k as a C expression in a, sm */
+/* grid.x of kernel k as a C expression in a, sm: its template's formula */
 static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
-	/* a kernel with a whole-grid reduction launches no more blocks than
-	   fit at once: its partials are sized by the grid, and a second,
-	   partial wave would only wait */
-	char cap[64] = "0";
-	if (k->has_tail) snprintf(cap, sizeof cap, "(long long)sm * %d", k->min_blocks);
-	switch (k->mode) {
-	case KM_POINT:
-		fputs("fz_grid(", out), space_product(m, f, k, out);
-		fprintf(out, ", %d, %s)", k->slices > 1 ? k->block / k->slices : k->block * k->unroll, cap);
-		break;
-	case KM_ROW:
-		if (k->warp_rows) {
-			fputs("fz_grid(32LL * (", out), space_product(m, f, k, out);
-			fprintf(out, "), %d, %s)", k->block, cap);
-			break;
-		}
-		fputs("fz_rows(", out), space_product(m, f, k, out);
-		fprintf(out, ", %s)", cap);
-		break;
-	case KM_MATMUL:
-		fputs("fz_grid(", out), dim_a(m, f, k->space[1], out);
-		fprintf(out, ", %d, 0)", FZ_MATMUL_TILE);
-		break;
-	case KM_SCATTER: {
-		const Stmt *s = &m->stmt[k->first_stmt];
-		int ragged = 0;
-		fputs("fz_grid(1LL", out);
-		for (int i = 0; i < s->nindex; i++) {
-			const Index *ix = &m->index[s->first_index + i];
-			if (ix->kind == IX_RAGGED) ragged = 1;
-			else fputs(" * ", out), dim_a(m, f, ix->range, out);
-		}
-		fprintf(out, "%s, %d, 0)", ragged ? " * 32" : "", k->block);
-		break;
-	}
-	case KM_SCALAR: fputs("1u", out); break;
-	default: fputs("0u", out);
-	}
+	kern_template[k->mode]->grid_x(m, f, k, out);
 }
 
 static void tensor_bytes(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
@@ -96,10 +52,10 @@ static void tensor_bytes(const Module *m, const Fusion *f, const Tensor *t, FILE
 	for (int d = 0; d < t->rank; d++) fputs(" * (unsigned long long)", out), dim_a(m, f, t->dim[d], out);
 }
 
-void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *variant, FILE *out)
+void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 {
-	const Fusion *f = &m->fusion[fusion];
-	const char *vname = variant[0] == 'f' ? "fused" : "unfused";
+	const Fusion *f = &m->fusion[p->fusion];
+	const char *vname = p->fused ? "fused" : "unfused";
 	/* scratch: stored temps, then the whole-grid partials and counter */
 	fprintf(out, "/* The %s variant's scratch: its stored temps, then per-block partials.\n"
 	             "   Returns the bytes needed; with base != 0 also points a's temps and\n"
@@ -111,7 +67,7 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
 		if (t->kind != TK_TEMP) continue;
-		if (!p->stored[i]) {
+		if (!sched_stored(p, i)) {
 			fprintf(out, "\tif (base) a->t_%s = 0; /* kept on chip */\n", t->name);
 			continue;
 		}
@@ -120,7 +76,7 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 	}
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
-		int nt = tail_count(m, k);
+		int nt = k->ntail;
 		if (!nt) continue;
 		fprintf(out, "\tparts = fz_max_u64(parts, (unsigned long long)(");
 		grid_expr(m, f, k, out);
@@ -154,14 +110,14 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 	}
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
-		fprintf(out, "\t{ /* %s: %s */\n", p->k[i].name, kernel_mode_name[k->mode]);
+		fprintf(out, "\t{ /* %s: %s */\n", k->name, kernel_mode_name[k->mode]);
 		fputs("\t\tunsigned long long gx = ", out);
 		grid_expr(m, f, k, out);
 		fputs(";\n", out);
-		if (k->mode == KM_MATMUL) {
-			fputs("\t\tconst unsigned long long gy = fz_grid(", out);
-			dim_a(m, f, k->space[0], out);
-			fprintf(out, ", %d, 0);\n", FZ_MATMUL_TILE);
+		if (kern_template[k->mode]->grid_y) {
+			fputs("\t\tconst unsigned long long gy = ", out);
+			kern_template[k->mode]->grid_y(m, f, k, out);
+			fputs(";\n", out);
 		} else {
 			fputs("\t\tconst unsigned long long gy = 1;\n", out);
 		}
@@ -169,9 +125,9 @@ void emit_host_plan(const Module *m, int fusion, const Plan *p, const char *vari
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t] == i;
 		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
-		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s_%s%d\";\n", f->name, variant, i);
+		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
 		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
-		fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->block);
+		fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
 	}
 	fputs("\treturn n;\n}\n\n", out);
 }
@@ -211,9 +167,9 @@ void emit_host_header_common(FILE *out)
 	      out);
 }
 
-void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unfused, const char *banner, FILE *out);
-void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unfused, const char *banner, FILE *out)
+void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out)
 {
+	const int fusion = fused->fusion;
 	const Fusion *f = &m->fusion[fusion];
 	fprintf(out, "%s", banner);
 	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
@@ -222,13 +178,13 @@ void emit_header(const Module *m, int fusion, const Plan *fused, const Plan *unf
 	emit_args_struct(m, fusion, 0, out);
 	fputc('\n', out);
 	ref_struct(m, fusion, out);
-	emit_host_plan(m, fusion, fused, "f", out);
-	emit_host_plan(m, fusion, unfused, "u", out);
+	emit_host_plan(m, fused, out);
+	emit_host_plan(m, unfused, out);
 	/* Typed one-call launchers for applications that link libfuserun
 	   (include fuserun.h before this header). */
 	fputs("#ifdef FUSERUN_H\n", out);
 	for (int v = 0; v < 2; v++) {
-		const Plan *p = v ? unfused : fused;
+		const Schedule *p = v ? unfused : fused;
 		const char *vn = v ? "unfused" : "fused";
 		int maxops = p->nk + f->ntensor + 1;
 		fprintf(out, "/* Runs the %s variant on stream (NULL: the default), a's scratch\n"

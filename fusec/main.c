@@ -5,11 +5,13 @@
 #include <string.h>
 
 #include "artifact.h"
+#include "die.h"
+#include "emit.h"
 #include "frontend.h"
 #include "plan.h"
 #include "version.h"
 
-enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN };
+enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN, EMIT_SCHEDULE, EMIT_CUDA };
 
 static void usage(FILE *f)
 {
@@ -21,6 +23,8 @@ static void usage(FILE *f)
 	      "  --check            parse and check only (the default)\n"
 	      "  --emit=ast         print the syntax tree\n"
 	      "  --emit=ir          print the checked program\n"
+	      "  --emit=schedule    print the schedule of each variant, for the first --arch\n"
+	      "  --emit=cuda        print the CUDA, for the first --arch (no NVRTC)\n"
 	      "  --explain          print the fusion plan and why stages did or did not fuse\n"
 	      "  -o DIR, --out-dir=DIR\n"
 	      "                     write artifacts DIR/<fusion>.*: CUDA, PTX per target,\n"
@@ -61,6 +65,10 @@ int main(int argc, char **argv)
 			emit = EMIT_AST;
 		} else if (!strcmp(a, "--emit=ir")) {
 			emit = EMIT_IR;
+		} else if (!strcmp(a, "--emit=schedule")) {
+			emit = EMIT_SCHEDULE;
+		} else if (!strcmp(a, "--emit=cuda")) {
+			emit = EMIT_CUDA;
 		} else if (!strcmp(a, "--explain")) {
 			emit = EMIT_EXPLAIN;
 		} else if (!strncmp(a, "--out-dir=", 10) || !strcmp(a, "-o")) {
@@ -146,6 +154,7 @@ int main(int argc, char **argv)
 	int failed = 0, internal = 0;
 	for (int i = 0; i < nfiles; i++) {
 		FrontEnd fe = {0};
+		die_set_spec(files[i]);
 		if (source_load(&fe.src, files[i], stderr)) {
 			failed = 1;
 			continue;
@@ -164,12 +173,22 @@ int main(int argc, char **argv)
 			ast_print(&fe.ast, fe.root, stdout);
 		} else if (emit == EMIT_IR) {
 			ir_print(&fe.mod, stdout);
-		} else if (emit == EMIT_EXPLAIN) {
+		} else if (emit == EMIT_EXPLAIN || emit == EMIT_SCHEDULE || emit == EMIT_CUDA) {
+			int tgt = target_lookup(archs[0]);
+			Target target = tgt < 0 ? TGT_SM_80 : (Target)tgt;
 			for (int f = 0; f < fe.mod.nfusion; f++) {
-				Plan p;
-				plan_build(&fe.mod, f, 1, &p);
-				plan_explain(&fe.mod, f, &p, stdout);
-				plan_free(&p);
+				Schedule fu, un;
+				plan_build(&fe.mod, f, 1, target, &fu);
+				plan_build(&fe.mod, f, 0, target, &un);
+				if (emit == EMIT_EXPLAIN) {
+					plan_explain(&fe.mod, f, &fu, stdout);
+				} else if (emit == EMIT_SCHEDULE) {
+					sched_print(&fe.mod, &fu, stdout);
+					sched_print(&fe.mod, &un, stdout);
+				} else {
+					emit_cuda_file(&fe.mod, &fu, &un, "/* fusec --emit=cuda */\n", stdout);
+				}
+				sched_free(&fu), sched_free(&un);
 			}
 		}
 		frontend_free(&fe);

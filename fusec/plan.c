@@ -1,19 +1,13 @@
+/* The planner: groups statements into kernels (try_join says why not),
+ * then fills in the rest of the schedule: each statement's step, the
+ * storage of every tensor, resets, launch parameters and names. */
 #include "plan.h"
 
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
-const char *const kernel_mode_name[KM_N] = {
-#define X(k, s) s,
-	KERNEL_MODES(X)
-#undef X
-};
-const char *const split_rule_text[SPLIT_N] = {
-#define X(k, s) s,
-	SPLIT_RULES(X)
-#undef X
-};
+#include "die.h"
+#include "namer.h"
 
 static int dim_eq(Dim a, Dim b) { return a.sym == b.sym && (a.sym >= 0 || a.value == b.value); }
 
@@ -88,14 +82,8 @@ static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
 	       inner_is_contiguous(m, s, x->c, ix);
 }
 
-typedef struct Group {
-	int active;
-	Kernel k;
-	int tail_closed;    /* a scalar epilogue has started */
-} Group;
-
 /* Which statement of the current kernel writes tensor t, or -1. */
-static int producer_in(const Module *m, const Plan *p, int kern, int t, int before)
+static int producer_in(const Module *m, const Schedule *p, int kern, int t, int before)
 {
 	const Kernel *k = &p->k[kern];
 	for (int i = k->first_stmt; i < before; i++)
@@ -128,7 +116,7 @@ static int reads_only_at_point(const Module *m, const Stmt *s, int e, int t, int
 	       reads_only_at_point(m, s, x->c, t, nspace);
 }
 
-static SplitRule check_loads(const Module *m, const Plan *p, int kern, const Stmt *s, int sid, int e)
+static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const Stmt *s, int sid, int e)
 {
 	if (!e) return SPLIT_NONE;
 	const Expr *x = &m->expr[e];
@@ -156,7 +144,7 @@ static SplitRule check_loads(const Module *m, const Plan *p, int kern, const Stm
 	return r;
 }
 
-static SplitRule stmt_loads(const Module *m, const Plan *p, int kern, int sid)
+static SplitRule stmt_loads(const Module *m, const Schedule *p, int kern, int sid)
 {
 	const Stmt *s = &m->stmt[sid];
 	SplitRule r = check_loads(m, p, kern, s, sid, s->rhs);
@@ -168,26 +156,25 @@ static SplitRule stmt_loads(const Module *m, const Plan *p, int kern, int sid)
 	return r;
 }
 
-static void start_kernel(const Module *m, Plan *p, int fusion, int sid, int fused)
+static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int fused)
 {
 	if (p->nk == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
-		p->k = realloc(p->k, (size_t)p->cap * sizeof *p->k);
-		if (!p->k) abort();
+		p->k = xrealloc(p->k, (size_t)p->cap, sizeof *p->k);
 	}
 	Kernel *k = &p->k[p->nk++];
 	memset(k, 0, sizeof *k);
 	const Stmt *s = &m->stmt[sid];
-	k->fusion = fusion, k->first_stmt = sid, k->space_stmt = sid;
-	snprintf(k->name, sizeof k->name, "%s_%c%d", m->fusion[fusion].name, fused ? 'f' : 'u', p->nk - 1);
-	k->block = 256;
+	k->fusion = fusion, k->first_stmt = sid;
+	(void)fused;
+	k->par.block = 256;
 	if (s->pattern == PAT_SCATTER) {
 		k->mode = KM_SCATTER;
 	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
 		k->mode = KM_MATMUL;
 		k->nspace = stmt_space(m, s, k->space);
 	} else if (plan_is_scalar_map(s)) {
-		k->mode = KM_SCALAR, k->block = 32;
+		k->mode = KM_SCALAR, k->par.block = 32;
 	} else if (plan_is_grid_reduction(s)) {
 		k->mode = KM_POINT, k->has_tail = 1;
 		k->nspace = reduced_dims(m, s, k->space);
@@ -207,7 +194,7 @@ static void start_kernel(const Module *m, Plan *p, int fusion, int sid, int fuse
 }
 
 /* Can statement sid join kernel k? Updates k when it can. */
-static SplitRule try_join(const Module *m, Plan *p, int kern, int sid, int *tail_closed)
+static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *tail_closed)
 {
 	Kernel *k = &p->k[kern];
 	const Stmt *s = &m->stmt[sid];
@@ -275,7 +262,7 @@ int plan_stmt_reads(const Module *m, const Stmt *s, int t)
 /* A pointwise temp over inputs (or over other such temps) needs no kernel
  * and no memory: each reader recomputes it from its subscripts. This is
  * what keeps the N x N distances of a pairwise chain off the device. */
-static int inlinable(const Module *m, const Plan *p, int sid, int e)
+static int inlinable(const Module *m, const Schedule *p, int sid, int e)
 {
 	if (!e) return 1;
 	const Expr *x = &m->expr[e];
@@ -284,7 +271,7 @@ static int inlinable(const Module *m, const Plan *p, int sid, int e)
 		if (t->kind != TK_INPUT) {
 			int ok = 0;
 			for (int u = 0; u < sid; u++)
-				if (m->stmt[u].out == x->tensor && p->inlined[u]) ok = 1;
+				if (m->stmt[u].out == x->tensor && p->op[u] == STEP_INLINE) ok = 1;
 			if (!ok) return 0;
 		}
 		for (int i = 0; i < x->nargs; i++)
@@ -294,30 +281,102 @@ static int inlinable(const Module *m, const Plan *p, int sid, int e)
 	return inlinable(m, p, sid, x->a) && inlinable(m, p, sid, x->b) && inlinable(m, p, sid, x->c);
 }
 
-void plan_build(const Module *m, int fusion, int fused, Plan *p)
+/* Consecutive reductions of kernel k with the same reduced space, none
+ * reading another: one pass over the reduced indices computes them all. */
+static int merge_run(const Module *m, const Kernel *k, int sid)
+{
+	const Stmt *s0 = &m->stmt[sid];
+	int end = k->first_stmt + k->nstmt, n = 1;
+	for (int u = sid + 1; u < end; u++) {
+		const Stmt *s = &m->stmt[u];
+		if (s->red < RED_SUM || s->red > RED_KMIN || s->nfree != s0->nfree || s->nindex != s0->nindex) break;
+		int same = 1;
+		for (int i = s->nfree; i < s->nindex; i++) {
+			const Index *a = &m->index[s->first_index + i], *b = &m->index[s0->first_index + i];
+			if (a->kind != IX_DENSE || b->kind != IX_DENSE || a->range.sym != b->range.sym || a->range.value != b->range.value)
+				same = 0;
+		}
+		for (int v = sid; v < u && same; v++)
+			if (plan_stmt_reads(m, s, m->stmt[v].out)) same = 0;
+		if (!same) break;
+		n++;
+	}
+	return n;
+}
+
+/* What each statement does in its kernel, and the kernel's phases. */
+static void assign_steps(const Module *m, Schedule *p, const unsigned char *stored)
+{
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		int epi = -1;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			StepOp op;
+			switch (k->mode) {
+			case KM_SCATTER: op = STEP_SCATTER; break;
+			case KM_SCALAR: op = STEP_SCALAR; break;
+			case KM_MATMUL: op = sid == k->first_stmt ? STEP_CONTRACT : STEP_MAP; break;
+			default:
+				if (plan_is_scalar_map(s)) op = STEP_EPILOGUE;
+				else if (plan_is_grid_reduction(s)) op = STEP_GRID_REDUCE;
+				else if (s->pattern == PAT_COMPACT) op = STEP_COMPACT;
+				else if (s->red >= RED_SUM && s->red <= (k->mode == KM_ROW ? RED_MIN : RED_KMIN)) op = STEP_REDUCE;
+				else if (k->mode == KM_POINT) op = s->red == RED_ACCUM ? STEP_ACCUM : STEP_MAP;
+				else if (s->nfree == k->nspace) op = s->red == RED_ACCUM ? STEP_ACCUM : STEP_MAP;
+				else op = stored[s->out] ? STEP_ROW_ELEM : STEP_ROW_ONCHIP;
+			}
+			p->op[sid] = op;
+			if (op == STEP_EPILOGUE && epi < 0) epi = sid;
+			if (s->red == RED_NONE && s->pattern == PAT_MAP && !s->mask) p->remat[sid] = 1;
+		}
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			if (p->op[sid] != STEP_REDUCE) continue;
+			int n = merge_run(m, k, sid);
+			p->merge[sid] = n;
+			sid += n - 1;
+		}
+		int end = k->first_stmt + k->nstmt, main_end = epi >= 0 ? epi : end;
+		k->nphase = 1;
+		k->phase[0] = (Phase){.kind = k->mode, .first_stmt = k->first_stmt, .nstmt = main_end - k->first_stmt,
+		                      .after = k->has_tail ? BAR_GRID_FOLD : BAR_NONE};
+		if (epi >= 0) k->phase[k->nphase++] = (Phase){.kind = KM_SCALAR, .first_stmt = epi, .nstmt = end - epi};
+		for (int sid = k->first_stmt; sid < end; sid++) k->ntail += p->op[sid] == STEP_GRID_REDUCE;
+	}
+}
+
+void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *p)
 {
 	memset(p, 0, sizeof *p);
-	p->inlined = calloc((size_t)m->nstmt + 1, 1);
-	if (!p->inlined) abort();
-	p->why = calloc((size_t)m->nstmt + 1, sizeof *p->why);
-	p->stmt_kernel = calloc((size_t)m->nstmt + 1, sizeof *p->stmt_kernel);
-	p->stored = calloc((size_t)m->ntensor + 1, 1);
-	if (!p->why || !p->stmt_kernel || !p->stored) abort();
+	p->target = target, p->fused = fused, p->variant = fused ? 'f' : 'u', p->fusion = fusion;
+	size_t ns = (size_t)m->nstmt + 1, nt = (size_t)m->ntensor + 1;
+	p->why = xcalloc(ns, sizeof *p->why);
+	p->stmt_kernel = xcalloc(ns, sizeof *p->stmt_kernel);
+	p->op = xcalloc(ns, sizeof *p->op);
+	p->merge = xcalloc(ns, sizeof *p->merge);
+	p->remat = xcalloc(ns, 1);
+	p->storage = xcalloc(nt, sizeof *p->storage);
+	p->writer = xcalloc(nt, sizeof *p->writer);
+	p->reset_by = xcalloc(nt, sizeof *p->reset_by);
+	unsigned char *stored = xcalloc(nt, 1);
 	const Fusion *f = &m->fusion[fusion];
-	int first = m->stage[f->first_stage].first_stmt;
+	int first = f->nstage ? m->stage[f->first_stage].first_stmt : 0;
 	int last = f->nstage ? m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt : first;
+	p->first_stmt = first, p->last_stmt = last;
 	int tail_closed = 0;
 	for (int sid = first; sid < last && fused; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *t = &m->tensor[s->out];
-		p->inlined[sid] = s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && s->nindex > 0 &&
-		                  t->kind == TK_TEMP && !t->zero_init && inlinable(m, p, sid, s->rhs);
+		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && s->nindex > 0 && t->kind == TK_TEMP &&
+		    !t->zero_init && inlinable(m, p, sid, s->rhs))
+			p->op[sid] = STEP_INLINE;
 	}
 	int any = 0;
 	for (int sid = first; sid < last; sid++) {
 		SplitRule r = SPLIT_NONE;
-		if (p->inlined[sid]) {
+		if (p->op[sid] == STEP_INLINE) {
 			p->stmt_kernel[sid] = -1;
+			p->remat[sid] = 1;
 			continue;
 		}
 		if (!any) r = SPLIT_SPACE, any = 1;
@@ -336,7 +395,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 	 * the partial results in a fixed order. */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
-		k->unroll = k->slices = 1;
+		k->par.unroll = k->par.slices = 1;
 		if (k->mode != KM_POINT) continue;
 		int loops = 0, simple = 1;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
@@ -344,19 +403,20 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 			if (s->red >= RED_SUM && s->red <= RED_KMIN && !plan_is_grid_reduction(s)) loops = 1;
 			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
 		}
-		if (loops) k->slices = 32, k->block = 1024;
-		else if (simple) k->unroll = 4;
+		if (loops) k->par.slices = 32, k->par.block = 1024;
+		else if (simple) k->par.unroll = 4;
 	}
-
 
 	/* What must start each run at zero is zeroed by a kernel of the previous
 	 * run where it can be, not by a memset of its own (one launch fewer):
 	 * a zero-initialised temp by its last reader, if that reads every
 	 * element once, at its point; a compaction's count by the first kernel,
 	 * if the compaction comes later. The scratch starts zeroed. */
-	p->reset_by = malloc(((size_t)m->ntensor + 1) * sizeof *p->reset_by);
-	if (!p->reset_by) abort();
-	for (int t = 0; t < m->ntensor; t++) p->reset_by[t] = -1;
+	for (int t = 0; t < m->ntensor; t++) p->reset_by[t] = -1, p->writer[t] = -1;
+	for (int sid = first; sid < last; sid++) {
+		int t = m->stmt[sid].out;
+		p->writer[t] = p->writer[t] == -1 ? sid : -2;
+	}
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
 		if (x->list_count >= 0) {
@@ -372,7 +432,7 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		int lastk = -1, ok = 1;
 		for (int sid = first; sid < last; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (p->inlined[sid] || !plan_stmt_reads(m, s, t)) continue;
+			if (p->op[sid] == STEP_INLINE || !plan_stmt_reads(m, s, t)) continue;
 			lastk = p->stmt_kernel[sid];
 		}
 		if (lastk < 0) continue;
@@ -391,15 +451,15 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 	/* A tensor lives in device memory if it leaves its kernel. */
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (x->kind != TK_TEMP || x->zero_init || x->list_count >= 0) p->stored[t] = x->kind != TK_INPUT;
+		if (x->kind != TK_TEMP || x->zero_init || x->list_count >= 0) stored[t] = x->kind != TK_INPUT;
 		for (int sid = first; sid < last; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (s->out == t && s->pattern == PAT_SCATTER) p->stored[t] = 1;
-			if (s->out != t || p->stored[t] || p->inlined[sid]) continue;
+			if (s->out == t && s->pattern == PAT_SCATTER) stored[t] = 1;
+			if (s->out != t || stored[t] || p->op[sid] == STEP_INLINE) continue;
 			for (int u = sid + 1; u < last; u++)
-				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && plan_stmt_reads(m, &m->stmt[u], t)) p->stored[t] = 1;
+				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && plan_stmt_reads(m, &m->stmt[u], t)) stored[t] = 1;
 		}
-		if (!fused && x->kind == TK_TEMP) p->stored[t] = 1;
+		if (!fused && x->kind == TK_TEMP) stored[t] = 1;
 	}
 
 	/* A row walked more than once (softmax: max, sum, normalise) is read
@@ -411,11 +471,11 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 		int walks = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (s->nfree == k->nspace + 1 && p->stored[s->out]) walks++;
+			if (s->nfree == k->nspace + 1 && stored[s->out]) walks++;
 			else if (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace) walks++;
 		}
-		if (walks >= 2) k->block = 512, k->rcache = 16;
-		else k->warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
+		if (walks >= 2) k->par.block = 512, k->par.rcache = 16;
+		else k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with
@@ -424,69 +484,43 @@ void plan_build(const Module *m, int fusion, int fused, Plan *p)
 	 * three quarters, enough for an unrolled body without spilling. */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
-		int heavy = k->slices > 1 || k->mode == KM_MATMUL || k->rcache;
+		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
 			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
-		k->min_blocks = (heavy ? 1024 : 1536) / k->block;
-		if (k->min_blocks > 32) k->min_blocks = 32;
-		if (k->min_blocks < 1) k->min_blocks = 1;
+		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;
+		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
+		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
+		if (k->mode == KM_MATMUL) {
+			k->par.tile_m = k->par.tile_n = 64, k->par.tile_k = 16;
+			k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+		}
 	}
+
+	for (int t = 0; t < m->ntensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (x->kind == TK_INPUT) p->storage[t] = ST_PARAM;
+		else if (stored[t]) p->storage[t] = ST_STORED;
+		else if (p->writer[t] >= 0 && p->op[p->writer[t]] == STEP_INLINE) p->storage[t] = ST_RECOMPUTED;
+		else p->storage[t] = ST_REGISTERS;
+	}
+	assign_steps(m, p, stored);
+	for (int t = 0; t < m->ntensor; t++)
+		if (p->storage[t] == ST_REGISTERS && p->writer[t] >= 0 && p->op[p->writer[t]] == STEP_ROW_ONCHIP)
+			p->storage[t] = ST_RECOMPUTED;
+	free(stored);
+
+	/* Names: one namer for the kernels of the .cu (both variants share
+	   it; their letters keep them apart). */
+	Namer nm;
+	namer_init(&nm);
+	for (int i = 0; i < p->nk; i++) p->k[i].name = xstrdup(namer_make(&nm, "%s_%c%d", f->name, p->variant, i));
+	namer_free(&nm);
 }
 
-void plan_free(Plan *p)
+void sched_free(Schedule *p)
 {
-	free(p->k), free(p->why), free(p->stmt_kernel), free(p->stored), free(p->inlined), free(p->reset_by);
+	for (int i = 0; i < p->nk; i++) free(p->k[i].name);
+	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
+	free(p->storage), free(p->writer), free(p->reset_by);
 	memset(p, 0, sizeof *p);
-}
-
-void plan_explain(const Module *m, int fusion, const Plan *p, FILE *out)
-{
-	const Fusion *f = &m->fusion[fusion];
-	fprintf(out, "fusion %s: %d stage%s in %d kernel%s\n", f->name, f->nstage, f->nstage == 1 ? "" : "s",
-	        p->nk, p->nk == 1 ? "" : "s");
-	for (int i = 0; i < p->nk; i++) {
-		const Kernel *k = &p->k[i];
-		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
-		if (k->nspace) {
-			fputs(" over [", out);
-			for (int d = 0; d < k->nspace; d++) {
-				if (d) fputc(',', out);
-				dim_write(m, f, k->space[d], out);
-			}
-			fputc(']', out);
-		}
-		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
-		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
-		fputc('\n', out);
-		const char *prev = NULL;
-		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
-			const Stage *sg = &m->stage[m->stmt[s].stage];
-			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
-			prev = sg->name;
-			if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
-				fprintf(out, "      tensor_eligible: %s\n", k->mode == KM_MATMUL ?
-				        "tiled CUDA-core kernel, f32 accumulation (tensor-core path not yet generated)" :
-				        "not a matrix tile, CUDA cores");
-		}
-		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
-			if (m->tensor[t].kind != TK_TEMP) continue;
-			int mine = 0;
-			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t;
-			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, p->stored[t] ? "stored in device memory" : "kept on chip");
-		}
-	}
-	for (int s = m->stage[f->first_stage].first_stmt; f->nstage && s < m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt; s++)
-		if (p->inlined[s])
-			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
-			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
-	fputs("  stage boundaries:\n", out);
-	for (int sg = f->first_stage + 1; sg < f->first_stage + f->nstage; sg++) {
-		int sid = m->stage[sg].first_stmt;
-		if (!m->stage[sg].nstmt) continue;
-		if (p->inlined[sid] || p->inlined[sid - 1])
-			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
-		else
-			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,
-			        p->why[sid] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid]]);
-	}
 }

@@ -24,7 +24,8 @@
 #                           the exit status, "# ARGS: ..." extra options
 #   tests/diag/gen/*.check  the same for inputs made by gen_NAME in this file
 #   tests/emit/*.fuse       "# AST..." lines are matched against --emit=ast,
-#                           "# IR..." lines against --emit=ir
+#                           "# IR..." lines against --emit=ir, "# SCHEDULE..."
+#                           against --emit=schedule, "# CUDA..." against --emit=cuda
 # A test file with a "# XFAIL: reason" line is a known bug: it is expected
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
@@ -391,7 +392,9 @@ group_emit() {
 		modes=
 		grep -q '# AST[A-Z-]*:' "$f" && modes="$modes ast"
 		grep -q '# IR[A-Z-]*:' "$f" && modes="$modes ir"
-		[ -n "$modes" ] || { check "emit/$n" "no AST: or IR: lines"; continue; }
+		grep -q '# SCHEDULE[A-Z-]*:' "$f" && modes="$modes schedule"
+		grep -q '# CUDA[A-Z-]*:' "$f" && modes="$modes cuda"
+		[ -n "$modes" ] || { check "emit/$n" "no AST:, IR:, SCHEDULE: or CUDA: lines"; continue; }
 		for m in $modes; do
 			run_fusec tests/emit --emit="$m" "$n.fuse"
 			why=

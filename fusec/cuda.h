@@ -1,0 +1,97 @@
+/* The CUDA back end's shared state and pieces, for its files:
+ *   emit_cuda.c   the driver: one template per kernel, by its mode
+ *   cuda_stmt.c   statement bodies: values, loads, stores, locals
+ *   cuda_reduce.c reductions looping at a point (serial, sliced, row-wide)
+ *   cuda_compact.c compactions (list <- value where mask)
+ *   grid_fold.c   whole-grid reductions: partials, then the last block's fold
+ *   kern_*.c      one template per kernel kind (schedule.h KERNEL_MODES)
+ * Everything here prints what the Schedule says; nothing here decides. */
+#ifndef FUSEC_CUDA_H
+#define FUSEC_CUDA_H
+#include <stdio.h>
+
+#include "emit.h"
+
+typedef struct Cx {
+	const Module *m;
+	const Schedule *p;
+	int fusion;
+	const Kernel *k;
+	int kernel_id;
+	char **bind;      /* per index: C expression */
+	char **local;     /* per tensor: local holding its value at the point */
+	char ***local_at; /* per tensor: the subscripts that local stands for */
+	ExprWriter w;
+	FILE *out;
+	FILE *sink;       /* where stores go: out, or a copy's deferred stores */
+	FILE *sink_main;  /* the .cu itself */
+	const char *sfx;  /* suffix of this copy's locals when unrolled */
+	int sliced;       /* reductions split over warps (KernelParams.slices) */
+	const char *rc_var;      /* inside a row loop over cached registers: its index */
+	unsigned char *rc_used;  /* per tensor: its row is cached */
+} Cx;
+
+/* A kernel kind's template: the __global__ function, and its launch
+ * geometry as C expressions over the host's args `a` and `sm` (grid.x,
+ * grid.y). */
+typedef struct KernTemplate {
+	void (*emit)(Cx *cx);
+	void (*grid_x)(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
+	void (*grid_y)(const Module *m, const Fusion *f, const Kernel *k, FILE *out); /* NULL: 1 */
+} KernTemplate;
+extern const KernTemplate kern_point, kern_row, kern_matmul, kern_scatter, kern_scalar;
+extern const KernTemplate *const kern_template[KM_N];
+
+/* host-side pieces for the grid formulas (emit_host.c) */
+void host_dim(const Fusion *f, Dim d, FILE *out);
+void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
+
+/* cuda_stmt.c */
+ElemType stmt_compute(const Module *m, const Stmt *s);
+const char *ctype(ElemType t);
+void ind(FILE *out, int n);
+void dim_c(Cx *cx, Dim d, FILE *out);
+void load_elem(Cx *cx, int t, const char *lin, FILE *out);
+char *linear_of(Cx *cx, int t, char **subs);
+void cuda_leaf(ExprWriter *w, int e, void *outp);
+char *value_of(Cx *cx, const Stmt *s, int e);
+void set_local(Cx *cx, int t, const char *name, char **subs, int n);
+void clear_locals(Cx *cx);
+void store_target(Cx *cx, const Stmt *s, const char *v, int depth);
+void publish(Cx *cx, const Stmt *s, const char *name);
+void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
+void bind_point(Cx *cx, const Stmt *s, int nspace);
+
+/* cuda_reduce.c */
+const char *identity(RedOp r, ElemType t);
+const char *red_op(RedOp r);
+int emit_reductions(Cx *cx, int sid, int depth, int row);
+void accumulate_body(Cx *cx, int sid, int n, int d);
+
+/* cuda_compact.c */
+void compact_operands(Cx *cx, int sid, int u);
+void compact_warp(Cx *cx, int sid, int U);
+void emit_compact(Cx *cx, int sid, int depth);
+
+/* grid_fold.c */
+void emit_tail(Cx *cx, int depth);
+void emit_tail_decls(Cx *cx, int depth);
+void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0);
+
+/* emit_cuda.c: what every template starts and ends with */
+void kernel_head(Cx *cx);
+void decompose(Cx *cx, const char *lin, int depth);
+void space_total(Cx *cx, FILE *out);
+void emit_resets(Cx *cx, int depth);
+void finish_kernel(Cx *cx);
+
+/* kern_row.c: the row walk, also used for a row's reductions */
+typedef void RowBody(Cx *cx, int sid, int n, int depth);
+void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
+
+/* A row is walked by a block, or by a warp (KernelParams.warp_rows). */
+static inline const char *row_tid(const Cx *cx) { return cx->k->par.warp_rows ? "fz_lane" : "threadIdx.x"; }
+static inline const char *row_width(const Cx *cx) { return cx->k->par.warp_rows ? "32" : "blockDim.x"; }
+static inline const char *row_leader(const Cx *cx) { return cx->k->par.warp_rows ? "fz_lane == 0" : "threadIdx.x == 0"; }
+
+#endif

@@ -1,0 +1,238 @@
+/* Statement bodies in CUDA: values at the kernel's point, loads through
+ * the argument struct, stores with conversion, and the locals a value
+ * lives in while its kernel can still see it. Pointwise producers the
+ * schedule marks recomputable are substituted into their readers. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda.h"
+#include "die.h"
+
+ElemType stmt_compute(const Module *m, const Stmt *s)
+{
+	return m->stage[s->stage].precision == ET_F64 ? ET_F64 : ET_F32;
+}
+
+const char *ctype(ElemType t)
+{
+	switch (t) {
+	case ET_F64: return "double";
+	case ET_I64: return "long long";
+	case ET_I32: case ET_BOOL: return "int";
+	default: return "float"; /* f32, and f16/bf16 computed in f32 */
+	}
+}
+
+void ind(FILE *out, int n)
+{
+	for (int i = 0; i < n; i++) fputc('\t', out);
+}
+
+void dim_c(Cx *cx, Dim d, FILE *out)
+{
+	if (d.sym >= 0) fprintf(out, "a.n_%s", cx->m->fusion[cx->fusion].sym[d.sym]);
+	else fprintf(out, "%lldLL", (long long)d.value);
+}
+
+/* Read element `lin` of tensor t, converted to its compute type. */
+void load_elem(Cx *cx, int t, const char *lin, FILE *out)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	const char *pre = x->kind == TK_INPUT ? "__ldg(&" : "(";
+	switch (x->type) {
+	case ET_F16: fprintf(out, "fz_h2f(a.t_%s[%s])", x->name, lin); break;
+	case ET_BF16: fprintf(out, "fz_b2f(a.t_%s[%s])", x->name, lin); break;
+	default: fprintf(out, "%sa.t_%s[%s])", pre, x->name, lin); break;
+	}
+}
+
+static void store_conv(const Tensor *x, const char *v, FILE *out)
+{
+	switch (x->type) {
+	case ET_F16: fprintf(out, "fz_f2h(%s)", v); break;
+	case ET_BF16: fprintf(out, "fz_f2b(%s)", v); break;
+	default: fprintf(out, "(%s)(%s)", tensor_device_type(x), v); break;
+	}
+}
+
+char *linear_of(Cx *cx, int t, char **subs)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) die("out of memory");
+	emit_linear(cx->m, cx->fusion, t, subs, "a.n_", f);
+	fclose(f);
+	return buf;
+}
+
+void cuda_leaf(ExprWriter *w, int e, void *outp)
+{
+	Cx *cx = w->user;
+	FILE *out = outp;
+	const Module *m = cx->m;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) {
+		if (!cx->bind[x->index]) die("index %s of %s is not bound in kernel %s", m->index[x->index].name,
+		                             m->fusion[cx->fusion].name, cx->k->name);
+		fputs(cx->bind[x->index], out);
+		return;
+	}
+	int t = x->tensor;
+	const Tensor *tt = &m->tensor[t];
+	if (x->op == IR_SCALAR && tt->kind == TK_INPUT) {
+		fprintf(out, "((%s)a.t_%s)", elem_info[tt->type].is_float ? ctype(w->compute) : ctype(tt->type), tt->name);
+		return;
+	}
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < x->nargs; i++) subs[i] = render_expr(w, x->args[i]);
+	int hit = cx->local[t] != NULL;
+	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t][i] && !strcmp(cx->local_at[t][i], subs[i]);
+	int wr = cx->p->writer[t];
+	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 &&
+	             !strcmp(subs[x->nargs - 1], cx->rc_var);
+	for (int i = 0; cached && i < cx->k->nspace; i++) {
+		char sv[16];
+		snprintf(sv, sizeof sv, "s%d", i);
+		cached = !strcmp(subs[i], sv);
+	}
+	if (cached) {
+		fprintf(out, "fz_rc_%s[fz_k]", tt->name);
+		cx->rc_used[t] = 1;
+	} else if (hit) {
+		fputs(cx->local[t], out);
+	} else if (wr >= 0 && cx->p->remat[wr] && (cx->p->op[wr] == STEP_INLINE || cx->p->stmt_kernel[wr] == cx->kernel_id)) {
+		/* Substitute the producer, its free indices bound to our subscripts. */
+		const Stmt *P = &m->stmt[wr];
+		char *saved[MAX_RANK];
+		for (int i = 0; i < P->nfree; i++) {
+			saved[i] = cx->bind[P->first_index + i];
+			cx->bind[P->first_index + i] = subs[i];
+		}
+		ElemType c = w->compute;
+		w->compute = stmt_compute(m, P);
+		fprintf(out, "((%s)", ctype(c));
+		ir_write_expr(w, P->rhs, out);
+		fputc(')', out);
+		w->compute = c;
+		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+	} else {
+		char *lin = linear_of(cx, t, subs);
+		load_elem(cx, t, lin, out);
+		free(lin);
+	}
+	for (int i = 0; i < x->nargs; i++) free(subs[i]);
+}
+
+/* Writes the value (or mask) of statement s, with its compute type. */
+char *value_of(Cx *cx, const Stmt *s, int e)
+{
+	cx->w.compute = stmt_compute(cx->m, s);
+	return render_expr(&cx->w, e);
+}
+
+void set_local(Cx *cx, int t, const char *name, char **subs, int n)
+{
+	free(cx->local[t]);
+	cx->local[t] = strdup(name);
+	for (int i = 0; i < MAX_RANK; i++) {
+		free(cx->local_at[t][i]);
+		cx->local_at[t][i] = i < n ? strdup(subs[i]) : NULL;
+	}
+}
+
+void clear_locals(Cx *cx)
+{
+	for (int t = 0; t < cx->m->ntensor; t++) {
+		free(cx->local[t]);
+		cx->local[t] = NULL;
+		for (int i = 0; i < MAX_RANK; i++) free(cx->local_at[t][i]), cx->local_at[t][i] = NULL;
+	}
+}
+
+/* Stores value v into s's target at s's left-hand subscripts. */
+void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
+{
+	const Tensor *x = &cx->m->tensor[s->out];
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	char *lin = linear_of(cx, s->out, subs);
+	FILE *o = cx->sink ? cx->sink : cx->out;
+	ind(o, depth);
+	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+	fprintf(o, "a.t_%s[%s] = ", x->name, lin);
+	store_conv(x, v, o);
+	fputs(";\n", o);
+	free(lin);
+	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+}
+
+/* Record s's result as a local at its left-hand subscripts. */
+void publish(Cx *cx, const Stmt *s, const char *name)
+{
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	set_local(cx, s->out, name, subs, s->nlhs);
+	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+}
+
+/* A pointwise statement at the current point. */
+void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *x = &m->tensor[s->out];
+	char name[80];
+	snprintf(name, sizeof name, "v_%s%s", x->name, cx->sfx);
+	char *v = value_of(cx, s, s->rhs);
+	ElemType vt = s->acc;
+	if (s->red == RED_ACCUM) { /* t(i) += value: read-modify-write at the point */
+		char *subs[MAX_RANK] = {0};
+		for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+		char *lin = linear_of(cx, s->out, subs);
+		char *mask = s->mask ? value_of(cx, s, s->mask) : NULL;
+		FILE *o = cx->sink ? cx->sink : cx->out;
+		ind(o, depth);
+		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+		if (mask) fprintf(o, "if (%s) ", mask);
+		fprintf(o, "a.t_%s[%s] += (%s)(%s);\n", x->name, lin, tensor_device_type(x), v);
+		free(lin), free(mask);
+		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+		free(v);
+		return;
+	}
+	ind(cx->out, depth);
+	if (s->mask) {
+		char *mk = value_of(cx, s, s->mask);
+		fprintf(cx->out, "%s %s = 0;\n", ctype(vt), name);
+		ind(cx->out, depth);
+		fprintf(cx->out, "if (%s) {\n", mk);
+		ind(cx->out, depth + 1);
+		fprintf(cx->out, "%s = (%s)(%s);\n", name, ctype(vt), v);
+		if (sched_stored(cx->p, s->out)) store_target(cx, s, name, depth + 1);
+		ind(cx->out, depth);
+		fputs("}\n", cx->out);
+		free(mk);
+	} else {
+		fprintf(cx->out, "const %s %s = (%s)(%s);\n", ctype(vt), name, ctype(vt), v);
+		if (sched_stored(cx->p, s->out)) {
+			if (store_only_thread0) ind(cx->out, depth), fprintf(cx->out, "if (%s)\n", row_leader(cx));
+			store_target(cx, s, name, depth + store_only_thread0);
+		}
+	}
+	publish(cx, s, name);
+	free(v);
+}
+
+/* Binds the statement's free indices (or, for a tail, its reduced ones)
+ * to the kernel's space variables s0, s1, ... */
+void bind_point(Cx *cx, const Stmt *s, int nspace)
+{
+	int n = s->pattern == PAT_COMPACT || cx->p->op[s - cx->m->stmt] == STEP_GRID_REDUCE ? s->nindex : s->nfree;
+	for (int i = 0; i < n && i < nspace; i++) {
+		char v[16];
+		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
+		free(cx->bind[s->first_index + i]);
+		cx->bind[s->first_index + i] = strdup(v);
+	}
+}

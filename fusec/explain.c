@@ -1,0 +1,56 @@
+/* --explain: the fused schedule in words, and why each stage boundary
+ * was or was not fused (the planner's SplitRule). Also the manifest's
+ * "plan" lines. */
+#include "plan.h"
+
+void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "fusion %s: %d stage%s in %d kernel%s\n", f->name, f->nstage, f->nstage == 1 ? "" : "s",
+	        p->nk, p->nk == 1 ? "" : "s");
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
+		if (k->nspace) {
+			fputs(" over [", out);
+			for (int d = 0; d < k->nspace; d++) {
+				if (d) fputc(',', out);
+				dim_write(m, f, k->space[d], out);
+			}
+			fputc(']', out);
+		}
+		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
+		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
+		fputc('\n', out);
+		const char *prev = NULL;
+		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
+			const Stage *sg = &m->stage[m->stmt[s].stage];
+			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
+			prev = sg->name;
+			if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
+				fprintf(out, "      tensor_eligible: %s\n", k->mode == KM_MATMUL ?
+				        "tiled CUDA-core kernel, f32 accumulation (tensor-core path not yet generated)" :
+				        "not a matrix tile, CUDA cores");
+		}
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+			if (m->tensor[t].kind != TK_TEMP) continue;
+			int mine = 0;
+			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t;
+			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, sched_stored(p, t) ? "stored in device memory" : "kept on chip");
+		}
+	}
+	for (int s = m->stage[f->first_stage].first_stmt; f->nstage && s < m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt; s++)
+		if (p->op[s] == STEP_INLINE)
+			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
+			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
+	fputs("  stage boundaries:\n", out);
+	for (int sg = f->first_stage + 1; sg < f->first_stage + f->nstage; sg++) {
+		int sid = m->stage[sg].first_stmt;
+		if (!m->stage[sg].nstmt) continue;
+		if (p->op[sid] == STEP_INLINE || p->op[sid - 1] == STEP_INLINE)
+			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
+		else
+			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,
+			        p->why[sid] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid]]);
+	}
+}

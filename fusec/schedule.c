@@ -1,0 +1,104 @@
+/* The schedule's names, and --emit=schedule: every decision of the
+ * schedule as text, one fact a line, for people and golden tests. */
+#include "schedule.h"
+
+#include <string.h>
+
+const char *const target_name[TGT_N] = {
+#define X(e, s) s,
+	TARGETS(X)
+#undef X
+};
+const char *const kernel_mode_name[KM_N] = {
+#define X(e, s) s,
+	KERNEL_MODES(X)
+#undef X
+};
+const char *const step_op_name[STEP_N] = {
+#define X(e, s) s,
+	STEP_OPS(X)
+#undef X
+};
+const char *const storage_name[ST_N] = {
+#define X(e, s) s,
+	STORAGES(X)
+#undef X
+};
+const char *const barrier_name[BAR_N] = {
+#define X(e, s) s,
+	BARRIERS(X)
+#undef X
+};
+const char *const split_rule_text[SPLIT_N] = {
+#define X(e, s) s,
+	SPLIT_RULES(X)
+#undef X
+};
+
+int target_lookup(const char *s)
+{
+	for (int i = 0; i < TGT_N; i++)
+		if (!strcmp(s, target_name[i])) return i;
+	return -1;
+}
+
+static void dims(const Module *m, const Fusion *f, const Dim *d, int n, FILE *out)
+{
+	fputc('[', out);
+	for (int i = 0; i < n; i++) {
+		if (i) fputc(',', out);
+		dim_write(m, f, d[i], out);
+	}
+	fputc(']', out);
+}
+
+static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
+{
+	const Stmt *st = &m->stmt[sid];
+	fprintf(out, "stmt %d (stage %s) %s: %s", sid - s->first_stmt, m->stage[st->stage].name,
+	        m->tensor[st->out].name, step_op_name[s->op[sid]]);
+	if (s->op[sid] == STEP_REDUCE && s->merge[sid] > 1) fprintf(out, ", merges the next %d", s->merge[sid] - 1);
+	if (s->op[sid] == STEP_REDUCE && !s->merge[sid]) fputs(", merged into the one before", out);
+	if (s->remat[sid] && s->op[sid] != STEP_INLINE) fputs(", recomputable", out);
+	int k = s->stmt_kernel[sid];
+	if (s->why[sid] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid]]);
+	else if (k >= 0 && sid != s->k[k].first_stmt) fputs(", joined", out);
+	fputc('\n', out);
+}
+
+void sched_print(const Module *m, const Schedule *s, FILE *out)
+{
+	const Fusion *f = &m->fusion[s->fusion];
+	fprintf(out, "schedule %s %s target=%s kernels=%d\n", f->name, s->fused ? "fused" : "unfused",
+	        target_name[s->target], s->nk);
+	for (int i = 0; i < s->nk; i++) {
+		const Kernel *k = &s->k[i];
+		const KernelParams *p = &k->par;
+		fprintf(out, "  kernel %s %s space=", k->name, kernel_mode_name[k->mode]);
+		dims(m, f, k->space, k->nspace, out);
+		if (k->has_inner) fputs(" inner=", out), dim_write(m, f, k->inner, out);
+		fprintf(out, " grid-reductions=%d\n", k->ntail);
+		fprintf(out, "    params block=%d min_blocks=%d unroll=%d slices=%d rcache=%d warp_rows=%d", p->block,
+		        p->min_blocks, p->unroll, p->slices, p->rcache, p->warp_rows);
+		if (k->mode == KM_MATMUL)
+			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
+		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
+		for (int ph = 0; ph < k->nphase; ph++) {
+			const Phase *q = &k->phase[ph];
+			fprintf(out, "    phase %d %s, then %s\n", ph, kernel_mode_name[q->kind], barrier_name[q->after]);
+			for (int sid = q->first_stmt; sid < q->first_stmt + q->nstmt; sid++) fputs("      ", out), stmt_line(m, s, sid, out);
+		}
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+			if (s->reset_by[t] == i) fprintf(out, "    zeroes %s for the next run\n", m->tensor[t].name);
+	}
+	for (int sid = s->first_stmt; sid < s->last_stmt; sid++)
+		if (s->op[sid] == STEP_INLINE) fputs("  ", out), stmt_line(m, s, sid, out);
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		fprintf(out, "  tensor %s %s", x->name, storage_name[s->storage[t]]);
+		int counts = 0; /* the length of a compacted list */
+		for (int u = f->first_tensor; u < f->first_tensor + f->ntensor; u++) counts |= m->tensor[u].list_count == t;
+		if ((x->zero_init || counts) && s->reset_by[t] < 0) fputs(", zeroed by a memset before the run", out);
+		fputc('\n', out);
+	}
+}
