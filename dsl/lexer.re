@@ -91,6 +91,12 @@ int lexer_next(Lexer *lx, Token *tok)
 		"*"  { TOK(STAR); }
 		"/"  { TOK(SLASH); }
 		"%"  { TOK(PERCENT); }
+		/* Powers as other languages spell them: reported with the fix, and
+		   read as '*' so that the rest of the statement still parses. */
+		"^" | "**" {
+			diag_error(lx->diag, tok->off, "there is no '%.*s' operator; a power is written pow(a, b)", (int)(YYCURSOR - start), (const char *)start);
+			TOK(STAR);
+		}
 		* {
 			unsigned char c = *start;
 			if (c >= 32 && c < 127)

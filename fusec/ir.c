@@ -27,6 +27,18 @@ const char *const pattern_name[PAT_N] = {
 #undef X
 };
 
+int ir_builtin_lookup(const char *name, size_t len)
+{
+	static const IrOp ops[] = {
+#define X(o, n, f64, f32) IR_##o,
+		IR_BUILTINS(X)
+#undef X
+	};
+	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strlen(ir_op_name[ops[i]]) == len && !memcmp(ir_op_name[ops[i]], name, len)) return (int)ops[i];
+	return -1;
+}
+
 int elem_lookup(const char *s, size_t len)
 {
 	for (int i = 0; i < ET_N; i++)
@@ -123,6 +135,9 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
 		}
 		return;
+	case IR_SIZE: /* the args struct's field in a kernel, a parameter in the reference */
+		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
+		return;
 	case IR_INDEX:
 	case IR_LOAD:
 	case IR_SCALAR:
@@ -152,18 +167,14 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	}
 	const char *fn = NULL;
 	switch (x->op) {
-	case IR_EXP: fn = float_fn(w, "exp", "expf"); break;
-	case IR_LOG: fn = float_fn(w, "log", "logf"); break;
-	case IR_SQRT: fn = float_fn(w, "sqrt", "sqrtf"); break;
+#define X(o, n, f64, f32) case IR_##o: fn = float_fn(w, f64, f32); break;
+	IR_BUILTINS(X)
+#undef X
+	default: break;
+	}
+	switch (x->op) {
 	case IR_RSQRT: fn = w->cuda ? float_fn(w, "rsqrt", "rsqrtf") : float_fn(w, "fz_rsqrt", "fz_rsqrtf"); break;
 	case IR_ABS: fn = elem_info[x->type].is_float ? float_fn(w, "fabs", "fabsf") : "fz_iabs"; break;
-	case IR_TANH: fn = float_fn(w, "tanh", "tanhf"); break;
-	case IR_SIGMOID: fn = float_fn(w, "fz_sigmoid", "fz_sigmoidf"); break;
-	case IR_RELU: fn = float_fn(w, "fz_relu", "fz_reluf"); break;
-	case IR_GELU: fn = float_fn(w, "fz_gelu", "fz_geluf"); break;
-	case IR_ERF: fn = float_fn(w, "erf", "erff"); break;
-	case IR_DIGAMMA: fn = float_fn(w, "fz_digamma", "fz_digammaf"); break;
-	case IR_POW: fn = float_fn(w, "pow", "powf"); break;
 	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;
 	case IR_MAXF: fn = elem_info[x->type].is_float ? float_fn(w, "fmax", "fmaxf") : "fz_imax"; break;
 	case IR_SELECT:
@@ -175,8 +186,9 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		ir_write_expr(w, x->c, out);
 		fputc(')', f);
 		return;
-	default: assert(!"unhandled opcode");
+	default: break;
 	}
+	assert(fn && "unhandled opcode");
 	fprintf(f, "%s(", fn);
 	ir_write_expr(w, x->a, out);
 	if (ar >= 2) fputs(", ", f), ir_write_expr(w, x->b, out);

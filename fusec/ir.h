@@ -47,6 +47,7 @@ int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec
  * functions are opcodes too, so every backend expands this one list. */
 #define IR_OPS(X) \
 	X(CONST, 0, "const") X(INDEX, 0, "index") X(LOAD, 0, "load") X(SCALAR, 0, "scalar") \
+	X(SIZE, 0, "size") \
 	X(NEG, 1, "-") X(NOT, 1, "!") \
 	X(ADD, 2, "+") X(SUB, 2, "-") X(MUL, 2, "*") X(DIV, 2, "/") X(MOD, 2, "%") \
 	X(LT, 2, "<") X(LE, 2, "<=") X(GT, 2, ">") X(GE, 2, ">=") X(EQ, 2, "==") X(NE, 2, "!=") \
@@ -54,8 +55,26 @@ int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec
 	X(EXP, 1, "exp") X(LOG, 1, "log") X(SQRT, 1, "sqrt") X(RSQRT, 1, "rsqrt") \
 	X(ABS, 1, "abs") X(TANH, 1, "tanh") X(SIGMOID, 1, "sigmoid") X(RELU, 1, "relu") \
 	X(GELU, 1, "gelu") X(ERF, 1, "erf") X(DIGAMMA, 1, "digamma") \
+	X(SIN, 1, "sin") X(COS, 1, "cos") X(EXP2, 1, "exp2") X(LOG2, 1, "log2") \
+	X(LOG1P, 1, "log1p") X(EXPM1, 1, "expm1") X(FLOOR, 1, "floor") X(CEIL, 1, "ceil") \
 	X(POW, 2, "pow") X(MINF, 2, "min") X(MAXF, 2, "max") X(SELECT, 3, "select") \
 	X(CAST, 1, "cast")
+
+/* The built-in functions a spec may call: opcode, arity, and for those that
+ * are one C math function in both CUDA and the float64 reference, its double
+ * and float names (NULL: ir_write_expr spells it). The checker, the printers
+ * and both backends read this one list. */
+#define IR_BUILTINS(X) \
+	X(EXP, 1, "exp", "expf") X(LOG, 1, "log", "logf") X(SQRT, 1, "sqrt", "sqrtf") \
+	X(RSQRT, 1, NULL, NULL) X(ABS, 1, NULL, NULL) X(TANH, 1, "tanh", "tanhf") \
+	X(SIGMOID, 1, "fz_sigmoid", "fz_sigmoidf") X(RELU, 1, "fz_relu", "fz_reluf") \
+	X(GELU, 1, "fz_gelu", "fz_geluf") X(ERF, 1, "erf", "erff") \
+	X(DIGAMMA, 1, "fz_digamma", "fz_digammaf") \
+	X(SIN, 1, "sin", "sinf") X(COS, 1, "cos", "cosf") X(EXP2, 1, "exp2", "exp2f") \
+	X(LOG2, 1, "log2", "log2f") X(LOG1P, 1, "log1p", "log1pf") X(EXPM1, 1, "expm1", "expm1f") \
+	X(FLOOR, 1, "floor", "floorf") X(CEIL, 1, "ceil", "ceilf") \
+	X(POW, 2, "pow", "powf") X(MINF, 2, NULL, NULL) X(MAXF, 2, NULL, NULL) \
+	X(SELECT, 3, NULL, NULL)
 
 typedef enum {
 #define X(o, n, s) IR_##o,
@@ -65,6 +84,8 @@ typedef enum {
 } IrOp;
 extern const char *const ir_op_name[IR_NOPS];
 extern const int ir_op_arity[IR_NOPS];
+/* The built-in called `name` (its ir_op_name), or -1. */
+int ir_builtin_lookup(const char *name, size_t len);
 
 typedef struct Dim {
 	int sym;         /* index into Fusion's symbols, or -1 for a constant */
@@ -104,6 +125,8 @@ typedef struct Expr {
 	int tensor;      /* LOAD, SCALAR */
 	int nargs, args[MAX_RANK]; /* LOAD: index expressions */
 	int index;       /* INDEX: index id */
+	int sym;         /* SIZE: the fusion's size symbol, read as an i64 value */
+	int fusion;      /* SIZE: the fusion it belongs to */
 	double value;    /* CONST */
 	unsigned off;
 } Expr;

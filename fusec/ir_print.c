@@ -15,6 +15,7 @@ static void pexpr(const Module *m, int e, FILE *f)
 		return;
 	case IR_INDEX: fputs(m->index[x->index].name, f); return;
 	case IR_SCALAR: fputs(m->tensor[x->tensor].name, f); return;
+	case IR_SIZE: fputs(m->fusion[x->fusion].sym[x->sym], f); return;
 	case IR_LOAD:
 		fprintf(f, "%s(", m->tensor[x->tensor].name);
 		for (int i = 0; i < x->nargs; i++) {

@@ -13,6 +13,9 @@ typedef struct Const { unsigned off, len; double value; int is_int; } Const;
 typedef struct Slot {
 	unsigned off, len;     /* name */
 	int has_range, ragged, on_lhs, in_access, in_bound;
+	int in_unknown;        /* an argument of a call whose error pass 2 reports */
+	int dropped;           /* reported, or a knock-on: not entered as an index */
+	int reported;          /* has had its error: no second one */
 	Dim range;
 	unsigned range_off;    /* where the range was first inferred */
 	int ragged_node;       /* AST FOR node */
@@ -33,15 +36,18 @@ typedef struct Sema {
 	int fusion_items;      /* AST list of the current fusion's items */
 	int cur_stage_node;
 	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
+	struct { unsigned off, len; } failed[64]; /* names whose defining statement failed */
+	int nfailed;
+	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
+	int nundef;
 	int rank_error;        /* reported while collecting this statement */
 } Sema;
 
-static const struct Builtin { const char *name; IrOp op; int arity; } builtins[] = {
-	{"exp", IR_EXP, 1}, {"log", IR_LOG, 1}, {"sqrt", IR_SQRT, 1}, {"rsqrt", IR_RSQRT, 1},
-	{"abs", IR_ABS, 1}, {"tanh", IR_TANH, 1}, {"sigmoid", IR_SIGMOID, 1},
-	{"relu", IR_RELU, 1}, {"gelu", IR_GELU, 1}, {"erf", IR_ERF, 1},
-	{"digamma", IR_DIGAMMA, 1}, {"pow", IR_POW, 2}, {"min", IR_MINF, 2},
-	{"max", IR_MAXF, 2}, {"select", IR_SELECT, 3},
+/* The built-ins, from ir.h's one list; a built-in's name is its opcode's. */
+static const struct Builtin { IrOp op; int arity; } builtins[] = {
+#define X(o, n, f64, f32) {IR_##o, n},
+	IR_BUILTINS(X)
+#undef X
 };
 
 static const Node *N(Sema *s, int i) { return &s->ast->n[i]; }
@@ -65,7 +71,7 @@ static char *dup_name(Sema *s, int node)
 static const struct Builtin *builtin_find(Sema *s, int node)
 {
 	for (unsigned i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
-		if (ast_name_eq(s->ast, node, builtins[i].name)) return &builtins[i];
+		if (ast_name_eq(s->ast, node, ir_op_name[builtins[i].op])) return &builtins[i];
 	return NULL;
 }
 
@@ -178,6 +184,82 @@ static void declare_tensor(Sema *s, int node, TensorKind kind)
 	}
 }
 
+/* --- names: misspellings and knock-on errors ----------------------------- */
+
+/* Edit distance (insertions, deletions, substitutions, transpositions) of
+ * two short names, capped: anything above `cap` is cap + 1. */
+static int edit_distance(const char *a, size_t la, const char *b, size_t lb, int cap)
+{
+	if (la > 31 || lb > 31) return cap + 1;
+	int d[33][33];
+	for (size_t i = 0; i <= la; i++) d[i][0] = (int)i;
+	for (size_t j = 0; j <= lb; j++) d[0][j] = (int)j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			int v = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < v) v = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < v) v = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] && d[i - 2][j - 2] + 1 < v) v = d[i - 2][j - 2] + 1;
+			d[i][j] = v;
+		}
+	return d[la][lb] > cap ? cap + 1 : d[la][lb];
+}
+
+typedef struct Guess { const char *best; size_t len; int dist, ties; } Guess;
+
+static void guess(Guess *g, const char *want, size_t wl, const char *cand, size_t cl)
+{
+	int cap = wl <= 1 ? 0 : wl <= 3 ? 1 : 2; /* every one-letter name is one edit from another */
+	int d = edit_distance(want, wl, cand, cl, cap);
+	if (d > cap || d == 0 || cap == 0) return;
+	if (!g->best || d < g->dist) *g = (Guess){cand, cl, d, 0};
+	else if (d == g->dist && (cl != g->len || memcmp(cand, g->best, cl))) g->ties++;
+}
+
+/* "; did you mean 'X'?" for the nearest name a spec could have meant:
+ * tensors, constants and sizes, the statement's indices (values), the
+ * built-ins (calls). Empty when nothing is near, or two names are. */
+static const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n)
+{
+	const char *w = s->ast->text + off;
+	Guess g = {0};
+	Fusion *f = F(s);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		guess(&g, w, len, s->m->tensor[i].name, strlen(s->m->tensor[i].name));
+	for (int i = 0; i < s->nconst && !call; i++) guess(&g, w, len, s->ast->text + s->consts[i].off, s->consts[i].len);
+	for (int i = 0; i < f->nsym && !call; i++) guess(&g, w, len, f->sym[i], strlen(f->sym[i]));
+	for (int i = 0; i < s->nslot && !call; i++)
+		if (s->slot[i].has_range && !s->slot[i].dropped && s->slot[i].off != off)
+			guess(&g, w, len, s->ast->text + s->slot[i].off, s->slot[i].len);
+	for (unsigned i = 0; i < sizeof builtins / sizeof builtins[0] && call; i++)
+		guess(&g, w, len, ir_op_name[builtins[i].op], strlen(ir_op_name[builtins[i].op]));
+	if (!g.best || g.ties) return "";
+	snprintf(buf, n, "; did you mean '%.*s'?", (int)g.len, g.best);
+	return buf;
+}
+
+static void undefined_name(Sema *s, unsigned off, unsigned len)
+{
+	char buf[96];
+	diag_error(s->d, off, "use of undefined name '%.*s'%s", (int)len, s->ast->text + off, did_you_mean(s, off, len, 0, buf, sizeof buf));
+}
+
+/* A name whose defining statement had an error: reading it later is not
+ * another error. */
+static int is_failed(Sema *s, int node)
+{
+	for (int i = 0; i < s->nfailed; i++)
+		if (s->failed[i].len == N(s, node)->len && !memcmp(s->ast->text + s->failed[i].off, TXT(s, node), N(s, node)->len))
+			return 1;
+	return 0;
+}
+
+static void mark_failed(Sema *s, int node)
+{
+	if (is_failed(s, node) || s->nfailed == (int)(sizeof s->failed / sizeof s->failed[0])) return;
+	s->failed[s->nfailed].off = N(s, node)->off, s->failed[s->nfailed++].len = N(s, node)->len;
+}
+
 /* --- statements ------------------------------------------------------ */
 
 static int slot_find(Sema *s, unsigned off, unsigned len)
@@ -200,12 +282,22 @@ static int slot_get(Sema *s, int node)
 	return s->nslot++;
 }
 
-/* True for a bare identifier that names no tensor, constant or function:
- * that is an index. */
+/* The size symbol a name spells, or -1. */
+static int sym_find(Sema *s, int node)
+{
+	Fusion *f = F(s);
+	for (int i = 0; i < f->nsym; i++)
+		if (ast_name_eq(s->ast, node, f->sym[i])) return i;
+	return -1;
+}
+
+/* True for a bare identifier that names no tensor, constant, size or
+ * function: that is an index. */
 static int is_index_name(Sema *s, int node)
 {
 	const Node *x = N(s, node);
-	return x->kind == AST_REF && !x->flag && tensor_find(s, node) < 0 && !const_find(s, node);
+	return x->kind == AST_REF && !x->flag && tensor_find(s, node) < 0 && !const_find(s, node) && sym_find(s, node) < 0 &&
+	       !is_failed(s, node);
 }
 
 static void give_range(Sema *s, int node, int slot, Dim d)
@@ -250,6 +342,7 @@ static void collect(Sema *s, int e)
 		}
 		int t = tensor_find(s, e);
 		int pos = 0, nargs = 0;
+		int unknown = t < 0 && ((!builtin_find(s, e) && elem_lookup(TXT(s, e), x->len) < 0) || is_failed(s, e));
 		for (int a = x->a; a; a = N(s, a)->next) nargs++;
 		if (t >= 0 && nargs != s->m->tensor[t].rank && !s->rank_error) {
 			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, e),
@@ -262,6 +355,7 @@ static void collect(Sema *s, int e)
 				int k = slot_get(s, a);
 				if (k < 0) continue;
 				if (!s->no_ranges) s->slot[k].in_access = 1;
+				if (unknown) s->slot[k].in_unknown = 1;
 				/* a 'for' bound is weak evidence: row_ptr(r) must not
 				 * give r the size of row_ptr when y(r) says otherwise */
 				if (s->no_ranges) s->slot[k].in_bound = 1;
@@ -333,11 +427,23 @@ static int build_ref(Sema *s, int node)
 			s->m->expr[e].tensor = t;
 			return e;
 		}
+		if (is_failed(s, node)) return 0;
+		int sym = sym_find(s, node);
+		if (sym >= 0) { /* a size, bound at launch: an i64 value like an index */
+			int e = mk(s, IR_SIZE, ET_I64, x->off, 0, 0, 0);
+			s->m->expr[e].sym = sym, s->m->expr[e].fusion = s->fusion;
+			return e;
+		}
 		int k = slot_find(s, x->off, x->len);
-		if (k < 0) return 0;
+		if (k < 0) {
+			for (int i = 0; i < s->nundef; i++)
+				if (!s->undef[i].done && s->undef[i].len == x->len && !memcmp(s->ast->text + s->undef[i].off, TXT(s, node), x->len))
+					undefined_name(s, x->off, x->len), s->undef[i].done = 1;
+			return 0;
+		}
 		Slot *sl = &s->slot[k];
 		if (!sl->has_range && !sl->ragged) {
-			diag_error(s->d, x->off, "use of undefined name '%.*s'", NAMEF(s, node));
+			undefined_name(s, x->off, x->len);
 			sl->has_range = 1, sl->range = (Dim){-1, 1}; /* report once */
 			return 0;
 		}
@@ -360,12 +466,19 @@ static int build_ref(Sema *s, int node)
 			ElemType to = is_float((ElemType)ty) ? (ty == ET_F64 ? ET_F64 : s->compute) : (ElemType)ty;
 			return mk(s, IR_CAST, to, x->off, args[0], 0, 0);
 		}
+		if (!b && sym_find(s, node) >= 0) {
+			diag_error(s->d, x->off, "'%.*s' is a size, not a tensor: read it as a value, without parentheses", NAMEF(s, node));
+			return 0;
+		}
+		if (!b && is_failed(s, node)) return 0; /* its definition's error is reported */
 		if (!b) {
-			diag_error(s->d, x->off, "unknown function or tensor '%.*s'", NAMEF(s, node));
+			char buf[96];
+			diag_error(s->d, x->off, "unknown function or tensor '%.*s'%s", NAMEF(s, node),
+			           did_you_mean(s, x->off, x->len, 1, buf, sizeof buf));
 			return 0;
 		}
 		if (nargs != b->arity) {
-			diag_error(s->d, x->off, "'%s' takes %d argument%s, not %d", b->name, b->arity, b->arity == 1 ? "" : "s", nargs);
+			diag_error(s->d, x->off, "'%s' takes %d argument%s, not %d", ir_op_name[b->op], b->arity, b->arity == 1 ? "" : "s", nargs);
 			return 0;
 		}
 		for (int i = 0; i < nargs; i++)
@@ -379,7 +492,7 @@ static int build_ref(Sema *s, int node)
 			return mk(s, IR_SELECT, arith_type(s, ET(s, args[1]), ET(s, args[2])), x->off, args[0], args[1], args[2]);
 		}
 		for (int i = 0; i < nargs; i++)
-			if (!need_number(s, args[i], b->name)) return 0;
+			if (!need_number(s, args[i], ir_op_name[b->op])) return 0;
 		ElemType rt = s->compute;
 		if ((b->op == IR_MINF || b->op == IR_MAXF) && !is_float(ET(s, args[0])) && !is_float(ET(s, args[1])))
 			rt = arith_type(s, ET(s, args[0]), ET(s, args[1]));
@@ -586,6 +699,20 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 	st->out = id;
 }
 
+/* What a '+=' that has nothing to add into probably meant: with bare
+ * indices on the left, a sum reduction; through a gather, a zeroed temp. */
+static void accum_hint(Sema *s, int lhs, int output)
+{
+	int bare = 1;
+	for (int a = N(s, lhs)->a; a; a = N(s, a)->next) bare &= is_index_name(s, a);
+	if (bare)
+		diag_note(s->d, N(s, lhs)->off, "did you mean '+=!'? It sums into '%.*s' from zero; '+=' adds into %s",
+		          NAMEF(s, lhs), output ? "whatever the buffer held" : "a tensor that already exists");
+	else
+		diag_note(s->d, N(s, lhs)->off, "scatter into a 'temp' (it starts at zero)%s",
+		          output ? ", or define the output first (with '=')" : "");
+}
+
 /* stmt := ref aop expr [for IDENT in expr .. expr] [where expr]
  *       | IDENT '[' IDENT ']' '<-' expr where expr */
 static void check_stmt_body(Sema *s, int node);
@@ -595,8 +722,12 @@ static void check_stmt_body(Sema *s, int node);
 static void check_stmt(Sema *s, int node)
 {
 	const Node *x = N(s, node);
+	s->nundef = 0;
 	check_stmt_body(s, node);
+	for (int i = 0; i < s->nundef; i++) /* not met by pass 2: reported all the same */
+		if (!s->undef[i].done) undefined_name(s, s->undef[i].off, s->undef[i].len);
 	int t = tensor_find(s, x->kind == AST_APPEND ? node : x->a);
+	if (t < 0) mark_failed(s, x->kind == AST_APPEND ? node : x->a);
 	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) s->m->tensor[t].def_stage = s->stage;
 	if (x->kind == AST_APPEND && (t = tensor_find(s, x->a)) >= 0 && s->m->tensor[t].kind != TK_INPUT &&
 	    s->m->tensor[t].def_stage < 0)
@@ -625,29 +756,34 @@ static void check_stmt_body(Sema *s, int node)
 	case AOP_MIN: red = RED_MIN; break;
 	case AOP_KMIN: red = RED_KMIN; break;
 	}
-	int target = tensor_find(s, lhs);
+	/* An error about the target leaves the rest of the statement to check
+	   (lhs_bad): its value and mask may hold independent errors. */
+	int target = tensor_find(s, lhs), lhs_bad = 0;
 	if (target >= 0 && m->tensor[target].kind == TK_INPUT) {
 		diag_error(s->d, x->off, "cannot assign to input '%.*s'", NAMEF(s, lhs));
-		return;
-	}
-	if (target >= 0 && red != RED_ACCUM && m->tensor[target].def_stage >= 0) {
+		lhs_bad = 1;
+	} else if (target >= 0 && red != RED_ACCUM && m->tensor[target].def_stage >= 0) {
 		diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
 		           NAMEF(s, lhs), m->stage[m->tensor[target].def_stage].name);
-		return;
-	}
-	if (target < 0 && (red == RED_ACCUM || is_append)) {
+		lhs_bad = 1;
+	} else if (target >= 0 && red == RED_ACCUM && m->tensor[target].kind == TK_OUTPUT && m->tensor[target].def_stage < 0) {
+		diag_error(s->d, x->off, "'+=' adds into output '%.*s', but no earlier statement defines it", NAMEF(s, lhs));
+		accum_hint(s, lhs, 1);
+		lhs_bad = 1;
+	} else if (target < 0 && (red == RED_ACCUM || is_append)) {
 		diag_error(s->d, x->off, "'%.*s' must be declared (as an output or with 'temp') before %s",
 		           NAMEF(s, lhs), is_append ? "a compaction appends to it" : "'+=' accumulates into it");
-		return;
+		if (!is_append) accum_hint(s, lhs, 0);
+		lhs_bad = 1;
+	} else if (target < 0 && (builtin_find(s, lhs) || const_find(s, lhs) || sym_find(s, lhs) >= 0)) {
+		diag_error(s->d, x->off, "cannot assign to %s '%.*s'",
+		           builtin_find(s, lhs) ? "built-in function" : const_find(s, lhs) ? "constant" : "size", NAMEF(s, lhs));
+		lhs_bad = 1;
 	}
-	if (target < 0 && (builtin_find(s, lhs) || const_find(s, lhs))) {
-		diag_error(s->d, x->off, "cannot assign to %s '%.*s'", builtin_find(s, lhs) ? "built-in function" : "constant", NAMEF(s, lhs));
-		return;
-	}
-
 
 	/* Pass 1: indices and ranges. */
 	s->nslot = 0;
+	s->nundef = 0;
 	s->rank_error = 0;
 	if (!is_append && x->c) {
 		int k = slot_get(s, x->c);
@@ -683,16 +819,26 @@ static void check_stmt_body(Sema *s, int node)
 	}
 	if (!is_append && x->e) collect(s, x->e);
 	if (s->rank_error) return;
-	int errors = s->d->errors;
+	/* Range errors do not end the statement (p1_bad): pass 2 still reports
+	   the independent errors of its value. Names that pass 2 reports, or
+	   that are already reported, are dropped rather than entered. */
+	int p1_bad = 0;
 	for (int k = 0; k < s->nslot; k++) {
 		Slot *sl = &s->slot[k];
-		if (!sl->has_range && !sl->ragged && (sl->on_lhs || sl->in_access || sl->in_bound))
+		if (sl->has_range || sl->ragged) continue;
+		sl->has_range = 1, sl->range = (Dim){-1, 1};
+		if ((lhs_bad && sl->on_lhs && !sl->in_access) || (sl->in_unknown && !sl->in_bound)) {
+			/* knock-on of the target's error, or of an unknown callee's */
+			sl->dropped = !sl->on_lhs, sl->reported = 1, p1_bad = 1;
+		} else if (sl->on_lhs || sl->in_access || sl->in_bound) {
 			diag_error(s->d, sl->off, "cannot infer the range of index '%.*s': no tensor on the right is subscripted by it",
 			           (int)sl->len, s->ast->text + sl->off);
-		else if (!sl->has_range && !sl->ragged)
-			diag_error(s->d, sl->off, "use of undefined name '%.*s'", (int)sl->len, s->ast->text + sl->off);
+			sl->reported = 1, p1_bad = 1;
+		} else { /* reported where pass 2 meets it, in source order */
+			s->undef[s->nundef].off = sl->off, s->undef[s->nundef].len = sl->len, s->undef[s->nundef++].done = 0;
+			sl->dropped = 1, p1_bad = 1;
+		}
 	}
-	if (s->d->errors != errors) return;
 
 	for (int k = 0; k < s->nslot; k++) {
 		if (!s->slot[k].ragged) continue;
@@ -713,7 +859,7 @@ static void check_stmt_body(Sema *s, int node)
 			if (is_index_name(s, a)) order[n++] = slot_find(s, N(s, a)->off, N(s, a)->len);
 	int nfree = n;
 	for (int k = 0; k < s->nslot; k++) {
-		int dup = 0;
+		int dup = s->slot[k].dropped;
 		for (int j = 0; j < n; j++) dup |= order[j] == k;
 		if (!dup) order[n++] = k;
 	}
@@ -740,10 +886,17 @@ static void check_stmt_body(Sema *s, int node)
 		ix->range = s->slot[k].range;
 		ix->reduced = k >= nfree && red != RED_ACCUM && red != RED_APPEND && red != RED_NONE;
 	}
-	if (red == RED_NONE && n > nfree) {
-		const Slot *sl = &s->slot[nfree];
-		diag_error(s->d, sl->off, "index '%.*s' is not on the left-hand side; reduce over it with +=!, max=!, min=! or kmin[k]=!",
-		           (int)sl->len, s->ast->text + sl->off);
+	for (int k = nfree; red == RED_NONE && k < n; k++) {
+		const Slot *sl = &s->slot[k];
+		if (sl->reported) continue;
+		Guess g = {0}; /* a typo of an index on the left? */
+		for (int j = 0; j < nfree; j++) guess(&g, s->ast->text + sl->off, sl->len, s->ast->text + s->slot[j].off, s->slot[j].len);
+		if (g.best && !g.ties)
+			diag_error(s->d, sl->off, "index '%.*s' is not on the left-hand side; did you mean '%.*s'?",
+			           (int)sl->len, s->ast->text + sl->off, (int)g.len, g.best);
+		else
+			diag_error(s->d, sl->off, "index '%.*s' is not on the left-hand side; reduce over it with +=!, max=!, min=! or kmin[k]=!",
+			           (int)sl->len, s->ast->text + sl->off);
 		return;
 	}
 	for (int k = 0; k < n; k++) {
@@ -790,6 +943,7 @@ static void check_stmt_body(Sema *s, int node)
 		diag_error(s->d, s->m->expr[rhs].off, "type mismatch: a boolean cannot be stored (use select(c, 1, 0))");
 		return;
 	}
+	if (lhs_bad || p1_bad) return;
 	st = &m->stmt[sid];
 	st->rhs = rhs, st->mask = mask;
 	if (red == RED_KMIN) {
@@ -960,6 +1114,7 @@ static void check_fusion(Sema *s, int node)
 	f->first_tensor = m->ntensor;
 	f->first_stage = m->nstage;
 	s->nconst = s->nglobal;
+	s->nfailed = 0;
 	s->fusion_items = N(s, node)->c;
 	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_tensor(s, p, TK_INPUT);
 	if (!N(s, node)->b) diag_error(s->d, N(s, node)->off, "fusion '%.*s' has no outputs", NAMEF(s, node));
