@@ -38,6 +38,8 @@ typedef struct Sema {
 	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
 	struct { unsigned off, len; } failed[64]; /* names whose defining statement failed */
 	int nfailed;
+	int *def_failed;       /* per tensor: its defining statement had an error */
+	int ndef_failed;
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
 	int rank_error;        /* reported while collecting this statement */
@@ -699,6 +701,18 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 	st->out = id;
 }
 
+/* Outputs whose defining statement failed: a second definition is not
+ * also "already written". Tensor ids are small; the array grows. */
+static void def_failed_mark(Sema *s, int t)
+{
+	int *p = realloc(s->def_failed, (size_t)(t + 1) * sizeof *p);
+	if (!p) abort();
+	for (int i = s->ndef_failed; i <= t; i++) p[i] = 0;
+	if (s->ndef_failed <= t) s->ndef_failed = t + 1;
+	s->def_failed = p, p[t] = 1;
+}
+static int def_failed_get(Sema *s, int t) { return t < s->ndef_failed && s->def_failed[t]; }
+
 /* What a '+=' that has nothing to add into probably meant: with bare
  * indices on the left, a sum reduction; through a gather, a zeroed temp. */
 static void accum_hint(Sema *s, int lhs, int output)
@@ -723,12 +737,16 @@ static void check_stmt(Sema *s, int node)
 {
 	const Node *x = N(s, node);
 	s->nundef = 0;
+	int errors = s->d->errors;
 	check_stmt_body(s, node);
 	for (int i = 0; i < s->nundef; i++) /* not met by pass 2: reported all the same */
 		if (!s->undef[i].done) undefined_name(s, s->undef[i].off, s->undef[i].len);
 	int t = tensor_find(s, x->kind == AST_APPEND ? node : x->a);
 	if (t < 0) mark_failed(s, x->kind == AST_APPEND ? node : x->a);
-	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) s->m->tensor[t].def_stage = s->stage;
+	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) {
+		s->m->tensor[t].def_stage = s->stage;
+		if (s->d->errors != errors) def_failed_mark(s, t);
+	}
 	if (x->kind == AST_APPEND && (t = tensor_find(s, x->a)) >= 0 && s->m->tensor[t].kind != TK_INPUT &&
 	    s->m->tensor[t].def_stage < 0)
 		s->m->tensor[t].def_stage = s->stage;
@@ -763,7 +781,8 @@ static void check_stmt_body(Sema *s, int node)
 		diag_error(s->d, x->off, "cannot assign to input '%.*s'", NAMEF(s, lhs));
 		lhs_bad = 1;
 	} else if (target >= 0 && red != RED_ACCUM && m->tensor[target].def_stage >= 0) {
-		diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
+		if (!def_failed_get(s, target)) /* else its first definition's error says it all */
+			diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
 		           NAMEF(s, lhs), m->stage[m->tensor[target].def_stage].name);
 		lhs_bad = 1;
 	} else if (target >= 0 && red == RED_ACCUM && m->tensor[target].kind == TK_OUTPUT && m->tensor[target].def_stage < 0) {
@@ -1162,5 +1181,6 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 	for (int it = root; it; it = ast->n[it].next)
 		if (ast->n[it].kind == AST_FUSION) check_fusion(&s, it), nfusion++;
 	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
+	free(s.def_failed);
 	return d->errors - before;
 }

@@ -3,7 +3,8 @@
 #   a. ptxas assembles every generated/*.sm_XX.ptx: no spills, no stack frame,
 #      registers within budget (64 a kernel; 128 for matmul-mode kernels)
 #   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
-#      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c)
+#      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c), and those of
+#      the language's test specs (tests/ref/lang/NAME.fuse, test_NAME.c)
 #   c. golden checks of generated CUDA, headers and --explain (tests/codegen/*.fuse)
 #   d. make check-generated: the artifacts regenerate byte for byte
 # Run from the repository root. FUSEC (default bin/fusec), CC (cc), CUDA_HOME
@@ -173,6 +174,26 @@ for src in tests/ref/test_*.c; do
 		why=$(grep -m1 'SUMMARY' "$log" || grep -m1 'runtime error' "$log" || grep -m1 '^  ' "$log")
 		no "$t" "${why:-exit status nonzero} (see $B/ref/$test.log)"
 	fi
+done
+
+# The language's own reference tests: tests/ref/lang/NAME.fuse compiled here,
+# its float64 reference run by tests/ref/lang/test_NAME.c.
+mkdir -p "$B/lang"
+for spec in tests/ref/lang/*.fuse; do
+	[ -e "$spec" ] || break
+	name=$(basename "$spec" .fuse)
+	t="ref lang/$name"
+	if ! "$FUSEC" -o "$B/lang" "$spec" > "$B/lang/$name.log" 2>&1; then
+		no "$t" "fusec failed: $(head -n1 "$B/lang/$name.log")"
+		continue
+	fi
+	if ! $CC -std=c11 -Wall -Wextra -Werror -fsanitize=address,undefined -fno-sanitize-recover=all -g \
+		-I"$B/lang" "tests/ref/lang/test_$name.c" "$B/lang/${name}_ref.c" -lm -o "$B/lang/test_$name" > "$B/lang/$name.log" 2>&1; then
+		no "$t" "does not compile: $(grep -m1 'error' "$B/lang/$name.log")"
+		continue
+	fi
+	if ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0} "$B/lang/test_$name" > "$B/lang/$name.log" 2>&1; then ok "$t"
+	else no "$t" "$(head -n3 "$B/lang/$name.log" | tr '\n' ' ')"; fi
 done
 
 # ---------------------------------------------------------------- c. golden
