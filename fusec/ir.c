@@ -1,4 +1,5 @@
 #include "ir.h"
+#include "die.h"
 
 #include <assert.h>
 #include <stdio.h>
@@ -188,7 +189,7 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		return;
 	default: break;
 	}
-	assert(fn && "unhandled opcode");
+	if (!fn) die("ir_write_expr: opcode %s has no spelling", ir_op_name[x->op]);
 	fprintf(f, "%s(", fn);
 	ir_write_expr(w, x->a, out);
 	if (ar >= 2) fputs(", ", f), ir_write_expr(w, x->b, out);

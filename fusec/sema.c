@@ -1,4 +1,5 @@
 #include "sema.h"
+#include "die.h"
 
 #include <assert.h>
 #include <math.h>
@@ -705,8 +706,7 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
  * also "already written". Tensor ids are small; the array grows. */
 static void def_failed_mark(Sema *s, int t)
 {
-	int *p = realloc(s->def_failed, (size_t)(t + 1) * sizeof *p);
-	if (!p) abort();
+	int *p = xrealloc(s->def_failed, (unsigned long)(t + 1), sizeof *p);
 	for (int i = s->ndef_failed; i <= t; i++) p[i] = 0;
 	if (s->ndef_failed <= t) s->ndef_failed = t + 1;
 	s->def_failed = p, p[t] = 1;
