@@ -40,7 +40,7 @@ int lexer_next(Lexer *lx, Token *tok)
 			continue;
 		}
 		ws { lx->cur = (const char *)YYCURSOR; continue; }
-		"#" [^\n\x00]* { lx->cur = (const char *)YYCURSOR; continue; }
+		"#" [^\r\n\x00]* { lx->cur = (const char *)YYCURSOR; continue; }
 		"/*" ([^*\x00] | "*"+ [^*/\x00])* "*"+ "/" { lx->cur = (const char *)YYCURSOR; continue; }
 		"/*" {
 			diag_error(lx->diag, tok->off, "unterminated comment");

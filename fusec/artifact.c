@@ -1,9 +1,16 @@
+/* Artifacts: everything for one fusion generated in memory, then written
+ * atomically next to each other (see write_all), the manifest last. */
 #include "artifact.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include "../runtime/fuserun.h" /* the manifest's limits and targets: one contract with the runtime */
+#include "die.h"
 
 #include "emit.h"
 #include "ptx.h"
@@ -21,7 +28,7 @@ static void buf_open(Buf *b)
 {
 	b->p = NULL, b->n = 0;
 	b->f = open_memstream(&b->p, &b->n);
-	if (!b->f) abort();
+	if (!b->f) die("out of memory");
 }
 
 static void buf_close(Buf *b) { fclose(b->f), b->f = NULL; }
@@ -32,23 +39,181 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-static int write_file(const char *dir, const char *name, const char *data, size_t n)
+/* ---- writing files atomically ----
+ * Each output is written to a temporary file in its own folder (created
+ * with O_EXCL, so never through a link), flushed to disk, then renamed over
+ * the old one: a reader sees the old file or the new one, never a part, and
+ * a failure (NVRTC on a later target, a full disk, a file-size limit)
+ * leaves the old artifact whole. The manifest is renamed last. */
+
+typedef struct OutFile {
+	char path[FUSEC_PATH_MAX];
+	char tmp[FUSEC_PATH_MAX + 16];
+	const char *data;
+	size_t n;
+	int written;
+} OutFile;
+
+static void set_path(OutFile *o, const char *dir, const char *name)
 {
-	char path[4096];
-	snprintf(path, sizeof path, "%s/%s", dir, name);
-	FILE *f = fopen(path, "wb");
-	if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+	int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
+	if (n < 0 || (size_t)n >= sizeof o->path) die("output path %.64s.../%s longer than %d bytes", dir, name, FUSEC_PATH_MAX);
+}
+
+static const char *const *spec_paths; /* every spec of this run, never to be overwritten */
+static int nspec_paths;
+
+void artifact_set_specs(const char *const *paths, int n) { spec_paths = paths, nspec_paths = n; }
+
+/* 0, or -1 after saying why path may not be replaced: a link, not a
+   regular file, or one of the specs */
+static int replaceable(const char *path)
+{
+	struct stat st, sp;
+	if (lstat(path, &st) != 0) {
+		if (errno == ENOENT) return 0;
 		fprintf(stderr, "fusec: error: %s: %s\n", path, strerror(errno));
 		return -1;
 	}
+	if (S_ISLNK(st.st_mode)) {
+		fprintf(stderr, "fusec: error: %s: a symbolic link: refusing to write through or replace it\n", path);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "fusec: error: %s: exists and is not a regular file\n", path);
+		return -1;
+	}
+	for (int i = 0; i < nspec_paths; i++)
+		if (stat(spec_paths[i], &sp) == 0 && sp.st_dev == st.st_dev && sp.st_ino == st.st_ino) {
+			fprintf(stderr, "fusec: error: %s: is the spec %s: refusing to overwrite it with an output\n", path, spec_paths[i]);
+			return -1;
+		}
 	return 0;
 }
 
-static int make_dir(const char *path)
+static int write_temp(OutFile *o, mode_t mode)
 {
-	if (mkdir(path, 0777) == 0 || errno == EEXIST) return 0;
-	fprintf(stderr, "fusec: error: %s: %s\n", path, strerror(errno));
-	return -1;
+	const char *slash = strrchr(o->path, '/');
+	int dl = slash ? (int)(slash - o->path) + 1 : 0;
+	snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, o->path, o->path + dl);
+	int fd = mkstemp(o->tmp);
+	if (fd < 0) {
+		fprintf(stderr, "fusec: error: %s: cannot create a temporary file: %s\n", o->tmp, strerror(errno));
+		return -1;
+	}
+	o->written = 1;
+	size_t done = 0;
+	int err = fchmod(fd, mode) ? errno : 0;
+	while (!err && done < o->n) {
+		ssize_t w = write(fd, o->data + done, o->n - done);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) err = w < 0 ? errno : EIO;
+		else done += (size_t)w;
+	}
+	if (!err && fsync(fd) != 0) err = errno;
+	if (close(fd) != 0 && !err) err = errno;
+	if (err) fprintf(stderr, "fusec: error: %s: %s\n", o->path, strerror(err));
+	return err ? -1 : 0;
+}
+
+static void sync_dir(const char *path)
+{
+	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd >= 0) fsync(fd), close(fd);
+}
+
+/* writes every file of out[0..n) (the last one last), or none of them */
+static int write_all(OutFile *out, int n, const char *dir)
+{
+	mode_t mask = umask(0);
+	umask(mask);
+	int rc = 0;
+	for (int i = 0; i < n && !rc; i++) rc = replaceable(out[i].path);
+	for (int i = 0; i < n && !rc; i++) rc = write_temp(&out[i], 0666 & ~mask);
+	for (int i = 0; i < n && !rc; i++) {
+		if (rename(out[i].tmp, out[i].path) != 0) {
+			fprintf(stderr, "fusec: error: %s: %s\n", out[i].path, strerror(errno));
+			rc = -1;
+		} else {
+			out[i].written = 0;
+		}
+	}
+	for (int i = 0; i < n; i++)
+		if (out[i].written) unlink(out[i].tmp);
+	if (dir) sync_dir(dir);
+	return rc;
+}
+
+int artifact_write_file(const char *path, const char *data, size_t n)
+{
+	OutFile o = {0};
+	if (strlen(path) >= sizeof o.path) {
+		fprintf(stderr, "fusec: error: %.64s...: path too long\n", path);
+		return -1;
+	}
+	snprintf(o.path, sizeof o.path, "%s", path);
+	o.data = data, o.n = n;
+	return write_all(&o, 1, NULL);
+}
+
+int artifact_make_dirs(const char *path)
+{
+	char buf[FUSEC_PATH_MAX];
+	if (strlen(path) >= sizeof buf) {
+		fprintf(stderr, "fusec: error: %.64s...: path too long\n", path);
+		return -1;
+	}
+	snprintf(buf, sizeof buf, "%s", path);
+	for (char *s = buf + 1;; s++) {
+		if (*s && *s != '/') continue;
+		char c = *s;
+		*s = 0;
+		struct stat st;
+		if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
+			fprintf(stderr, "fusec: error: cannot create the folder %s: %s\n", buf, strerror(errno));
+			return -1;
+		}
+		if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
+			fprintf(stderr, "fusec: error: %s: not a folder\n", buf);
+			return -1;
+		}
+		if (!c) return 0;
+		*s = c;
+	}
+}
+
+/* a name that a manifest line, a banner comment and a depfile can hold:
+   printable ASCII without spaces */
+static int printable_word(const char *s)
+{
+	if (!*s) return 0;
+	for (; *s; s++)
+		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 127) return 0;
+	return 1;
+}
+
+/* "NAME ROLE TYPE DIMS" of a tensor, as the manifest's param/temp lines
+   and the layout fingerprint both write it */
+static void tensor_words(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
+{
+	static const char *const kind[] = {"input", "output", "temp"};
+	fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, kind[t->kind], elem_info[t->type].name);
+	if (!t->rank) fputs(" -", out);
+	for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
+}
+
+void artifact_layout(const Module *m, int fusion, char hex[65])
+{
+	const Fusion *f = &m->fusion[fusion];
+	Buf b;
+	buf_open(&b);
+	fprintf(b.f, "fusion %s\n", f->name);
+	for (int i = 0; i < f->nsym; i++) fprintf(b.f, "size %s\n", f->sym[i]);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		tensor_words(m, f, &m->tensor[i], b.f), fputc('\n', b.f);
+	buf_close(&b);
+	sha256_hex(b.p, b.n, hex);
+	free(b.p);
 }
 
 static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
@@ -56,10 +221,7 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "size %s\n", f->sym[i]);
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
-		static const char *const kind[] = {"input", "output", "temp"};
-		fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, kind[t->kind], elem_info[t->type].name);
-		if (!t->rank) fputs(" -", out);
-		for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
+		tensor_words(m, f, t, out);
 		/* how it is computed: what a validator's tolerance depends on */
 		const char *by = t->kind == TK_INPUT ? "input" : "none";
 		for (int s = 0; s < m->nstmt; s++)
@@ -85,6 +247,89 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 	}
 }
 
+/* What the runtime would refuse (runtime/fuserun.h's limits): said now,
+   as the user's error, rather than written. */
+static int representable(const Module *m, const Fusion *f, const Schedule *fused, const Schedule *unfused, const char *spec,
+                         const char *spec_path)
+{
+	const char *why = NULL;
+	int limit = 0, have = 0;
+	if (!printable_word(spec)) why = "the spec's file name has a space or a control character, which a manifest line cannot hold";
+	else if (strlen(f->name) > FZ_MAX_NAME) why = "the fusion's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->name);
+	else if (f->nsym > FZ_MAX_SIZES) why = "too many sizes", limit = FZ_MAX_SIZES, have = f->nsym;
+	else if (f->ntensor > FZ_MAX_TENSORS) why = "too many tensors", limit = FZ_MAX_TENSORS, have = f->ntensor;
+	else if (fused->nk + unfused->nk > FZ_MAX_KERNELS) why = "too many kernels", limit = FZ_MAX_KERNELS, have = fused->nk + unfused->nk;
+	for (int i = 0; !why && i < f->nsym; i++)
+		if (strlen(f->sym[i]) > FZ_MAX_NAME) why = "a size's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->sym[i]);
+	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
+		if (strlen(m->tensor[i].name) > FZ_MAX_NAME)
+			why = "a tensor's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(m->tensor[i].name);
+	if (!why) return 0;
+	fprintf(stderr, "fusec: error: %s: fusion %.80s: %s", spec_path, f->name, why);
+	if (limit) fprintf(stderr, " (%d; the runtime takes at most %d)", have, limit);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* the fusions written in this run, and their specs: a second spec defining
+   the same name would overwrite the first's artifacts */
+static struct Written { char *name; const char *spec; } *written;
+static int nwritten;
+
+static int name_taken(const char *dir, const Fusion *f, const char *spec_path)
+{
+	for (int i = 0; i < nwritten; i++)
+		if (!strcmp(written[i].name, f->name)) {
+			fprintf(stderr, "fusec: error: %s: fusion %s is also defined by %s: their artifacts would overwrite each other\n",
+			        spec_path, f->name, written[i].spec);
+			return -1;
+		}
+	/* from an earlier run: the manifest already there names its spec */
+	char path[FUSEC_PATH_MAX + 80];
+	snprintf(path, sizeof path, "%s/%s.manifest", dir, f->name);
+	struct stat st;
+	if (lstat(path, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size > (4 << 20)) return 0;
+	FILE *in = fopen(path, "rb");
+	if (!in) return 0;
+	char line[FUSEC_PATH_MAX];
+	int rc = 0;
+	for (int k = 0; k < 8 && fgets(line, sizeof line, in); k++) {
+		if (strncmp(line, "spec ", 5)) continue;
+		line[strcspn(line, "\n")] = 0;
+		if (strcmp(line + 5, base_name(spec_path))) {
+			fprintf(stderr, "fusec: error: %s: fusion %s: %s was generated from %s, another spec with this fusion name "
+			        "(remove the old artifacts if the spec was renamed)\n", spec_path, f->name, path, line + 5);
+			rc = -1;
+		}
+		break;
+	}
+	fclose(in);
+	return rc;
+}
+
+static void remember(const Fusion *f, const char *spec_path)
+{
+	struct Written *w = realloc(written, (size_t)(nwritten + 1) * sizeof *w);
+	if (!w) die("out of memory");
+	written = w;
+	if (!(written[nwritten].name = strdup(f->name))) die("out of memory");
+	written[nwritten++].spec = spec_path;
+}
+
+/* a path as make reads it in a depfile: '$' doubled, space, '#' and ':' after
+   a backslash; -1 for what make cannot read at all (control characters) */
+int artifact_dep_path(FILE *out, const char *path)
+{
+	for (const char *s = path; *s; s++)
+		if ((unsigned char)*s < ' ' || *s == 0x7f) return -1;
+	for (const char *s = path; *s; s++) {
+		if (*s == '$') fputc('$', out);
+		else if (*s == ' ' || *s == '#' || *s == ':' || *s == '\\') fputc('\\', out);
+		fputc(*s, out);
+	}
+	return 0;
+}
+
 static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, const char *spec_hash)
 {
 	const Module *m = &fe->mod;
@@ -93,7 +338,6 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	int major, minor;
 	nvrtc_version(&major, &minor);
 	const char *dir = o->out_dir;
-	if (make_dir(dir)) return -1;
 
 	/* One .cu serves every target while their schedules agree (today they
 	   do): it is built for the first. */
@@ -101,6 +345,10 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	Schedule fused, unfused;
 	plan_build(m, fusion, 1, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fused);
 	plan_build(m, fusion, 0, tgt < 0 ? TGT_SM_80 : (Target)tgt, &unfused);
+	if (representable(m, f, &fused, &unfused, spec, fe->src.path) || name_taken(dir, f, fe->src.path)) {
+		sched_free(&fused), sched_free(&unfused);
+		return ARTIFACT_USER_ERROR;
+	}
 
 	char banner[1024];
 	snprintf(banner, sizeof banner,
@@ -108,7 +356,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	         "   NVRTC %d.%d. Do not edit: regenerate with make. */\n",
 	         FUSEC_VERSION, spec, spec_hash, major, minor);
 
-	Buf cu, hdr, ref, man;
+	Buf cu, hdr, ref, man, px[FZ_MAX_TARGETS];
 	buf_open(&cu);
 	emit_cuda_file(m, &fused, &unfused, banner, cu.f);
 	buf_close(&cu);
@@ -122,12 +370,9 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	emit_reference(m, fusion, ref.f);
 	buf_close(&ref);
 
-	int rc = 0;
-	char name[512], hex[65];
-	buf_open(&man);
-	fprintf(man.f, "fusec-artifact 1\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
-	        FUSEC_VERSION, f->name, spec, spec_hash, major, minor);
-	fprintf(man.f, "options %s\n", FUSEC_NVRTC_OPTIONS);
+	/* every target compiled before anything is written */
+	int rc = 0, npx = 0;
+	char name[FUSEC_PATH_MAX], hex[65];
 	for (int a = 0; a < o->narch && !rc; a++) {
 		char *ptx, *log;
 		char cuname[300];
@@ -135,29 +380,41 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		if (nvrtc_compile(cu.p, cuname, o->archs[a], &ptx, &log)) {
 			fprintf(stderr, "fusec: internal error: NVRTC rejected the CUDA generated for %s (%s):\n%s\n", f->name,
 			        o->archs[a], log ? log : "(no log)");
-			rc = -1;
+			rc = ARTIFACT_INTERNAL_ERROR;
 		} else {
-			Buf px;
-			buf_open(&px);
-			fprintf(px.f, "// Generated by fusec %s from %s (spec sha256 %s).\n// NVRTC %d.%d, target %s, options %s\n",
+			buf_open(&px[npx]);
+			fprintf(px[npx].f, "// Generated by fusec %s from %s (spec sha256 %s).\n// NVRTC %d.%d, target %s, options %s\n",
 			        FUSEC_VERSION, spec, spec_hash, major, minor, o->archs[a], FUSEC_NVRTC_OPTIONS);
-			fputs(ptx, px.f);
-			buf_close(&px);
-			snprintf(name, sizeof name, "%s.%s.ptx", f->name, o->archs[a]);
-			rc = write_file(dir, name, px.p, px.n);
-			sha256_hex(px.p, px.n, hex);
-			fprintf(man.f, "target %s %s %s\n", o->archs[a], name, hex);
-			free(px.p);
+			fputs(ptx, px[npx].f);
+			buf_close(&px[npx++]);
 		}
 		free(ptx), free(log);
 	}
+
+	OutFile *out = calloc((size_t)npx + 4, sizeof *out);
+	if (!out) die("out of memory");
+	int nout = 0;
+	buf_open(&man);
+	fprintf(man.f, "fusec-artifact 1\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
+	        FUSEC_VERSION, f->name, spec, spec_hash, major, minor);
+	fprintf(man.f, "options %s\n", FUSEC_NVRTC_OPTIONS);
+	for (int a = 0; a < npx; a++) {
+		snprintf(name, sizeof name, "%s.%s.ptx", f->name, o->archs[a]);
+		set_path(&out[nout], dir, name);
+		out[nout].data = px[a].p, out[nout++].n = px[a].n;
+		sha256_hex(px[a].p, px[a].n, hex);
+		fprintf(man.f, "target %s %s %s\n", o->archs[a], name, hex);
+	}
 	struct { const char *suffix; Buf *b; } files[] = {{".cu", &cu}, {".h", &hdr}, {"_ref.c", &ref}};
-	for (unsigned i = 0; i < 3 && !rc; i++) {
+	for (unsigned i = 0; i < 3; i++) {
 		snprintf(name, sizeof name, "%s%s", f->name, files[i].suffix);
-		rc = write_file(dir, name, files[i].b->p, files[i].b->n);
+		set_path(&out[nout], dir, name);
+		out[nout].data = files[i].b->p, out[nout++].n = files[i].b->n;
 		sha256_hex(files[i].b->p, files[i].b->n, hex);
 		fprintf(man.f, "file %s %s\n", name, hex);
 	}
+	artifact_layout(m, fusion, hex);
+	fprintf(man.f, "layout %s\n", hex);
 	manifest_tensors(m, f, man.f);
 	manifest_kernels(m, f, &fused, man.f);
 	manifest_kernels(m, f, &unfused, man.f);
@@ -176,14 +433,22 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	sha256_hex(man.p, man.n, hex);
 	fprintf(man.f, "manifest-sha256 %s\n", hex);
 	buf_close(&man);
-	if (!rc) {
-		snprintf(name, sizeof name, "%s.manifest", f->name);
-		rc = write_file(dir, name, man.p, man.n);
-	}
+	snprintf(name, sizeof name, "%s.manifest", f->name);
+	set_path(&out[nout], dir, name);
+	out[nout].data = man.p, out[nout++].n = man.n;
+	if (!rc && write_all(out, nout, dir)) rc = ARTIFACT_USER_ERROR;
+	if (!rc) remember(f, fe->src.path);
 	if (!rc && o->depfile) {
-		fprintf(o->depfile, "%s/%s.manifest:", dir, f->name);
-		fprintf(o->depfile, " %s\n%s:\n", fe->src.path, fe->src.path);
+		FILE *d = o->depfile;
+		if (artifact_dep_path(d, out[nout - 1].path) < 0 || fputs(":", d) < 0 || fputc(' ', d) < 0 ||
+		    artifact_dep_path(d, fe->src.path) < 0 || fputs("\n", d) < 0 || artifact_dep_path(d, fe->src.path) < 0 ||
+		    fputs(":\n", d) < 0) {
+			fprintf(stderr, "fusec: error: %s: a path with a control character cannot be written in a depfile\n", fe->src.path);
+			rc = ARTIFACT_USER_ERROR;
+		}
 	}
+	free(out);
+	for (int a = 0; a < npx; a++) free(px[a].p);
 	free(cu.p), free(hdr.p), free(ref.p), free(man.p);
 	sched_free(&fused), sched_free(&unfused);
 	return rc;
@@ -193,7 +458,8 @@ int artifact_write(const FrontEnd *fe, const ArtifactOpts *o)
 {
 	char hash[65];
 	sha256_hex(fe->src.text, fe->src.len, hash);
-	for (int i = 0; i < fe->mod.nfusion; i++)
-		if (write_fusion(fe, i, o, hash)) return -1;
-	return 0;
+	if (artifact_make_dirs(o->out_dir)) return ARTIFACT_USER_ERROR;
+	int rc = 0;
+	for (int i = 0; i < fe->mod.nfusion && !rc; i++) rc = write_fusion(fe, i, o, hash);
+	return rc;
 }

@@ -54,13 +54,19 @@ void source_free(Source *s)
 	s->text = NULL;
 }
 
+/* A line ends at "\n", "\r\n" or a lone "\r" (old Mac files): each counts once. */
+static int line_break(const Source *s, size_t i)
+{
+	return s->text[i] == '\n' || (s->text[i] == '\r' && (i + 1 >= s->len || s->text[i + 1] != '\n'));
+}
+
 void source_linecol(const Source *s, size_t off, int *line, int *col)
 {
 	int l = 1, c = 1;
 	if (off > s->len) off = s->len;
 	for (size_t i = 0; i < off; i++) {
-		if (s->text[i] == '\n') l++, c = 1;
-		else c++;
+		if (line_break(s, i)) l++, c = 1;
+		else if (s->text[i] != '\r') c++;
 	}
 	*line = l, *col = c;
 }
@@ -70,8 +76,8 @@ static void show_line(Diag *d, size_t off)
 	const Source *s = d->src;
 	if (off > s->len) off = s->len;
 	size_t b = off, e = off;
-	while (b > 0 && s->text[b - 1] != '\n') b--;
-	while (e < s->len && s->text[e] != '\n') e++;
+	while (b > 0 && !line_break(s, b - 1)) b--;
+	while (e < s->len && s->text[e] != '\n' && s->text[e] != '\r') e++;
 	/* Show at most a window of a very long line, around the column. */
 	int cut_left = 0, cut_right = 0;
 	if (off - b > 100) b = off - 60, cut_left = 1;

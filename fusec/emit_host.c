@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "artifact.h"
 #include "cuda.h"
 
 static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
@@ -173,6 +174,12 @@ void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused
 	const Fusion *f = &m->fusion[fusion];
 	fprintf(out, "%s", banner);
 	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
+	/* the layout this header's structs and op lists assume: the artifact's
+	   manifest carries the same, and libfuserun compares them */
+	char layout[65];
+	artifact_layout(m, fusion, layout);
+	fprintf(out, "/* the layout of the args (manifest line `layout`), checked by libfuserun */\n"
+	             "#define FZ_%s_LAYOUT \"%s\"\n\n", f->name, layout);
 	fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
 	emit_host_header_common(out);
 	emit_args_struct(m, fusion, 0, out);
@@ -192,7 +199,8 @@ void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused
 		fprintf(out, "static inline int fz_%s_%s_run(fz_artifact *art, const fz_%s_args *a, int sm, fz_stream *stream)\n{\n",
 		        f->name, vn, f->name);
 		fprintf(out, "\tfz_op ops[%d];\n\tconst int n = fz_%s_%s_ops(a, sm, ops, %d);\n", maxops, f->name, vn, maxops);
-		fputs("\tif (n < 0) return FZ_ERR_INVALID;\n\treturn fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", out);
+		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tconst int rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n"
+		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
 	}
 	fputs("#endif\n\n", out);
 	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);

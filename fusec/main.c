@@ -1,9 +1,13 @@
-/* fusec: command line. Exit status: 0 success, 1 errors in a spec or an
- * input file, 2 bad usage, 3 internal failure (NVRTC, writing output). */
+/* fusec: command line. Exit status: 0 success, 1 errors in a spec, an
+ * input file or an output that cannot be written, 2 bad usage, 3 internal
+ * failure (a bug: NVRTC rejecting generated CUDA, memory exhausted). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
+#include "../runtime/fuserun.h" /* FZ_TARGETS: the targets the runtime accepts */
 #include "artifact.h"
 #include "die.h"
 #include "emit.h"
@@ -12,6 +16,23 @@
 #include "version.h"
 
 enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN, EMIT_SCHEDULE, EMIT_CUDA };
+
+/* one of the targets the runtime accepts (FZ_TARGETS) */
+static int known_target(const char *a)
+{
+	size_t len = strlen(a);
+	for (const char *s = FZ_TARGETS; *s; s += strcspn(s, " "), s += *s == ' ')
+		if (len && strcspn(s, " ") == len && !strncmp(s, a, len)) return 1;
+	return 0;
+}
+
+/* the same path, or two names of one existing file */
+static int same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+	if (!strcmp(a, b)) return 1;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+}
 
 static void usage(FILE *f)
 {
@@ -28,9 +49,10 @@ static void usage(FILE *f)
 	      "  --explain          print the fusion plan and why stages did or did not fuse\n"
 	      "  -o DIR, --out-dir=DIR\n"
 	      "                     write artifacts DIR/<fusion>.*: CUDA, PTX per target,\n"
-	      "                     header, float64 reference C and manifest\n"
-	      "  --arch=sm_80,sm_90 PTX targets (default sm_80,sm_90)\n"
-	      "  -MD -MF FILE       also write a make depfile\n"
+	      "                     header, float64 reference C and manifest (DIR is created;\n"
+	      "                     each file is replaced atomically, the manifest last)\n"
+	      "  --arch=sm_80,sm_90 PTX targets, each once: sm_80, sm_90, sm_90a (default sm_80,sm_90)\n"
+	      "  -MD -MF FILE       also write a make depfile (its folder is created)\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
 	      "  --help             this text\n"
 	      "  --version          fusec's version\n"
@@ -83,6 +105,11 @@ int main(int argc, char **argv)
 				free(files), free(arch_buf);
 				return 2;
 			}
+			if (strlen(out_dir) > FUSEC_OUT_DIR_MAX) {
+				fprintf(stderr, "fusec: error: the output directory's path is longer than %d bytes\n", FUSEC_OUT_DIR_MAX);
+				free(files), free(arch_buf);
+				return 2;
+			}
 		} else if (!strcmp(a, "-MD")) {
 			want_dep = 1;
 		} else if (!strcmp(a, "-MF")) {
@@ -92,6 +119,11 @@ int main(int argc, char **argv)
 				return 2;
 			}
 			depfile = argv[++i];
+			if (!*depfile || strlen(depfile) >= FUSEC_PATH_MAX) {
+				fputs("fusec: error: -MF needs a file name of at most 4095 bytes\n", stderr);
+				free(files), free(arch_buf);
+				return 2;
+			}
 		} else if (!strncmp(a, "--arch=", 7)) {
 			free(arch_buf);
 			arch_buf = strdup(a + 7);
@@ -104,13 +136,19 @@ int main(int argc, char **argv)
 				}
 				archs[narch++] = t;
 			}
-			for (int k = 0; k < narch; k++)
-				if (strncmp(archs[k], "sm_", 3) || strlen(archs[k]) < 5 || strlen(archs[k]) > 6 ||
-				    strspn(archs[k] + 3, "0123456789a") != strlen(archs[k] + 3)) {
-					fprintf(stderr, "fusec: error: bad target '%s' (expected sm_80, sm_90, ...)\n", archs[k]);
+			for (int k = 0; k < narch; k++) {
+				if (!known_target(archs[k])) {
+					fprintf(stderr, "fusec: error: bad target '%s' (expected one of: %s)\n", archs[k], FZ_TARGETS);
 					free(files), free(arch_buf);
 					return 2;
 				}
+				for (int j = 0; j < k; j++)
+					if (!strcmp(archs[j], archs[k])) {
+						fprintf(stderr, "fusec: error: --arch names %s twice\n", archs[k]);
+						free(files), free(arch_buf);
+						return 2;
+					}
+			}
 			if (!narch) {
 				fputs("fusec: error: --arch needs at least one target\n", stderr);
 				free(files), free(arch_buf);
@@ -145,12 +183,18 @@ int main(int argc, char **argv)
 		free(files), free(arch_buf);
 		return 2;
 	}
+	for (int i = 0; depfile && i < nfiles; i++)
+		if (same_file(depfile, files[i])) {
+			fprintf(stderr, "fusec: error: -MF %s is an input spec: refusing to overwrite it\n", depfile);
+			free(files), free(arch_buf);
+			return 2;
+		}
+	artifact_set_specs(files, nfiles);
+	/* the depfile is made in memory and written atomically at the end */
+	char *dep_text = NULL;
+	size_t dep_len = 0;
 	FILE *dep = NULL;
-	if (depfile && !(dep = fopen(depfile, "w"))) {
-		fprintf(stderr, "fusec: error: %s: cannot write\n", depfile);
-		free(files), free(arch_buf);
-		return 3;
-	}
+	if (depfile && !(dep = open_memstream(&dep_text, &dep_len))) die("out of memory");
 	int failed = 0, internal = 0;
 	for (int i = 0; i < nfiles; i++) {
 		FrontEnd fe = {0};
@@ -166,7 +210,8 @@ int main(int argc, char **argv)
 			failed = 1;
 		} else if (out_dir) {
 			ArtifactOpts o = {out_dir, archs, narch, dep};
-			if (artifact_write(&fe, &o)) internal = 1;
+			int rc = artifact_write(&fe, &o);
+			failed |= rc == ARTIFACT_USER_ERROR, internal |= rc == ARTIFACT_INTERNAL_ERROR;
 		}
 		if (errors) {
 		} else if (emit == EMIT_AST) {
@@ -193,11 +238,21 @@ int main(int argc, char **argv)
 		}
 		frontend_free(&fe);
 	}
+	if (dep) {
+		if (fclose(dep)) die("out of memory");
+		char *slash = strrchr(depfile, '/');
+		if (slash && slash != depfile) {
+			*slash = 0;
+			if (artifact_make_dirs(depfile)) failed = 1;
+			*slash = '/';
+		}
+		if (!failed && artifact_write_file(depfile, dep_text, dep_len)) failed = 1;
+		free(dep_text);
+	}
 	free(files), free(arch_buf);
-	if (dep && fclose(dep)) internal = 1;
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("fusec: error: cannot write the output\n", stderr);
-		internal = 1;
+		failed = 1;
 	}
 	return failed ? 1 : internal ? 3 : 0;
 }

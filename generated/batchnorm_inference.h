@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_batchnorm_inference_LAYOUT "97e13f6fdf891306b7827c88be611d7d3150614a633cc52d295d382af8378b73"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -145,7 +148,8 @@ static inline int fz_batchnorm_inference_fused_run(fz_artifact *art, const fz_ba
 	fz_op ops[9];
 	const int n = fz_batchnorm_inference_fused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_batchnorm_inference_unfused_scratch with the same sm. */
@@ -154,7 +158,8 @@ static inline int fz_batchnorm_inference_unfused_run(fz_artifact *art, const fz_
 	fz_op ops[9];
 	const int n = fz_batchnorm_inference_unfused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

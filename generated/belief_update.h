@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_belief_update_LAYOUT "507b9539c82d0b5dc82f41c52c3ffb3976c8e39496752ccc0703776712318fab"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -196,7 +199,8 @@ static inline int fz_belief_update_fused_run(fz_artifact *art, const fz_belief_u
 	fz_op ops[12];
 	const int n = fz_belief_update_fused_ops(a, sm, ops, 12);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_belief_update_unfused_scratch with the same sm. */
@@ -205,7 +209,8 @@ static inline int fz_belief_update_unfused_run(fz_artifact *art, const fz_belief
 	fz_op ops[14];
 	const int n = fz_belief_update_unfused_ops(a, sm, ops, 14);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

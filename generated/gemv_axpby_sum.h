@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_gemv_axpby_sum_LAYOUT "ddac38aea913e53aecd243f5f01be2493eefd172565d1cbd15f6a86e8086ad65"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -171,7 +174,8 @@ static inline int fz_gemv_axpby_sum_fused_run(fz_artifact *art, const fz_gemv_ax
 	fz_op ops[10];
 	const int n = fz_gemv_axpby_sum_fused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_gemv_axpby_sum_unfused_scratch with the same sm. */
@@ -180,7 +184,8 @@ static inline int fz_gemv_axpby_sum_unfused_run(fz_artifact *art, const fz_gemv_
 	fz_op ops[12];
 	const int n = fz_gemv_axpby_sum_unfused_ops(a, sm, ops, 12);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_kl_divergence_LAYOUT "3d087fe84adac9bab9773fef484fca7084e5d222fce32d0bdcdc0837ff685147"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -151,7 +154,8 @@ static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_diver
 	fz_op ops[6];
 	const int n = fz_kl_divergence_fused_ops(a, sm, ops, 6);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_kl_divergence_unfused_scratch with the same sm. */
@@ -160,7 +164,8 @@ static inline int fz_kl_divergence_unfused_run(fz_artifact *art, const fz_kl_div
 	fz_op ops[7];
 	const int n = fz_kl_divergence_unfused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_matmul_bias_relu_LAYOUT "3c33f2f8733d144131f4dc2cc3eabc92a6c92b4e6d64a59fccbed2882c60cf71"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -155,7 +158,8 @@ static inline int fz_matmul_bias_relu_fused_run(fz_artifact *art, const fz_matmu
 	fz_op ops[7];
 	const int n = fz_matmul_bias_relu_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_matmul_bias_relu_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_matmul_bias_relu_unfused_scratch with the same sm. */
@@ -164,7 +168,8 @@ static inline int fz_matmul_bias_relu_unfused_run(fz_artifact *art, const fz_mat
 	fz_op ops[8];
 	const int n = fz_matmul_bias_relu_unfused_ops(a, sm, ops, 8);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_matmul_bias_relu_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_prediction_error_LAYOUT "57d9d9c67a4fba3b5ef8b8d723da584c3d1d88ba399ca561c511531142d0504d"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -163,7 +166,8 @@ static inline int fz_prediction_error_fused_run(fz_artifact *art, const fz_predi
 	fz_op ops[8];
 	const int n = fz_prediction_error_fused_ops(a, sm, ops, 8);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_prediction_error_unfused_scratch with the same sm. */
@@ -172,7 +176,8 @@ static inline int fz_prediction_error_unfused_run(fz_artifact *art, const fz_pre
 	fz_op ops[10];
 	const int n = fz_prediction_error_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_sigmoid_LAYOUT "bd5a29194c701426df9736857cb4c6066391234ab7ee7b3f3dc266ae1e256f6f"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -133,7 +136,8 @@ static inline int fz_sigmoid_fused_run(fz_artifact *art, const fz_sigmoid_args *
 	fz_op ops[4];
 	const int n = fz_sigmoid_fused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_sigmoid_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_sigmoid_unfused_scratch with the same sm. */
@@ -142,7 +146,8 @@ static inline int fz_sigmoid_unfused_run(fz_artifact *art, const fz_sigmoid_args
 	fz_op ops[4];
 	const int n = fz_sigmoid_unfused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_sigmoid_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

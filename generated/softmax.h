@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_softmax_LAYOUT "aa21320dc7e74c466c45897a4bdea8eabd6d3b540dc84eceeb1fc9d8730c214c"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -177,7 +180,8 @@ static inline int fz_softmax_fused_run(fz_artifact *art, const fz_softmax_args *
 	fz_op ops[7];
 	const int n = fz_softmax_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_softmax_unfused_scratch with the same sm. */
@@ -186,7 +190,8 @@ static inline int fz_softmax_unfused_run(fz_artifact *art, const fz_softmax_args
 	fz_op ops[10];
 	const int n = fz_softmax_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_spike_burst_LAYOUT "95145056215016b50c2c2d586d4396d7c0a27e7dda0998ea5c627d580bcdc54f"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -210,7 +213,8 @@ static inline int fz_spike_burst_fused_run(fz_artifact *art, const fz_spike_burs
 	fz_op ops[16];
 	const int n = fz_spike_burst_fused_ops(a, sm, ops, 16);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_spike_burst_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_spike_burst_unfused_scratch with the same sm. */
@@ -219,7 +223,8 @@ static inline int fz_spike_burst_unfused_run(fz_artifact *art, const fz_spike_bu
 	fz_op ops[18];
 	const int n = fz_spike_burst_unfused_ops(a, sm, ops, 18);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_spike_burst_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

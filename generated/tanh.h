@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_tanh_LAYOUT "ed50533be6bd28a3d4812cb325a85ac228c1f0d1968e66e3de04f1ea3fb5028d"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -133,7 +136,8 @@ static inline int fz_tanh_fused_run(fz_artifact *art, const fz_tanh_args *a, int
 	fz_op ops[4];
 	const int n = fz_tanh_fused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_tanh_unfused_scratch with the same sm. */
@@ -142,7 +146,8 @@ static inline int fz_tanh_unfused_run(fz_artifact *art, const fz_tanh_args *a, i
 	fz_op ops[4];
 	const int n = fz_tanh_unfused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_transfer_entropy_LAYOUT "209a560068ae59226b62d3b42e1552a82a1d1d05c82a26c151719046a50fa721"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -195,7 +198,8 @@ static inline int fz_transfer_entropy_fused_run(fz_artifact *art, const fz_trans
 	fz_op ops[13];
 	const int n = fz_transfer_entropy_fused_ops(a, sm, ops, 13);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_transfer_entropy_unfused_scratch with the same sm. */
@@ -204,7 +208,8 @@ static inline int fz_transfer_entropy_unfused_run(fz_artifact *art, const fz_tra
 	fz_op ops[16];
 	const int n = fz_transfer_entropy_unfused_ops(a, sm, ops, 16);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

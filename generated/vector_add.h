@@ -5,6 +5,9 @@
 
 #include <stdint.h>
 
+/* the layout of the args (manifest line `layout`), checked by libfuserun */
+#define FZ_vector_add_LAYOUT "fe7904acf11492e3d5460347f86c2c80d85c3d355debeae87b2ae6eb58830f74"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -135,7 +138,8 @@ static inline int fz_vector_add_fused_run(fz_artifact *art, const fz_vector_add_
 	fz_op ops[5];
 	const int n = fz_vector_add_fused_ops(a, sm, ops, 5);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_vector_add_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
    already placed by fz_vector_add_unfused_scratch with the same sm. */
@@ -144,7 +148,8 @@ static inline int fz_vector_add_unfused_run(fz_artifact *art, const fz_vector_ad
 	fz_op ops[5];
 	const int n = fz_vector_add_unfused_ops(a, sm, ops, 5);
 	if (n < 0) return FZ_ERR_INVALID;
-	return fz_run(art, ops, n, a, sizeof *a, stream);
+	const int rc = fz_artifact_check_layout(art, FZ_vector_add_LAYOUT);
+	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
 

@@ -80,7 +80,9 @@ static const fz_target_info *pick_target(const fz_artifact_info *info, const fz_
 		const fz_target_info *t = &info->targets[i];
 		size_t n = strlen(have);
 		snprintf(have + n, sizeof have - n, "%s%s", i ? ", " : "", t->arch);
-		if (t->sm <= cc && (!best || t->sm > best->sm)) best = t;
+		/* an arch-specific target (sm_90a) runs only on exactly its capability */
+		if (t->specific ? t->sm != cc : t->sm > cc) continue;
+		if (!best || t->sm > best->sm || (t->sm == best->sm && t->specific)) best = t;
 	}
 	if (!best)
 		fr_err(err, FZ_ERR_NO_TARGET, "%s: no target this device can run: device %d has compute capability %d.%d, the artifact has %s",
@@ -95,7 +97,7 @@ static int read_ptx(const fz_artifact_info *info, const fz_target_info *t, char 
 	char *path = fr_artifact_path(info, t->file);
 	if (!path) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
 	size_t len;
-	int rc = fr_read_file(path, "target PTX", ptx, &len, err);
+	int rc = fr_read_file(path, "target PTX", FZ_MAX_FILE_BYTES, ptx, &len, err);
 	if (!rc) {
 		char got[65];
 		fr_sha256_hex(*ptx, len, got);
@@ -191,6 +193,16 @@ const char *fz_artifact_error(const fz_artifact *a) { return a ? a->err : "no ar
 const fz_artifact_info *fz_artifact_get_info(const fz_artifact *a) { return a ? &a->info : NULL; }
 const char *fz_artifact_target(const fz_artifact *a) { return a ? a->target->arch : NULL; }
 fz_device *fz_artifact_device(const fz_artifact *a) { return a ? a->dev : NULL; }
+
+int fz_artifact_check_layout(fz_artifact *a, const char *layout)
+{
+	if (!a) return FZ_ERR_INVALID;
+	if (layout && a->info.layout && !strcmp(layout, a->info.layout)) return FZ_OK;
+	return fr_err(a->err, FZ_ERR_LAYOUT,
+	              "%s: layout %.12s... is not the %.12s... of the generated header compiled in: "
+	              "rebuild the application with this artifact's %s.h",
+	              a->info.manifest, a->info.layout, layout ? layout : "(null)", a->info.fusion);
+}
 
 int fz_kernel_lookup(fz_artifact *a, const char *name, const fz_kernel_info **out)
 {

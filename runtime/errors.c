@@ -22,6 +22,7 @@ const char *fz_strerror(int code)
 		[FZ_ERR_ARGS_SIZE] = "the args struct has the wrong size",
 		[FZ_ERR_BAD_SIZE] = "a size is not positive",
 		[FZ_ERR_CUDA] = "a CUDA driver call failed",
+		[FZ_ERR_LAYOUT] = "the artifact does not have the layout the generated header was compiled against",
 	};
 	if (code < 0 || code >= FZ_ERR_COUNT_) return "unknown fuserun error code";
 	return text[code];

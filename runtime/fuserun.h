@@ -35,6 +35,22 @@ extern "C" {
 /* the size of an error message buffer, NUL included */
 #define FZ_ERRMSG_SIZE 1024
 #define FZ_MAX_RANK 4
+/* Limits of a manifest, checked by fz_artifact_verify and by fusec when it
+   writes one (fusec/artifact.c includes this header): a manifest beyond
+   them is refused, so every structure the runtime and fuserun size from a
+   manifest is bounded. */
+#define FZ_MAX_MANIFEST_BYTES (4 << 20)
+#define FZ_MAX_FILE_BYTES (256 << 20)  /* a PTX or other listed file */
+#define FZ_MAX_LINE 4096               /* bytes of one manifest line */
+#define FZ_MAX_NAME 63                 /* a fusion, size, tensor or kernel name: a C identifier */
+#define FZ_MAX_TARGETS 8
+#define FZ_MAX_FILES 16
+#define FZ_MAX_SIZES 32
+#define FZ_MAX_TENSORS 128
+#define FZ_MAX_KERNELS 256
+#define FZ_MAX_PLAN 65536              /* `plan` lines */
+/* the targets a manifest may list, which fusec --arch accepts */
+#define FZ_TARGETS "sm_80 sm_90 sm_90a"
 
 /* The same definitions as every generated header (they are guarded, so
    either may come first). */
@@ -88,6 +104,7 @@ enum {
 	FZ_ERR_ARGS_SIZE,      /* the args struct is not the size the manifest gives */
 	FZ_ERR_BAD_SIZE,       /* a size symbol is <= 0 */
 	FZ_ERR_CUDA,           /* a Driver API call failed */
+	FZ_ERR_LAYOUT,         /* the artifact's layout is not the one a generated header was compiled against */
 	FZ_ERR_COUNT_
 };
 /* a static description of the code (never NULL) */
@@ -107,6 +124,8 @@ typedef struct fz_tensor_info {
 	int dim_size[FZ_MAX_RANK];         /* index into sizes[], or -1 for a number */
 	long long dim_value[FZ_MAX_RANK];  /* the number, where dim_size is -1 */
 	const char *by;                    /* how it is computed: input, map, reduce, compact, ... */
+	int has_domain;                    /* the spec gave the values' domain: */
+	double domain_lo, domain_hi;       /* finite, lo <= hi (param lines' domain=LO..HI) */
 } fz_tensor_info;
 
 typedef struct fz_kernel_info {
@@ -119,8 +138,9 @@ typedef struct fz_kernel_info {
 } fz_kernel_info;
 
 typedef struct fz_target_info {
-	const char *arch;                  /* "sm_90" */
+	const char *arch;                  /* "sm_90" or "sm_90a" */
 	int sm;                            /* 90 */
+	int specific;                      /* 1 for sm_90a: runs only on exactly that capability */
 	const char *file, *sha256;
 } fz_target_info;
 
@@ -145,14 +165,18 @@ typedef struct fz_artifact_info {
 	const fz_kernel_info *kernels;
 	int nplan;
 	const char *const *plan;           /* the `plan` lines: what fusec --explain says */
+	const char *layout;                /* the layout fingerprint (SHA-256 hex), also in the generated header */
 	size_t args_size;
 	void *storage_;
 } fz_artifact_info;
 
 /* Reads the manifest and checks it: the format line, its own
-   manifest-sha256, the fusec version, its lines, and the SHA-256 of every
-   target and file it lists (found next to the manifest), and that each PTX
-   is for its target. On success fills *info (release it with
+   manifest-sha256, the fusec version, its lines within the FZ_MAX_* limits,
+   that it agrees with itself (names, roles, shapes, kernels, targets, the
+   layout fingerprint recomputed from its size/param/temp lines, which the
+   generated header NAME.h must also carry), and the SHA-256 of every target
+   and file it lists (found next to the manifest; regular files only, never
+   through a symbolic link), and that each PTX is for its target. On success fills *info (release it with
    fz_artifact_info_free); on failure *info is empty and errbuf (may be
    NULL, else FZ_ERRMSG_SIZE bytes) says which check failed for which file. */
 int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *errbuf);
@@ -233,6 +257,11 @@ const char *fz_artifact_error(const fz_artifact *art);
 const fz_artifact_info *fz_artifact_get_info(const fz_artifact *art);
 const char *fz_artifact_target(const fz_artifact *art);   /* "sm_90" */
 fz_device *fz_artifact_device(const fz_artifact *art);
+
+/* FZ_ERR_LAYOUT unless the artifact's layout fingerprint is `layout`: the
+   FZ_NAME_LAYOUT of the generated header an application was compiled
+   with (its typed launchers fz_NAME_*_run call this before each run). */
+int fz_artifact_check_layout(fz_artifact *art, const char *layout);
 
 /* FZ_ERR_UNKNOWN_KERNEL unless the artifact has a kernel of that name */
 int fz_kernel_lookup(fz_artifact *art, const char *name, const fz_kernel_info **out);

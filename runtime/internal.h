@@ -35,11 +35,36 @@ int fr_err(char *err, int code, const char *fmt, ...)
 int fr_enter(fz_device *dev, char *err);
 void fr_leave(fz_device *dev);
 
-/* Reads a whole file (NUL-terminated too); 0, or FZ_ERR_IO/NO_MEMORY with
-   what = the role of the file in the message. */
-int fr_read_file(const char *path, const char *what, char **data, size_t *len, char *err);
+/* Reads a whole regular file of at most max bytes (NUL-terminated too),
+   refusing a symbolic link, a FIFO or a device; 0, or FZ_ERR_IO, FORMAT
+   (too large) or NO_MEMORY with what = the role of the file in the message. */
+int fr_read_file(const char *path, const char *what, size_t max, char **data, size_t *len, char *err);
+char *fr_path_join(const char *dir, const char *name);   /* malloc'd "dir/name" */
+char *fr_dir_of(const char *path);                        /* malloc'd; "." for a bare name */
 
 /* The path of a file of a verified artifact, next to its manifest (malloc'd). */
 char *fr_artifact_path(const fz_artifact_info *info, const char *name);
+
+/* What a verified fz_artifact_info points into (info->storage_). Every
+   array is bounded by the FZ_MAX_* limits. */
+typedef struct fr_store {
+	char *text, *dir, *path;
+	fz_target_info targets[FZ_MAX_TARGETS];
+	fz_file_info files[FZ_MAX_FILES];
+	const char *sizes[FZ_MAX_SIZES];
+	fz_tensor_info tensors[FZ_MAX_TENSORS];
+	fz_kernel_info kernels[FZ_MAX_KERNELS];
+	const char **plan;       /* at most FZ_MAX_PLAN */
+	char layout[65];         /* recomputed from the manifest's lines */
+} fr_store;
+
+/* Parses the manifest's lines [text, stop) (the envelope already checked)
+   into info and st, line by line in linear time; FZ_OK or FZ_ERR_FORMAT
+   with "path:line: why". */
+int fr_manifest_parse(const char *path, char *text, char *stop, fz_artifact_info *info, fr_store *st, char *err);
+/* The layout fingerprint of a parsed manifest: SHA-256 hex of its fusion,
+   size, param and temp lines without their by= and domain= attributes.
+   fusec computes the same (fusec/artifact.c, artifact_layout). */
+void fr_layout(const fz_artifact_info *info, char hex[65]);
 
 #endif

@@ -1,7 +1,9 @@
-/* Reads and verifies an artifact's manifest (no GPU needed): the format
- * line, the manifest's own SHA-256, the fusec version, every line, the
- * SHA-256 of every file it lists, and the .target of every PTX. */
-#include <errno.h>
+/* A manifest's lines into bounded structures, one pass, linear time: every
+ * count is checked against its FZ_MAX_* limit before anything is stored,
+ * every name must be a C identifier, every number is parsed strictly. The
+ * checks that need the whole manifest (required lines, agreement between
+ * lines, the layout fingerprint) are in verify.c. */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,51 +11,39 @@
 #include "internal.h"
 #include "sha256.h"
 
-enum { MAX_FILE = 256 << 20 };
+typedef struct parser {
+	const char *path;
+	int line;
+	char *err;
+	fz_artifact_info *info;
+	fr_store *st;
+} parser;
 
-typedef struct store {
-	char *text, *dir, *path;
-	fz_target_info *targets;
-	fz_file_info *files;
-	const char **sizes, **plan;
-	fz_tensor_info *tensors;
-	fz_kernel_info *kernels;
-} store;
-
-int fr_read_file(const char *path, const char *what, char **data, size_t *len, char *err)
+static int bad(parser *p, const char *fmt, ...)
+#if defined(__GNUC__)
+	__attribute__((format(printf, 2, 3)))
+#endif
+	;
+static int bad(parser *p, const char *fmt, ...)
 {
-	*data = NULL, *len = 0;
-	FILE *f = fopen(path, "rb");
-	if (!f) return fr_err(err, FZ_ERR_IO, "%s%s%s: %s", what, *what ? " " : "", path, strerror(errno));
-	size_t cap = 1 << 16, n = 0;
-	char *buf = malloc(cap + 1);
-	int rc = buf ? FZ_OK : fr_err(err, FZ_ERR_NO_MEMORY, "%s: out of memory", path);
-	while (!rc) {
-		size_t got = fread(buf + n, 1, cap - n, f);
-		n += got;
-		if (n < cap) {
-			if (ferror(f)) rc = fr_err(err, FZ_ERR_IO, "%s%s%s: read error", what, *what ? " " : "", path);
-			break;
-		}
-		if (cap >= MAX_FILE) {
-			rc = fr_err(err, FZ_ERR_FORMAT, "%s%s%s: larger than %d MiB", what, *what ? " " : "", path, MAX_FILE >> 20);
-			break;
-		}
-		char *nb = realloc(buf, cap * 2 + 1);
-		if (!nb) {
-			rc = fr_err(err, FZ_ERR_NO_MEMORY, "%s: out of memory", path);
-			break;
-		}
-		buf = nb, cap *= 2;
+	if (p->err) {
+		int n = snprintf(p->err, FZ_ERRMSG_SIZE, "%s:%d: ", p->path, p->line);
+		if (n < 0 || n >= FZ_ERRMSG_SIZE) n = 0;
+		va_list ap;
+		va_start(ap, fmt);
+		vsnprintf(p->err + n, FZ_ERRMSG_SIZE - (size_t)n, fmt, ap);
+		va_end(ap);
 	}
-	fclose(f);
-	if (rc) {
-		free(buf);
-		return rc;
-	}
-	buf[n] = 0;
-	*data = buf, *len = n;
-	return FZ_OK;
+	return FZ_ERR_FORMAT;
+}
+
+static int is_ident(const char *s)
+{
+	size_t n = 0;
+	if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || *s == '_')) return 0;
+	for (; *s; s++, n++)
+		if (!((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return 0;
+	return n <= FZ_MAX_NAME;
 }
 
 static int is_hex64(const char *s)
@@ -64,10 +54,52 @@ static int is_hex64(const char *s)
 	return 1;
 }
 
-/* a plain file name next to the manifest: no directories, no "..", no "." */
+/* a plain file name next to the manifest: no directories, no "..", no ".",
+   no leading '-' (it would read as an option to a tool) */
 static int plain_name(const char *s)
 {
-	return *s && !strchr(s, '/') && strcmp(s, ".") && strcmp(s, "..");
+	return *s && *s != '-' && *s != '.' && !strchr(s, '/') && strlen(s) <= 255;
+}
+
+/* decimal digits only, no sign, no leading zero, at most max */
+static int strict_count(const char *s, long long max, long long *out)
+{
+	long long v = 0;
+	if (!*s || (*s == '0' && s[1])) return 0;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9') return 0;
+		v = v * 10 + (*s - '0');
+		if (v > max) return 0;
+	}
+	*out = v;
+	return 1;
+}
+
+/* a finite C decimal floating literal with an optional sign and no suffix:
+   [+-]? (D+ [. D*] | . D+) ([eE] [+-]? D+)? */
+static int decimal_literal(const char *s, const char *end, double *out)
+{
+	const char *q = s;
+	int digits = 0;
+	if (q < end && (*q == '+' || *q == '-')) q++;
+	while (q < end && *q >= '0' && *q <= '9') q++, digits++;
+	if (q < end && *q == '.') {
+		q++;
+		while (q < end && *q >= '0' && *q <= '9') q++, digits++;
+	}
+	if (!digits) return 0;
+	if (q < end && (*q == 'e' || *q == 'E')) {
+		q++;
+		if (q < end && (*q == '+' || *q == '-')) q++;
+		int ed = 0;
+		while (q < end && *q >= '0' && *q <= '9') q++, ed++;
+		if (!ed) return 0;
+	}
+	if (q != end || end - s > 64) return 0;
+	char buf[72];
+	memcpy(buf, s, (size_t)(end - s)), buf[end - s] = 0;
+	*out = strtod(buf, NULL);
+	return isfinite(*out);
 }
 
 static int type_bytes(const char *t)
@@ -93,33 +125,6 @@ static int split(char *s, char **tok, int max)
 	return n;
 }
 
-typedef struct parser {
-	const char *path;
-	int line;
-	char *err;
-	fz_artifact_info *info;
-	store *st;
-} parser;
-
-#define BAD(p, ...) (fr_err((p)->err, FZ_ERR_FORMAT, "%s:%d: ", (p)->path, (p)->line), \
-	bad_more((p)->err, __VA_ARGS__))
-static int bad_more(char *err, const char *fmt, ...)
-#if defined(__GNUC__)
-	__attribute__((format(printf, 2, 3)))
-#endif
-	;
-static int bad_more(char *err, const char *fmt, ...)
-{
-	if (err) {
-		size_t n = strlen(err);
-		va_list ap;
-		va_start(ap, fmt);
-		vsnprintf(err + n, FZ_ERRMSG_SIZE - n, fmt, ap);
-		va_end(ap);
-	}
-	return FZ_ERR_FORMAT;
-}
-
 static int size_index(const fz_artifact_info *info, const char *s)
 {
 	for (int i = 0; i < info->nsizes; i++)
@@ -127,65 +132,106 @@ static int size_index(const fz_artifact_info *info, const char *s)
 	return -1;
 }
 
+/* param NAME ROLE TYPE DIMS by=HOW [domain=LO..HI], temp the same without domain */
 static int parse_tensor(parser *p, char **t, int n, int temp)
 {
 	fz_artifact_info *info = p->info;
-	if (n != 6 || strncmp(t[5], "by=", 3) || !t[5][3]) return BAD(p, "malformed %s line", t[0]);
+	if (n < 6 || n > 7) return bad(p, "malformed %s line (NAME ROLE TYPE DIMS by=HOW%s)", t[0], temp ? "" : " [domain=LO..HI]");
+	if (info->ntensors == FZ_MAX_TENSORS) return bad(p, "more than %d tensors", FZ_MAX_TENSORS);
 	fz_tensor_info *x = &p->st->tensors[info->ntensors];
 	memset(x, 0, sizeof *x);
 	x->name = t[1];
+	if (!is_ident(t[1])) return bad(p, "%s '%s': not a C identifier of at most %d characters", t[0], t[1], FZ_MAX_NAME);
 	if (!strcmp(t[2], "input")) x->role = FZ_INPUT;
 	else if (!strcmp(t[2], "output")) x->role = FZ_OUTPUT;
 	else if (!strcmp(t[2], "temp")) x->role = FZ_TEMP;
-	else return BAD(p, "%s %s: unknown role '%s'", t[0], t[1], t[2]);
-	if ((x->role == FZ_TEMP) != temp) return BAD(p, "%s %s: role %s", t[0], t[1], t[2]);
+	else return bad(p, "%s %s: unknown role '%s'", t[0], t[1], t[2]);
+	if ((x->role == FZ_TEMP) != temp) return bad(p, "%s %s: role %s", t[0], t[1], t[2]);
 	x->type = t[3];
 	x->elem_bytes = type_bytes(t[3]);
-	if (!x->elem_bytes) return BAD(p, "%s %s: unknown element type '%s'", t[0], t[1], t[3]);
-	x->by = t[5] + 3;
+	if (!x->elem_bytes) return bad(p, "%s %s: unknown element type '%s'", t[0], t[1], t[3]);
 	if (strcmp(t[4], "-")) {
 		for (char *d = t[4], *next; d; d = next) {
 			next = strchr(d, ',');
 			if (next) *next++ = 0;
-			if (x->rank == FZ_MAX_RANK) return BAD(p, "%s %s: more than %d dimensions", t[0], t[1], FZ_MAX_RANK);
+			if (x->rank == FZ_MAX_RANK) return bad(p, "%s %s: more than %d dimensions", t[0], t[1], FZ_MAX_RANK);
 			int r = x->rank++;
 			x->dim[r] = d;
 			x->dim_size[r] = size_index(info, d);
-			if (x->dim_size[r] < 0) {
-				char *end;
-				long long v = strtoll(d, &end, 10);
-				if (*end || end == d || v <= 0) return BAD(p, "%s %s: dimension '%s' is neither a size nor a number", t[0], t[1], d);
-				x->dim_value[r] = v;
-			}
+			if (x->dim_size[r] < 0 && !strict_count(d, 1ll << 40, &x->dim_value[r]))
+				return bad(p, "%s %s: dimension '%s' is neither a size nor a number from 1 to 2^40", t[0], t[1], d);
+			if (x->dim_size[r] < 0 && x->dim_value[r] == 0)
+				return bad(p, "%s %s: dimension '%s' is neither a size nor a number from 1 to 2^40", t[0], t[1], d);
 		}
 	}
+	int have_by = 0;
+	for (int i = 5; i < n; i++) {
+		if (!strncmp(t[i], "by=", 3) && !have_by) {
+			x->by = t[i] + 3, have_by = 1;
+			if (!is_ident(x->by)) return bad(p, "%s %s: malformed '%s'", t[0], t[1], t[i]);
+		} else if (!strncmp(t[i], "domain=", 7) && !temp && !x->has_domain) {
+			const char *v = t[i] + 7, *dots = strstr(v, "..");
+			if (!dots || !decimal_literal(v, dots, &x->domain_lo) || !decimal_literal(dots + 2, dots + strlen(dots), &x->domain_hi))
+				return bad(p, "%s %s: malformed '%s' (domain=LO..HI, finite decimal numbers)", t[0], t[1], t[i]);
+			if (!(x->domain_lo <= x->domain_hi)) return bad(p, "%s %s: empty domain %s (LO > HI)", t[0], t[1], v);
+			x->has_domain = 1;
+		} else {
+			return bad(p, "%s %s: unexpected '%s'", t[0], t[1], t[i]);
+		}
+	}
+	if (!have_by) return bad(p, "malformed %s line: no by=", t[0]);
 	for (int i = 0; i < info->ntensors; i++)
-		if (!strcmp(info->tensors[i].name, x->name)) return BAD(p, "tensor %s listed twice", x->name);
+		if (!strcmp(info->tensors[i].name, x->name)) return bad(p, "tensor %s listed twice", x->name);
 	info->ntensors++;
 	return FZ_OK;
 }
 
+/* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic] */
 static int parse_kernel(parser *p, char **t, int n)
 {
 	fz_artifact_info *info = p->info;
-	if (n < 5 || strncmp(t[4], "block=", 6)) return BAD(p, "malformed kernel line");
+	if (n < 5 || strncmp(t[4], "block=", 6)) return bad(p, "malformed kernel line");
+	if (info->nkernels == FZ_MAX_KERNELS) return bad(p, "more than %d kernels", FZ_MAX_KERNELS);
 	fz_kernel_info *k = &p->st->kernels[info->nkernels];
 	memset(k, 0, sizeof *k);
+	if (!is_ident(t[2])) return bad(p, "kernel '%s': not a C identifier of at most %d characters", t[2], FZ_MAX_NAME);
 	if (!strcmp(t[1], "fused")) k->fused = 1;
-	else if (strcmp(t[1], "unfused")) return BAD(p, "kernel %s: variant '%s' is neither fused nor unfused", t[2], t[1]);
+	else if (strcmp(t[1], "unfused")) return bad(p, "kernel %s: variant '%s' is neither fused nor unfused", t[2], t[1]);
+	if (!is_ident(t[3])) return bad(p, "kernel %s: malformed mode '%s'", t[2], t[3]);
 	k->name = t[2], k->mode = t[3], k->space = "";
-	char *end;
-	long b = strtol(t[4] + 6, &end, 10);
-	if (*end || b <= 0 || b > 1024) return BAD(p, "kernel %s: bad %s", t[2], t[4]);
+	long long b;
+	if (!strict_count(t[4] + 6, 1024, &b) || b == 0) return bad(p, "kernel %s: bad %s (1 to 1024 threads)", t[2], t[4]);
 	k->block = (int)b;
 	for (int i = 5; i < n; i++) {
-		if (!strncmp(t[i], "space=", 6)) k->space = t[i] + 6;
-		else if (!strcmp(t[i], "grid-reduction=deterministic")) k->grid_reduction = 1;
-		else return BAD(p, "kernel %s: unknown attribute '%s'", t[2], t[i]);
+		if (!strncmp(t[i], "space=", 6) && !*k->space && t[i][6]) k->space = t[i] + 6;
+		else if (!strcmp(t[i], "grid-reduction=deterministic") && !k->grid_reduction) k->grid_reduction = 1;
+		else return bad(p, "kernel %s: unknown or repeated attribute '%s'", t[2], t[i]);
 	}
 	for (int i = 0; i < info->nkernels; i++)
-		if (!strcmp(info->kernels[i].name, k->name)) return BAD(p, "kernel %s listed twice", k->name);
+		if (!strcmp(info->kernels[i].name, k->name)) return bad(p, "kernel %s listed twice", k->name);
 	info->nkernels++;
+	return FZ_OK;
+}
+
+/* target ARCH FILE SHA256, ARCH one of FZ_TARGETS */
+static int parse_target(parser *p, char **t, int n)
+{
+	fz_artifact_info *info = p->info;
+	if (n != 4) return bad(p, "malformed target line");
+	if (info->ntargets == FZ_MAX_TARGETS) return bad(p, "more than %d targets", FZ_MAX_TARGETS);
+	size_t len = strlen(t[1]);
+	int known = 0;
+	for (const char *s = FZ_TARGETS; *s && !known; s += strcspn(s, " "), s += *s == ' ')
+		known = strcspn(s, " ") == len && !strncmp(s, t[1], len);
+	if (!known) return bad(p, "target '%s' is not one this runtime knows (%s)", t[1], FZ_TARGETS);
+	fz_target_info *x = &p->st->targets[info->ntargets];
+	x->arch = t[1], x->sm = atoi(t[1] + 3), x->specific = t[1][len - 1] == 'a';
+	if (!plain_name(t[2])) return bad(p, "target %s: file '%s' is not a plain file name", t[1], t[2]);
+	if (!is_hex64(t[3])) return bad(p, "target %s: '%s' is not a SHA-256", t[1], t[3]);
+	for (int i = 0; i < info->ntargets; i++)
+		if (!strcmp(info->targets[i].arch, t[1])) return bad(p, "target %s listed twice", t[1]);
+	x->file = t[2], x->sha256 = t[3];
+	info->ntargets++;
 	return FZ_OK;
 }
 
@@ -193,231 +239,106 @@ static int parse_kernel(parser *p, char **t, int n)
 static int parse_line(parser *p, char *line)
 {
 	fz_artifact_info *info = p->info;
-	store *st = p->st;
-	char *rest = strchr(line, ' ');
+	fr_store *st = p->st;
 	if (!strncmp(line, "plan ", 5) || !strcmp(line, "plan")) {
-		st->plan[info->nplan++] = rest ? rest + 1 : "";
+		if (info->nplan == FZ_MAX_PLAN) return bad(p, "more than %d plan lines", FZ_MAX_PLAN);
+		st->plan[info->nplan++] = line[4] ? line + 5 : "";
 		return FZ_OK;
 	}
 	if (!strncmp(line, "options ", 8)) {
-		info->options = rest + 1;
+		if (info->options) return bad(p, "a second options line");
+		info->options = line + 8;
 		return FZ_OK;
 	}
 	char *t[10];
 	int n = split(line, t, 9);
-	if (n == 0) return BAD(p, "empty line");
-	if (n > 9) return BAD(p, "too many fields");
+	if (n == 0) return bad(p, "empty line");
+	if (n > 9) return bad(p, "too many fields");
 	const char *k = t[0];
 	struct { const char *key; const char **field; } single[] = {
 		{"fusec-version", &info->fusec_version}, {"fusion", &info->fusion}, {"spec", &info->spec},
-		{"spec-sha256", &info->spec_sha256}, {"nvrtc", &info->nvrtc}};
+		{"spec-sha256", &info->spec_sha256}, {"nvrtc", &info->nvrtc}, {"layout", &info->layout}};
 	for (size_t i = 0; i < sizeof single / sizeof single[0]; i++) {
 		if (strcmp(k, single[i].key)) continue;
-		if (n != 2) return BAD(p, "malformed %s line", k);
-		if (*single[i].field) return BAD(p, "a second %s line", k);
+		if (n != 2) return bad(p, "malformed %s line", k);
+		if (*single[i].field) return bad(p, "a second %s line", k);
 		*single[i].field = t[1];
 		return FZ_OK;
 	}
-	if (!strcmp(k, "target")) {
-		if (n != 4) return BAD(p, "malformed target line");
-		fz_target_info *x = &st->targets[info->ntargets];
-		char *end;
-		long sm = strncmp(t[1], "sm_", 3) ? 0 : strtol(t[1] + 3, &end, 10);
-		if (sm <= 0 || *end || sm > 9999) return BAD(p, "target '%s' is not of the form sm_NN", t[1]);
-		if (!plain_name(t[2])) return BAD(p, "target %s: file '%s' is not a plain file name", t[1], t[2]);
-		if (!is_hex64(t[3])) return BAD(p, "target %s: '%s' is not a SHA-256", t[1], t[3]);
-		for (int i = 0; i < info->ntargets; i++)
-			if (info->targets[i].sm == sm) return BAD(p, "target %s listed twice", t[1]);
-		x->arch = t[1], x->sm = (int)sm, x->file = t[2], x->sha256 = t[3];
-		info->ntargets++;
-		return FZ_OK;
-	}
+	if (!strcmp(k, "target")) return parse_target(p, t, n);
 	if (!strcmp(k, "file")) {
-		if (n != 3) return BAD(p, "malformed file line");
-		if (!plain_name(t[1])) return BAD(p, "file '%s' is not a plain file name", t[1]);
-		if (!is_hex64(t[2])) return BAD(p, "file %s: '%s' is not a SHA-256", t[1], t[2]);
+		if (n != 3) return bad(p, "malformed file line");
+		if (info->nfiles == FZ_MAX_FILES) return bad(p, "more than %d files", FZ_MAX_FILES);
+		if (!plain_name(t[1])) return bad(p, "file '%s' is not a plain file name", t[1]);
+		if (!is_hex64(t[2])) return bad(p, "file %s: '%s' is not a SHA-256", t[1], t[2]);
 		st->files[info->nfiles].name = t[1], st->files[info->nfiles].sha256 = t[2];
 		info->nfiles++;
 		return FZ_OK;
 	}
 	if (!strcmp(k, "size")) {
-		if (n != 2) return BAD(p, "malformed size line");
-		if (size_index(info, t[1]) >= 0) return BAD(p, "size %s listed twice", t[1]);
-		if (info->ntensors) return BAD(p, "size %s after the tensors", t[1]);
+		if (n != 2) return bad(p, "malformed size line");
+		if (info->nsizes == FZ_MAX_SIZES) return bad(p, "more than %d sizes", FZ_MAX_SIZES);
+		if (!is_ident(t[1])) return bad(p, "size '%s': not a C identifier of at most %d characters", t[1], FZ_MAX_NAME);
+		if (size_index(info, t[1]) >= 0) return bad(p, "size %s listed twice", t[1]);
+		if (info->ntensors) return bad(p, "size %s after the tensors", t[1]);
 		st->sizes[info->nsizes++] = t[1];
 		return FZ_OK;
 	}
 	if (!strcmp(k, "param")) return parse_tensor(p, t, n, 0);
 	if (!strcmp(k, "temp")) return parse_tensor(p, t, n, 1);
 	if (!strcmp(k, "kernel")) return parse_kernel(p, t, n);
+	for (const char *c = k; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-')) return bad(p, "malformed key '%s'", k);
 	return FZ_OK; /* a line a later fusec 0.x added: covered by the hash, ignored */
 }
 
-void fz_artifact_info_free(fz_artifact_info *info)
+int fr_manifest_parse(const char *path, char *text, char *stop, fz_artifact_info *info, fr_store *st, char *err)
 {
-	if (!info) return;
-	store *st = info->storage_;
-	if (st) {
-		free(st->text), free(st->dir), free(st->path), free(st->targets), free(st->files);
-		free(st->sizes), free(st->plan), free(st->tensors), free(st->kernels);
-		free(st);
+	size_t lines = 0;
+	for (char *c = text; c < stop; c++) lines += *c == '\n';
+	st->plan = calloc(lines < FZ_MAX_PLAN ? lines + 1 : FZ_MAX_PLAN, sizeof *st->plan);
+	if (!st->plan) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	info->targets = st->targets, info->files = st->files, info->sizes = st->sizes;
+	info->plan = st->plan, info->tensors = st->tensors, info->kernels = st->kernels;
+	parser p = {path, 2, err, info, st};
+	int rc = FZ_OK;
+	for (char *line = text; !rc && line < stop; p.line++) {
+		char *nl = memchr(line, '\n', (size_t)(stop - line));
+		if (!nl) return bad(&p, "no newline at the end of the line");
+		if (nl - line > FZ_MAX_LINE) return bad(&p, "longer than %d bytes", FZ_MAX_LINE);
+		for (char *c = line; c < nl; c++)
+			if ((unsigned char)*c < 0x20 || *c == 0x7f) return bad(&p, "a control character (byte %d)", (unsigned char)*c);
+		*nl = 0;
+		rc = parse_line(&p, line);
+		line = nl + 1;
 	}
-	memset(info, 0, sizeof *info);
-}
-
-/* the first line, the trailing manifest-sha256 line, the hash; *body_len: bytes hashed */
-static int check_envelope(const char *path, const char *text, size_t len, size_t *body_len, const char **hash,
-                          char *err)
-{
-	if (len == 0) return fr_err(err, FZ_ERR_FORMAT, "%s: empty file, not a fusec artifact manifest", path);
-	if (strlen(text) != len) return fr_err(err, FZ_ERR_FORMAT, "%s: contains a NUL byte, not a fusec artifact manifest", path);
-	const char *magic = "fusec-artifact ";
-	if (strncmp(text, magic, strlen(magic)))
-		return fr_err(err, FZ_ERR_FORMAT, "%s: not a fusec artifact manifest (the first line is not 'fusec-artifact %d')",
-		              path, FZ_ARTIFACT_FORMAT);
-	char *end;
-	long fmt = strtol(text + strlen(magic), &end, 10);
-	if (*end != '\n' || fmt <= 0)
-		return fr_err(err, FZ_ERR_FORMAT, "%s: malformed format line (expected 'fusec-artifact %d')", path, FZ_ARTIFACT_FORMAT);
-	if (fmt != FZ_ARTIFACT_FORMAT)
-		return fr_err(err, FZ_ERR_VERSION, "%s: artifact format %ld; this runtime reads format %d (regenerate with a matching fusec)",
-		              path, fmt, FZ_ARTIFACT_FORMAT);
-	const char *key = "\nmanifest-sha256 ", *last = NULL;
-	for (const char *s = strstr(text, key); s; s = strstr(s + 1, key)) last = s;
-	if (!last)
-		return fr_err(err, FZ_ERR_INTEGRITY, "%s: no manifest-sha256 line: the manifest is truncated or not from fusec", path);
-	const char *h = last + strlen(key);
-	if (len - (size_t)(h - text) != 65 || h[64] != '\n')
-		return fr_err(err, FZ_ERR_INTEGRITY, "%s: the manifest-sha256 line is not the manifest's last line, or is cut short", path);
-	char want[65], got[65];
-	memcpy(want, h, 64), want[64] = 0;
-	*body_len = (size_t)(last - text) + 1;
-	fr_sha256_hex(text, *body_len, got);
-	if (strcmp(want, got))
-		return fr_err(err, FZ_ERR_INTEGRITY,
-		              "%s: manifest-sha256 does not match the manifest's contents: the manifest was edited or damaged", path);
-	*hash = h;
-	return FZ_OK;
-}
-
-/* the directory of the manifest, for its files */
-static char *dir_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-	size_t n = slash ? (size_t)(slash - path) : 1;
-	char *d = malloc(n + 1);
-	if (!d) return NULL;
-	if (!slash) memcpy(d, ".", 2);
-	else if (n == 0) memcpy(d, "/", 2);
-	else memcpy(d, path, n), d[n] = 0;
-	return d;
-}
-
-/* hashes dir/name against want; ptx_arch: when not NULL, the PTX's .target must be it */
-static int check_file(const char *dir, const char *name, const char *want, const char *role, const char *ptx_arch, char *err)
-{
-	size_t plen = strlen(dir) + strlen(name) + 2;
-	char *path = malloc(plen);
-	if (!path) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
-	snprintf(path, plen, "%s/%s", dir, name);
-	char *data, what[96];
-	size_t len;
-	snprintf(what, sizeof what, "%s listed in the manifest:", role);
-	int rc = fr_read_file(path, what, &data, &len, err);
-	if (!rc) {
-		char got[65];
-		fr_sha256_hex(data, len, got);
-		if (strcmp(got, want))
-			rc = fr_err(err, FZ_ERR_INTEGRITY, "%s (%s): SHA-256 %.12s... differs from the manifest's %.12s...: the file was truncated or edited",
-			            path, role, got, want);
-	}
-	if (!rc && ptx_arch) {
-		const char *t = strstr(data, "\n.target ");
-		char arch[32] = "";
-		if (t) sscanf(t + 9, "%31[^ ,\r\n]", arch);
-		if (!t || !arch[0]) rc = fr_err(err, FZ_ERR_FORMAT, "%s (%s): not PTX: no .target directive", path, role);
-		else if (strcmp(arch, ptx_arch))
-			rc = fr_err(err, FZ_ERR_FORMAT, "%s (%s): the PTX is for %s, not %s", path, role, arch, ptx_arch);
-	}
-	free(data), free(path);
 	return rc;
 }
 
-static int check_contents(const fz_artifact_info *info, const char *path, char *err)
+static void put_line(fr_sha256 *h, const char *a, const char *b)
 {
-	const char *missing = !info->fusec_version ? "fusec-version" : !info->fusion ? "fusion" : !info->ntargets ? "target" : NULL;
-	if (missing) return fr_err(err, FZ_ERR_FORMAT, "%s: no %s line", path, missing);
-	int major = -1;
-	char *end;
-	long v = strtol(info->fusec_version, &end, 10);
-	if (end != info->fusec_version && *end == '.') major = (int)v;
-	if (major < 0) return fr_err(err, FZ_ERR_FORMAT, "%s: malformed fusec-version '%s'", path, info->fusec_version);
-	if (major != FZ_ARTIFACT_MAJOR)
-		return fr_err(err, FZ_ERR_VERSION, "%s: made by fusec %s; this runtime (%s) loads artifacts of fusec %d.x: regenerate it",
-		              path, info->fusec_version, FZ_RUNTIME_VERSION, FZ_ARTIFACT_MAJOR);
-	return FZ_OK;
+	fr_sha256_update(h, a, strlen(a));
+	fr_sha256_update(h, " ", 1);
+	fr_sha256_update(h, b, strlen(b));
+	fr_sha256_update(h, "\n", 1);
 }
 
-int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *err)
+void fr_layout(const fz_artifact_info *info, char hex[65])
 {
-	if (!info) return fr_err(err, FZ_ERR_INVALID, "fz_artifact_verify: info is NULL");
-	memset(info, 0, sizeof *info);
-	if (!manifest_path) return fr_err(err, FZ_ERR_INVALID, "fz_artifact_verify: path is NULL");
-	store *st = calloc(1, sizeof *st);
-	if (!st) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
-	info->storage_ = st;
-	size_t len = 0, body = 0;
-	const char *hash = NULL;
-	int rc = fr_read_file(manifest_path, "artifact manifest", &st->text, &len, err);
-	if (!rc) rc = check_envelope(manifest_path, st->text, len, &body, &hash, err);
-	size_t lines = 0;
-	if (!rc) {
-		for (size_t i = 0; i < body; i++) lines += st->text[i] == '\n';
-		st->targets = calloc(lines, sizeof *st->targets), st->files = calloc(lines, sizeof *st->files);
-		st->sizes = calloc(lines, sizeof *st->sizes), st->plan = calloc(lines, sizeof *st->plan);
-		st->tensors = calloc(lines, sizeof *st->tensors), st->kernels = calloc(lines, sizeof *st->kernels);
-		st->dir = dir_of(manifest_path);
-		st->path = strdup(manifest_path);
-		if (!st->path || !st->targets || !st->files || !st->sizes || !st->plan || !st->tensors || !st->kernels || !st->dir)
-			rc = fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	static const char *const role[] = {"input", "output", "temp"};
+	fr_sha256 h;
+	fr_sha256_init(&h);
+	put_line(&h, "fusion", info->fusion ? info->fusion : "");
+	for (int i = 0; i < info->nsizes; i++) put_line(&h, "size", info->sizes[i]);
+	for (int i = 0; i < info->ntensors; i++) {
+		const fz_tensor_info *t = &info->tensors[i];
+		char text[FZ_MAX_LINE + 64];
+		int n = snprintf(text, sizeof text, "%s %s %s ", t->name, role[t->role], t->type);
+		if (!t->rank) n += snprintf(text + n, sizeof text - (size_t)n, "-");
+		for (int d = 0; d < t->rank; d++) n += snprintf(text + n, sizeof text - (size_t)n, "%s%s", d ? "," : "", t->dim[d]);
+		put_line(&h, t->role == FZ_TEMP ? "temp" : "param", text);
 	}
-	if (!rc) {
-		info->manifest = st->path;
-		info->targets = st->targets, info->files = st->files, info->sizes = st->sizes;
-		info->plan = st->plan, info->tensors = st->tensors, info->kernels = st->kernels;
-		st->text[body + 64 + strlen("manifest-sha256 ")] = 0;
-		info->manifest_sha256 = hash;
-		parser p = {manifest_path, 1, err, info, st};
-		char *line = st->text, *stop = st->text + body;
-		line = strchr(line, '\n') + 1; /* the format line, checked */
-		for (p.line = 2; !rc && line < stop; p.line++) {
-			char *nl = strchr(line, '\n');
-			*nl = 0;
-			rc = parse_line(&p, line);
-			line = nl + 1;
-		}
-	}
-	if (!rc) rc = check_contents(info, manifest_path, err);
-	for (int i = 0; !rc && i < info->ntargets; i++) {
-		char role[64];
-		snprintf(role, sizeof role, "target %s", info->targets[i].arch);
-		rc = check_file(st->dir, info->targets[i].file, info->targets[i].sha256, role, info->targets[i].arch, err);
-	}
-	for (int i = 0; !rc && i < info->nfiles; i++)
-		rc = check_file(st->dir, info->files[i].name, info->files[i].sha256, "file", NULL, err);
-	if (rc) {
-		fz_artifact_info_free(info);
-		return rc;
-	}
-	info->args_size = 8 * (size_t)(info->ntensors + info->nsizes + 2);
-	return FZ_OK;
-}
-
-char *fr_artifact_path(const fz_artifact_info *info, const char *name)
-{
-	const store *st = info->storage_;
-	size_t n = strlen(st->dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	if (p) snprintf(p, n, "%s/%s", st->dir, name);
-	return p;
+	unsigned char dig[32];
+	fr_sha256_final(&h, dig);
+	for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", dig[i]);
 }

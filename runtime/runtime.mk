@@ -15,8 +15,8 @@ INSTALL   ?= install
 
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
-RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/manifest.c \
-               runtime/device.c runtime/artifact.c
+RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
+               runtime/verify.c runtime/device.c runtime/artifact.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
                runtime/tool/report.c
 # every fusion: the top Makefile's NAMES (one a spec) and any header in generated/
@@ -90,7 +90,7 @@ build/rt/sant/registry.o: build/rt/registry.c $(RT_SPECS:%=generated/%.h)
 build/rt/sanref/%_ref.o: generated/%_ref.c
 	@mkdir -p $(@D)
 	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
-RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tests/test_verify.c \
+RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tests/test_verify.c runtime/tests/test_hostile.c \
                runtime/tests/test_checks.c runtime/tests/test_driver.c
 build/rt/sant/%.o: runtime/tests/%.c
 	@mkdir -p $(@D)

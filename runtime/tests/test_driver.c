@@ -108,6 +108,9 @@ void test_fake_device(void)
 	          fz_artifact_device(a) == d, "sm_90 chosen on 9.0", NULL);
 	const fz_kernel_info *ki;
 	expect("kernel lookup", fz_kernel_lookup(a, "kl_divergence_u1", &ki), FZ_OK, "", NULL);
+	expect("the header's layout is the artifact's", fz_artifact_check_layout(a, FZ_kl_divergence_LAYOUT), FZ_OK, "", NULL);
+	expect("another header's layout is refused", fz_artifact_check_layout(a, FZ_spike_burst_LAYOUT), FZ_ERR_LAYOUT,
+	       fz_artifact_error(a), "rebuild the application", NULL);
 	check(ki && !ki->fused && !strcmp(ki->name, "kl_divergence_u1") && ki->block > 0, "kernel info", NULL);
 	expect("unknown kernel lookup", fz_kernel_lookup(a, "nope", &ki), FZ_ERR_UNKNOWN_KERNEL, fz_artifact_error(a), "nope", NULL);
 

@@ -1,0 +1,239 @@
+/* Manifests made by someone who re-hashes what they edit: every limit,
+ * every agreement check, links, FIFOs, huge files, malformed tokens. Each
+ * must be refused with a message naming the check (or, for the harmless
+ * ones, accepted), quickly, and without touching memory it should not. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sha256.h"
+#include "testutil.h"
+
+static const char *M = "kl_divergence.manifest";
+
+/* a copy of kl_divergence with `from` replaced by `to` in its manifest, re-hashed */
+static int edited(const char *casename, const char *from, const char *to, char *err)
+{
+	char p[4096];
+	const char *dir = copy_artifact("kl_divergence", casename);
+	edit(path2(p, dir, M), from, to, 1);
+	return verify(dir, M, err);
+}
+
+/* the manifest with its layout line recomputed (as an attacker would) from
+   its fusion, size, param and temp lines without by= and domain= */
+static void relayout(const char *path)
+{
+	size_t n;
+	char *t = slurp(path, &n), *text = calloc(n + 1, 1), line[8192], old[8200] = "", hex[65];
+	size_t k = 0;
+	for (char *s = t; *s;) {
+		size_t l = strcspn(s, "\n");
+		snprintf(line, sizeof line, "%.*s", (int)l, s);
+		if (!strncmp(line, "layout ", 7)) snprintf(old, sizeof old, "%s", line);
+		if (!strncmp(line, "fusion ", 7) || !strncmp(line, "size ", 5) || !strncmp(line, "param ", 6) || !strncmp(line, "temp ", 5)) {
+			char *by = strstr(line, " by=");
+			if (by) *by = 0;
+			k += (size_t)sprintf(text + k, "%s\n", line);
+		}
+		s += l + (s[l] == '\n');
+	}
+	fr_sha256_hex(text, k, hex);
+	char neu[100];
+	snprintf(neu, sizeof neu, "layout %s", hex);
+	free(t), free(text);
+	edit(path, old, neu, 1);
+}
+
+/* a manifest with `extra` inserted before its first `before` line, re-hashed */
+static void insert_before(const char *path, const char *before, const char *extra)
+{
+	size_t n;
+	char *t = slurp(path, &n), *at = strstr(t, before);
+	size_t pre = (size_t)(at - t), el = strlen(extra);
+	char *out = malloc(n + el + 1);
+	memcpy(out, t, pre), memcpy(out + pre, extra, el), memcpy(out + pre + el, at, n - pre);
+	spit(path, out, n + el);
+	free(out), free(t);
+	rehash(path);
+}
+
+static char *repeat(const char *line, int times)
+{
+	size_t l = strlen(line);
+	char *s = malloc(l * (size_t)times + 1);
+	for (int i = 0; i < times; i++) memcpy(s + l * (size_t)i, line, l);
+	s[l * (size_t)times] = 0;
+	return s;
+}
+
+static double seconds(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+static void test_limits(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096], line[64];
+	/* 65 size lines, hashes recomputed: refused at the 33rd (fuserun's arrays are sized by the limit) */
+	const char *dir = copy_artifact("kl_divergence", "many_sizes");
+	char *sizes = malloc(70 * 16);
+	sizes[0] = 0;
+	for (int i = 0; i < 65; i++) snprintf(line, sizeof line, "size S%d\n", i), strcat(sizes, line);
+	insert_before(path2(p, dir, M), "size N\n", sizes);
+	free(sizes);
+	expect("refuses more than FZ_MAX_SIZES sizes, re-hashed", verify(dir, M, err), FZ_ERR_FORMAT, err, "more than 32 sizes", NULL);
+
+	/* 100000 kernel lines: refused at the limit, quickly */
+	dir = copy_artifact("kl_divergence", "many_kernels");
+	char *k = malloc(100000 * 48 + 1), *q = k;
+	for (int i = 0; i < 100000; i++) q += sprintf(q, "kernel fused kx%d point block=256\n", i);
+	insert_before(path2(p, dir, M), "plan ", k);
+	free(k);
+	double t0 = seconds();
+	expect("refuses more than FZ_MAX_KERNELS kernels", verify(dir, M, err), FZ_ERR_FORMAT, err, "more than 256 kernels", NULL);
+	/* 60000 plan lines are allowed: verification is linear in them */
+	dir = copy_artifact("kl_divergence", "many_plan_lines");
+	char *plan = repeat("plan a line of the plan, as --explain writes it\n", 60000);
+	insert_before(path2(p, dir, M), "plan ", plan);
+	free(plan);
+	expect("accepts 60000 plan lines", verify(dir, M, err), FZ_OK, err, NULL);
+	double dt = seconds() - t0;
+	snprintf(line, sizeof line, "%.2f s", dt);
+	check(dt < 5, "100000 kernel lines and 60000 plan lines verify in linear time", line);
+
+	/* a manifest over FZ_MAX_MANIFEST_BYTES is refused before it is read */
+	dir = copy_artifact("kl_divergence", "huge_manifest");
+	char *big = repeat("plan ................................................................\n", (4 << 20) / 70 + 10);
+	insert_before(path2(p, dir, M), "plan ", big);
+	free(big);
+	expect("refuses a manifest larger than FZ_MAX_MANIFEST_BYTES", verify(dir, M, err), FZ_ERR_FORMAT, err, "larger than", NULL);
+
+	/* one line longer than FZ_MAX_LINE */
+	dir = copy_artifact("kl_divergence", "long_line");
+	char *ll = repeat("x", 5000);
+	char *ln = malloc(5100);
+	snprintf(ln, 5100, "plan %s\n", ll);
+	insert_before(path2(p, dir, M), "plan ", ln);
+	free(ll), free(ln);
+	expect("refuses a line longer than FZ_MAX_LINE", verify(dir, M, err), FZ_ERR_FORMAT, err, "longer than 4096", NULL);
+}
+
+static void test_agreement(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	/* the edits, each re-hashed: the layout line no longer matches */
+	expect("refuses a shape changed from N to 1, re-hashed", edited("shape", "param p input f32 N", "param p input f32 1", err),
+	       FZ_ERR_LAYOUT, err, "layout", "edited", NULL);
+	expect("refuses an input turned into an output, re-hashed", edited("role", "param p input", "param p output", err),
+	       FZ_ERR_LAYOUT, err, "layout", NULL);
+	expect("refuses a manifest without outputs", edited("no_output", "output f32 - by=", "input f32 - by=", err), FZ_ERR_FORMAT,
+	       err, "no output parameter", NULL);
+	/* and with the layout line recomputed too, the header disagrees */
+	const char *dir = copy_artifact("kl_divergence", "relayout");
+	edit(path2(p, dir, M), "param p input f32 N", "param p input f32 1", 1);
+	relayout(p);
+	expect("refuses a re-hashed, re-fingerprinted edit: the header disagrees", verify(dir, M, err), FZ_ERR_LAYOUT, err,
+	       "kl_divergence.h", "disagree", NULL);
+	dir = copy_artifact("kl_divergence", "reorder");
+	manifest_line(path2(p, dir, M), "param q ", err, sizeof err);
+	char q[FZ_ERRMSG_SIZE + 2];
+	snprintf(q, sizeof q, "%s\n", err);
+	edit(p, q, "", 0);
+	insert_before(p, "temp ", q);
+	relayout(p);
+	expect("refuses parameters reordered (re-hashed, re-fingerprinted)", verify(dir, M, err), FZ_ERR_LAYOUT, err, "disagree", NULL);
+	/* the fingerprint the test computes is the runtime's: a mere re-layout of an unedited copy passes */
+	dir = copy_artifact("kl_divergence", "relayout_clean");
+	relayout(path2(p, dir, M));
+	expect("the layout fingerprint is the documented one", verify(dir, M, err), FZ_OK, err, NULL);
+
+	expect("refuses a manifest without a layout line", edited("no_layout", "layout ", "layouts ", err), FZ_ERR_FORMAT, err,
+	       "no layout line", NULL);
+	expect("refuses a fusion name that is no identifier", edited("bad_fusion", "fusion kl_divergence", "fusion kl-divergence", err),
+	       FZ_ERR_FORMAT, err, "not a C identifier", NULL);
+	expect("refuses a target file not named for its target",
+	       edited("target_name", "target sm_80 kl_divergence.sm_80.ptx", "target sm_80 other.sm_80.ptx", err), FZ_ERR_FORMAT,
+	       err, "not kl_divergence.sm_80.ptx", NULL);
+	expect("refuses a target the runtime does not know", edited("sm_75", "target sm_80 ", "target sm_75 ", err), FZ_ERR_FORMAT,
+	       err, "sm_75", "sm_80 sm_90 sm_90a", NULL);
+	expect("refuses a manifest without its header", edited("no_header", "file kl_divergence.h ", "file kl_divergence.hh ", err),
+	       FZ_ERR_FORMAT, err, "no file line for kl_divergence.h", NULL);
+	expect("refuses a CR in a line", edited("cr", "spec kl_divergence.fuse", "spec kl_divergence.fuse\r", err), FZ_ERR_FORMAT, err,
+	       "control character", NULL);
+	expect("refuses a dimension of 0", edited("dim0", "param p input f32 N", "param p input f32 0", err), FZ_ERR_FORMAT, err,
+	       "dimension '0'", NULL);
+	expect("refuses a signed dimension", edited("dim_plus", "param p input f32 N", "param p input f32 +5", err), FZ_ERR_FORMAT,
+	       err, "dimension '+5'", NULL);
+	expect("refuses a 20-digit dimension", edited("dim_big", "param p input f32 N", "param p input f32 99999999999999999999", err),
+	       FZ_ERR_FORMAT, err, "dimension", NULL);
+	expect("refuses a hexadecimal block", edited("block_hex", "block=256", "block=0x100", err), FZ_ERR_FORMAT, err, "block=0x100",
+	       NULL);
+	expect("refuses a block of 1025", edited("block_big", "block=256", "block=1025", err), FZ_ERR_FORMAT, err, "block=1025", NULL);
+	expect("refuses an unknown attribute", edited("attr", " by=input\n", " by=input color=red\n", err), FZ_ERR_FORMAT, err,
+	       "color=red", NULL);
+}
+
+static void test_domains(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	const char *dir = copy_artifact("kl_divergence", "domain");
+	edit(path2(p, dir, M), "param p input f32 N by=input", "param p input f32 N by=input domain=0.05..1e1", 1);
+	fz_artifact_info info;
+	int rc = fz_artifact_verify(p, &info, err);
+	if (expect("accepts domain=0.05..1e1 (the layout is unchanged)", rc, FZ_OK, err, NULL)) {
+		int ok = 0;
+		for (int i = 0; i < info.ntensors; i++)
+			if (!strcmp(info.tensors[i].name, "p"))
+				ok = info.tensors[i].has_domain && info.tensors[i].domain_lo == 0.05 && info.tensors[i].domain_hi == 10;
+		check(ok, "the domain is in the tensor's info", NULL);
+		fz_artifact_info_free(&info);
+	}
+	static const char *const badd[] = {"domain=1..0",    "domain=inf..1", "domain=0x1p3..4", "domain=1e999..2", "domain=1..",
+	                                   "domain=a..b",    "domain=1.0f..2", "domain=1...2",   "domain=..1",     "domain=-.5..",
+	                                   "domain=nan..1",  "domain=1,2",    "domain=1..2 domain=1..2"};
+	for (size_t i = 0; i < sizeof badd / sizeof badd[0]; i++) {
+		char to[128], name[128];
+		snprintf(to, sizeof to, "param p input f32 N by=input %s", badd[i]);
+		snprintf(name, sizeof name, "refuses a malformed %s", badd[i]);
+		int r = edited("bad_domain", "param p input f32 N by=input", to, err);
+		expect(name, r, FZ_ERR_FORMAT, err, "param", NULL);
+	}
+	expect("accepts a negative domain", edited("neg_domain", "param p input f32 N by=input", "param p input f32 N by=input domain=-2.5..-.5", err),
+	       FZ_OK, err, NULL);
+	expect("refuses a domain on a temp", edited("temp_domain", " by=map\n", " by=map domain=0..1\n", err), FZ_ERR_FORMAT, err,
+	       "domain", NULL);
+}
+
+static void test_files(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	/* a listed file that is a link to a good copy: refused, not followed */
+	copy_artifact("kl_divergence", "link_target");
+	const char *dir = copy_artifact("kl_divergence", "link");
+	remove(path2(p, dir, "kl_divergence.cu"));
+	check(symlink("../link_target/kl_divergence.cu", p) == 0, "made a symbolic link", p);
+	expect("refuses a listed file that is a symbolic link", verify(dir, M, err), FZ_ERR_IO, err, "symbolic link", NULL);
+	/* a FIFO: refused at once, never waited on */
+	dir = copy_artifact("kl_divergence", "fifo");
+	remove(path2(p, dir, "kl_divergence_ref.c"));
+	check(mkfifo(p, 0600) == 0, "made a FIFO", p);
+	expect("refuses a listed file that is a FIFO, without blocking", verify(dir, M, err), FZ_ERR_IO, err, "not a regular file", NULL);
+	remove(path2(p, dir, M));
+	check(mkfifo(p, 0600) == 0, "made a FIFO manifest", p);
+	expect("refuses a manifest that is a FIFO, without blocking", verify(dir, M, err), FZ_ERR_IO, err, "not a regular file", NULL);
+	expect("refuses a directory as the manifest", verify(gen_dir, "", err), FZ_ERR_IO, err, "not a regular file", NULL);
+}
+
+void test_hostile(void)
+{
+	test_limits();
+	test_agreement();
+	test_domains();
+	test_files();
+}

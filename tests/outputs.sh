@@ -1,0 +1,115 @@
+# Sourced by tests/run.sh: group_outputs, what fusec does to the file system.
+# Outputs are written atomically (the old artifact survives any failure),
+# never through a link, never over a spec; folders are created; names the
+# manifest cannot hold, duplicate fusion names and targets the runtime does
+# not accept are refused with the documented exit status (2 usage, 1 the
+# user's or the environment's error, never 3).
+
+# out_expect NAME STATUS PATTERN ARGS...: fusec in the root; exit status and
+# a fixed string in stderr (PATTERN empty: anything)
+out_expect() {
+	_n=$1 _want=$2 _pat=$3
+	shift 3
+	run_fusec "$ROOT" "$@"
+	why=
+	if sanitized "$TMP/err" || [ "$rc" -gt 128 ]; then why="crash or sanitizer report (exit $rc)"
+	elif [ "$rc" != "$_want" ]; then why="exit status $rc, expected $_want"
+	elif [ -n "$_pat" ] && ! grep -qF -e "$_pat" "$TMP/err"; then why="stderr lacks '$_pat'"
+	fi
+	[ -n "$why" ] && cat "$TMP/err" >"$TMP/details"
+	check "outputs/$_n" "$why"
+}
+
+# same A B: the files are byte-identical
+same() { cmp -s "$1" "$2"; }
+
+group_outputs() {
+	O=$TMP/outputs
+	rm -rf "$O" && mkdir -p "$O"
+
+	# folders are created, the depfile too, and the artifact verifies
+	out_expect "creates -o and -MF folders" 0 "" -o "$O/new/a/b" -MD -MF "$O/dep/x/relu.d" specs/relu.fuse
+	why=
+	[ -f "$O/new/a/b/relu.manifest" ] || why="no manifest"
+	grep -q "^$O/new/a/b/relu.manifest: specs/relu.fuse$" "$O/dep/x/relu.d" 2>/dev/null || why="${why:+$why; }depfile: $(cat "$O/dep/x/relu.d" 2>&1)"
+	ls -a "$O/new/a/b" | grep -q '^\.relu' && why="${why:+$why; }temporary files left behind"
+	check "outputs/folders created, depfile written, no temporary left" "$why"
+
+	# --arch: only what the runtime accepts, each once
+	out_expect "--arch twice the same" 2 "--arch names sm_80 twice" --arch=sm_80,sm_80 -o "$O/g" specs/relu.fuse
+	out_expect "--arch=sm_aa is bad usage" 2 "bad target 'sm_aa'" --arch=sm_aa -o "$O/g" specs/relu.fuse
+	out_expect "--arch=sm_75 is bad usage" 2 "bad target 'sm_75'" --arch=sm_75 -o "$O/g" specs/relu.fuse
+	out_expect "--arch=sm_90a is accepted" 0 "" --arch=sm_90a -o "$O/a90" specs/relu.fuse
+	grep -q '^target sm_90a relu.sm_90a.ptx ' "$O/a90/relu.manifest" 2>/dev/null
+	check "outputs/sm_90a target in the manifest" "$([ $? = 0 ] || echo "no sm_90a target line")"
+	grep -q '^\.target sm_90a' "$O/a90/relu.sm_90a.ptx" 2>/dev/null
+	check "outputs/sm_90a PTX is for sm_90a" "$([ $? = 0 ] || echo "no .target sm_90a")"
+
+	# -o too long; -MF naming the spec
+	long=$(printf '%04090d' 0)
+	out_expect "a 4090-byte -o is bad usage" 2 "longer than" -o "$O/$long" specs/relu.fuse
+	cp specs/relu.fuse "$O/spec.fuse"
+	out_expect "-MF naming the spec is bad usage" 2 "is an input spec" -o "$O/g" -MD -MF "$O/spec.fuse" "$O/spec.fuse"
+	same specs/relu.fuse "$O/spec.fuse"
+	check "outputs/-MF left the spec alone" "$([ $? = 0 ] || echo "the spec changed")"
+
+	# an output that is the spec itself: refused, spec intact
+	mkdir -p "$O/self"
+	cp specs/relu.fuse "$O/self/relu.manifest"
+	out_expect "an output path that is the spec" 1 "refusing to overwrite it" -o "$O/self" "$O/self/relu.manifest"
+	same specs/relu.fuse "$O/self/relu.manifest"
+	check "outputs/the spec survives" "$([ $? = 0 ] || echo "the spec was overwritten")"
+
+	# a symbolic link in the output folder is neither followed nor replaced
+	mkdir -p "$O/link"
+	echo "precious" >"$O/victim"
+	ln -s "$O/victim" "$O/link/relu.cu"
+	out_expect "a link in the output folder" 1 "symbolic link" -o "$O/link" specs/relu.fuse
+	why=
+	[ "$(cat "$O/victim")" = precious ] || why="the link's target was written"
+	[ -L "$O/link/relu.cu" ] || why="${why:+$why; }the link was replaced"
+	[ -e "$O/link/relu.manifest" ] && why="${why:+$why; }a manifest was written anyway"
+	check "outputs/the link and its target are untouched" "$why"
+
+	# a failure half-way (the file-size limit) leaves the old artifact whole
+	out_expect "a good artifact" 0 "" -o "$O/keep" specs/softmax.fuse
+	cp -r "$O/keep" "$O/before"
+	sed 's/exps/exps2/' specs/softmax.fuse >"$O/softmax.fuse"
+	(trap '' XFSZ; ulimit -f 8 && cd "$ROOT" && exec "$FUSEC" -o "$O/keep" "$O/softmax.fuse") >"$TMP/out" 2>"$TMP/err"
+	rc=$?
+	why=
+	[ "$rc" = 1 ] || why="exit $rc, expected 1"
+	for f in "$O"/before/*; do same "$f" "$O/keep/$(basename "$f")" || why="${why:+$why; }$(basename "$f") changed"; done
+	ls -a "$O/keep" | grep -q '^\.softmax' && why="${why:+$why; }temporary files left behind"
+	[ -n "$why" ] && cat "$TMP/err" >"$TMP/details"
+	check "outputs/a write failing half-way leaves the old artifact whole" "$why"
+
+	# names the manifest cannot hold
+	mkdir -p "$O/sp ace"
+	cp specs/relu.fuse "$O/sp ace/relu.fuse"
+	cp specs/relu.fuse "$O/sp ace/re lu.fuse"
+	out_expect "a spec file name with a space" 1 "file name has a space" -o "$O/g2" "$O/sp ace/re lu.fuse"
+	nl_spec="$O/$(printf 're\nlu.fuse')"
+	cp specs/relu.fuse "$nl_spec"
+	out_expect "a spec file name with a newline" 1 "control character" -o "$O/g2" "$nl_spec"
+	[ -e "$O/g2/relu.manifest" ]
+	check "outputs/nothing written for an unrepresentable name" "$([ $? != 0 ] || echo "a manifest was written")"
+	# a folder with a space is fine, and escaped in the depfile
+	out_expect "a folder with a space" 0 "" -o "$O/g3" -MD -MF "$O/g3.d" "$O/sp ace/relu.fuse"
+	grep -qF 'sp\ ace/relu.fuse' "$O/g3.d"
+	check "outputs/depfile escapes spaces" "$([ $? = 0 ] || cat "$O/g3.d")"
+
+	# two specs, one fusion name
+	sed 's/^\(.*\)$/\1/' specs/relu.fuse >"$O/relu_copy.fuse"
+	out_expect "two specs defining one fusion name in a run" 1 "is also defined by" -o "$O/g4" specs/relu.fuse "$O/relu_copy.fuse"
+	out_expect "the same, in two runs" 1 "another spec with this fusion name" -o "$O/g4" "$O/relu_copy.fuse"
+	out_expect "regenerating from the same spec is fine" 0 "" -o "$O/g4" specs/relu.fuse
+
+	# CR-only line endings: errors on their own lines
+	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
+	run_fusec "$ROOT" "$O/cr.fuse"
+	why=
+	grep -q "cr.fuse:4:" "$TMP/err" || why="no error on line 4: $(head -n1 "$TMP/err")"
+	grep -q "cr.fuse:1:" "$TMP/err" && why="an error reported on line 1"
+	check "outputs/CR-only files report the right line" "$why"
+}
