@@ -18,7 +18,7 @@ GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 BACK_SRC  := fusec/artifact.c fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
              fusec/cuda_stmt.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
              fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_scatter.c fusec/kern_scalar.c \
-             fusec/emit_ref.c fusec/ptx.c fusec/sha256.c
+             fusec/emit_ref.c fusec/ptx.c fusec/sha256.c fusec/tune.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
 CUDA_HOME ?= /usr/local/cuda
 CPPFLAGS  += -I$(CUDA_HOME)/include
@@ -26,7 +26,7 @@ NVRTC_LIB := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 
 obj = $(patsubst %.c,build/$(1)/%.o,$(notdir $(2)))
 
-.PHONY: all tools check check-generated generate fuzz clean demo install gpu-check
+.PHONY: all tools check check-generated generate fuzz clean demo install gpu-check tune
 all: bin/fusec generate runtime runtime-examples demo
 
 # Build tools from Debian's packages, installed when missing and possible.
@@ -137,3 +137,11 @@ install: install-runtime
 gpu-check:
 	sh tests/gpu/run.sh
 	sh runtime/tests/gpu.sh
+
+# On a GPU machine: time the candidate shapes of each memory-bound kernel
+# kind over size buckets (bench/proto) and rewrite the tuning table that
+# fusec reads (tune/table.txt). fusec never measures anything itself.
+tune:
+	OUT=build/proto NO_NCU=1 sh bench/proto/run.sh
+	python3 bench/proto/mktable.py build/proto/sweep.json sm_90 > build/proto/table.txt
+	mv build/proto/table.txt tune/table.txt

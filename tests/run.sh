@@ -30,7 +30,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit specs unit artifacts runtime fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit specs unit tune artifacts runtime fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -471,6 +471,29 @@ group_unit() {
 	set -- $last
 	npass=$((npass + $1)) nfail=$((nfail + $2))
 	[ "$2" = 0 ] && [ "$urc" != 0 ] && check "unit" "exit status $urc with no failed case"
+}
+
+# --- tune: the tuning table reader, and the committed table ---------------
+
+group_tune() {
+	if ! build "$BUILD/unit_tune" tests/unit_tune.c fusec/tune.c -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
+		-Wall -Wextra -Ifusec $SAN; then
+		check "tune/build" "tests/unit_tune.c does not build"
+		return
+	fi
+	"$BUILD/unit_tune" tune/table.txt >"$TMP/tune" 2>&1
+	trc=$?
+	awk '/^FAIL /{p=1; print; next} p && /^    /{print; next} {p=0}' "$TMP/tune"
+	last=$(sed -n 's/^tune: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$TMP/tune")
+	if [ -z "$last" ] || sanitized "$TMP/tune"; then
+		sed -n '1,40p' "$TMP/tune" >"$TMP/details"
+		check "tune" "crashed or did not finish (exit status $trc)"
+		return
+	fi
+	# shellcheck disable=SC2086
+	set -- $last
+	npass=$((npass + $1)) nfail=$((nfail + $2))
+	[ "$2" = 0 ] && [ "$trc" != 0 ] && check "tune" "exit status $trc with no failed case"
 }
 
 # --- fuzz: a bounded libFuzzer run ----------------------------------------
