@@ -18,18 +18,14 @@ RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
                runtime/verify.c runtime/device.c runtime/artifact.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
-               runtime/tool/report.c
-# every fusion: the top Makefile's NAMES (one a spec) and any header in generated/
-RT_SPECS    := $(sort $(NAMES) $(basename $(notdir $(wildcard generated/*.h))))
-RT_REF_OBJ  := $(RT_SPECS:%=build/rt/ref/%_ref.o)
+               runtime/tool/report.c runtime/tool/refso.c
 RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
 RT_SAN_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/san/%.o)
-RT_TOOL_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/tool/%.o) build/rt/tool/registry.o
-RT_SANT_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/sant/%.o) build/rt/sant/registry.o \
-               $(RT_SPECS:%=build/rt/sanref/%_ref.o)
+RT_TOOL_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/tool/%.o)
+RT_SANT_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/sant/%.o)
 RT_EXAMPLES := bin/active_inference bin/spiking
 
-.PHONY: runtime runtime-examples check-runtime install-runtime RT_FORCE
+.PHONY: runtime runtime-examples check-runtime install-runtime
 runtime: lib/libfuserun.a lib/libfuserun.so bin/fuserun
 runtime-examples: $(RT_EXAMPLES)
 
@@ -44,27 +40,15 @@ lib/libfuserun.so: $(RT_PIC_OBJ) runtime/fuserun.map
 	@mkdir -p $(@D)
 	$(CC) -shared $(CFLAGS) -Wl,-soname,libfuserun.so -Wl,--version-script=runtime/fuserun.map $(RT_PIC_OBJ) $(RT_LIBS) -o $@
 
-# the registry of every generated fusion (after the headers: it records their
-# hashes), rewritten only when it changes
-build/rt/registry.c: RT_FORCE $(RT_SPECS:%=generated/%.h)
-	@mkdir -p $(@D)
-	@sh runtime/tool/gen_registry.sh $(RT_SPECS) > $@.tmp
-	@if cmp -s $@.tmp $@; then rm -f $@.tmp; else mv $@.tmp $@; fi
-
 RT_TOOL_CPPFLAGS := -Iruntime/tool -Igenerated
 build/rt/tool/%.o: runtime/tool/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
-build/rt/tool/registry.o: build/rt/registry.c $(RT_SPECS:%=generated/%.h)
+# fuserun links no fusion: it compiles an artifact's header and reference
+# when it validates or benches one (runtime/tool/refso.c)
+bin/fuserun: $(RT_TOOL_OBJ) lib/libfuserun.a
 	@mkdir -p $(@D)
-	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
-# each reference on its own: their static helpers share names
-build/rt/ref/%_ref.o: generated/%_ref.c
-	@mkdir -p $(@D)
-	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
-bin/fuserun: $(RT_TOOL_OBJ) $(RT_REF_OBJ) lib/libfuserun.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) $(RT_REF_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
+	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
 
 # examples: applications of the library and two generated headers each
 build/rt/ex/%.o: examples/%.c
@@ -82,9 +66,6 @@ build/rt/san/%.o: runtime/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
 build/rt/sant/%.o: runtime/tool/%.c
-	@mkdir -p $(@D)
-	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
-build/rt/sant/registry.o: build/rt/registry.c $(RT_SPECS:%=generated/%.h)
 	@mkdir -p $(@D)
 	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
 build/rt/sanref/%_ref.o: generated/%_ref.c

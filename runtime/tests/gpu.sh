@@ -21,10 +21,8 @@ if [ ! -x $FUSERUN ] || [ ! -x $AI ] || [ ! -x $SPIKING ]; then
 	B=build/rt-gpu
 	mkdir -p $B
 	echo "building fuserun and the examples into $B" | tee -a "$log"
-	names=$(ls generated/*.h | sed 's|generated/||; s|\.h$||')
-	sh runtime/tool/gen_registry.sh $names > $B/registry.c
 	F="-std=c11 -D_POSIX_C_SOURCE=200809L -O2 -Iruntime -Iruntime/tool -Igenerated -I$CUDA_HOME/include"
-	$CC $F runtime/*.c runtime/tool/*.c $B/registry.c generated/*_ref.c -ldl -lpthread -lm -o $B/fuserun &&
+	$CC $F runtime/*.c runtime/tool/*.c -ldl -lpthread -lm -o $B/fuserun &&
 	$CC $F examples/active_inference.c runtime/*.c -ldl -lpthread -lm -o $B/active_inference &&
 	$CC $F examples/spiking.c runtime/*.c -ldl -lpthread -lm -o $B/spiking || { echo "gpu smoke: build failed"; exit 2; }
 	FUSERUN=$B/fuserun AI=$B/active_inference SPIKING=$B/spiking

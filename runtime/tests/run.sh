@@ -58,8 +58,24 @@ expect "fuserun: no command" 2 "usage" -- $FUSERUN
 expect "fuserun: unknown command" 2 "unknown command" -- $FUSERUN frobnicate generated/relu.manifest
 expect "fuserun: size not given" 2 "size N of kl_divergence not given" -- $FUSERUN validate kl_divergence
 expect "fuserun: unknown size" 2 "has no size Q" -- $FUSERUN validate kl_divergence --size N=10 --size Q=3
-expect "fuserun: malformed size" 2 "bad argument" -- $FUSERUN validate kl_divergence --size N=ten
-expect "fuserun: bad reps" 2 "bad argument" -- $FUSERUN bench kl_divergence --size N=10 --reps 0
+expect "fuserun: malformed size" 2 "'N=ten' is not a number" -- $FUSERUN validate kl_divergence --size N=ten
+expect "fuserun: bad reps" 2 "reps '0' is not a number from 1" -- $FUSERUN bench kl_divergence --size N=10 --reps 0
+# strict numbers: nothing on the command line changes a value silently
+expect "fuserun: a 20-digit size" 2 "not a number from 1 to 2^62" -- $FUSERUN validate kl_divergence --size N=99999999999999999999
+expect "fuserun: a size given twice" 2 "size N given twice" -- $FUSERUN validate kl_divergence --size N=5,N=7
+expect "fuserun: a size given twice in two options" 2 "size N given twice" -- $FUSERUN validate kl_divergence --size N=5 --size N=7
+expect "fuserun: a negative size" 2 "not a number" -- $FUSERUN validate kl_divergence --size N=-5
+expect "fuserun: a size with a suffix" 2 "not a number" -- $FUSERUN validate kl_divergence --size N=5k
+expect "fuserun: --size ending in a comma" 2 "ends with a comma" -- $FUSERUN validate kl_divergence --size N=5,
+expect "fuserun: --device 4294967296" 2 "device '4294967296' is not a number from 0 to 1023" -- $FUSERUN validate kl_divergence --size N=5 --device 4294967296
+expect "fuserun: --reps 4294967297" 2 "reps '4294967297' is not a number" -- $FUSERUN bench kl_divergence --size N=5 --reps 4294967297
+expect "fuserun: --seed beyond 64 bits" 2 "seed '18446744073709551616'" -- $FUSERUN validate kl_divergence --size N=5 --seed 18446744073709551616
+expect "fuserun: --seed in hex" 2 "seed '0x10'" -- $FUSERUN validate kl_divergence --size N=5 --seed 0x10
+expect "fuserun: --reps twice" 2 "reps given twice" -- $FUSERUN bench kl_divergence --size N=5 --reps 3 --reps 4
+expect "fuserun: --reps without a value" 2 "reps needs a value" -- $FUSERUN bench kl_divergence --size N=5 --reps
+expect "fuserun: a second artifact" 2 "a second artifact" -- $FUSERUN list kl_divergence relu
+long=$(i=0; while [ $i -lt 30 ]; do printf 'ABCDEFGHIJKLMNOPQRSTUVWXY%02d=1,' $i; i=$((i + 1)); done)
+expect "fuserun: a --size list past 511 bytes is read whole" 2 "has no size ZLAST" -- $FUSERUN validate kl_divergence --size "${long}N=5,ZLAST=1"
 
 # 4. no driver: exit 2 and a message, for fuserun and the examples
 for cmd in validate bench; do
@@ -76,7 +92,35 @@ for ex in active_inference spiking; do
 	expect "$ex without a driver" 2 "no GPU to run on" -- env FUSERUN_LIBCUDA=/nonexistent bin/$ex
 done
 
-# 5. the fake driver runs no kernels: validate must see the poisoned outputs
+# 5. any artifact, anywhere, no rebuild: fuserun compiles its header and reference
+U=$T/user
+mkdir -p $U
+cat > $U/user_axpy.fuse <<'EOF2'
+# a user's own chain, outside specs/
+fusion user_axpy(x: f32[N], y: f32[N], a: f32) -> (z: f32[N]) {
+    stage s { z(i) = a * x(i) + y(i) }
+}
+EOF2
+mkdir -p $U/tmp
+if [ -x bin/fusec ] && bin/fusec -o $U/gen $U/user_axpy.fuse >$U/fusec.log 2>&1; then
+	expect "fuserun list a user's artifact" 0 "fusion user_axpy, verified" -- $FUSERUN list $U/gen/user_axpy.manifest
+	expect "fuserun validate a user's artifact (no rebuild; the fake runs no kernel)" 1 "z .*MISMATCH" -- \
+		env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/gen/user_axpy.manifest --size N=1000 --seed 3
+	expect "fuserun bench a user's artifact" 0 "speed-up over unfused" -- \
+		env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/gen/user_axpy.manifest --size N=1000 --reps 3
+	expect "fuserun validate without a C compiler" 2 "no C compiler: cannot run '/nonexistent/cc'" -- \
+		env FUSERUN_LIBCUDA="$FAKE" FUSERUN_CC=/nonexistent/cc $FUSERUN validate $U/gen/user_axpy.manifest --size N=10
+	cp $U/gen/user_axpy_ref.c $U/ref.keep
+	printf 'garbage' >> $U/gen/user_axpy_ref.c
+	expect "fuserun validate refuses a reference edited after generation" 2 "artifact refused" -- \
+		env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/gen/user_axpy.manifest --size N=10
+	cp $U/ref.keep $U/gen/user_axpy_ref.c
+	[ -z "$(ls -A $U/tmp)" ] && ok "fuserun leaves no temporary folder" || bad "fuserun leaves no temporary folder" "$(ls -A $U/tmp)"
+else
+	bad "fusec compiles a user's spec for fuserun" "$(cat $U/fusec.log 2>/dev/null)"
+fi
+
+# 6. the fake driver runs no kernels: validate must see the poisoned outputs
 expect "fuserun validate catches outputs never written" 1 "MISMATCH" -- \
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate kl_divergence --size N=1000 --seed 1
 expect "fuserun validate catches an unwritten compacted list" 1 "spikes .*MISMATCH (as a set)" -- \
@@ -107,7 +151,7 @@ then ok "spiking runs its bursts through the library"; else bad "spiking runs it
 expect "active_inference runs its chain through the library" 1 "did not decrease" -- \
 	env FUSERUN_LIBCUDA="$FAKE" bin/active_inference generated 64 3
 
-# 6. the library: no printing, exiting or aborting; libcuda not linked; only fz_* exported
+# 7. the library: no printing, exiting or aborting; libcuda not linked; only fz_* exported
 if command -v nm >/dev/null 2>&1; then
 	u=$(nm -u lib/libfuserun.a 2>/dev/null | awk '{print $NF}' | grep -E '^(exit|_exit|abort|printf|fprintf|vfprintf|puts|fputs|fputc|putchar|perror|fwrite|stderr|stdout|cu[A-Z].*)$' | sort -u | tr '\n' ' ')
 	[ -z "$u" ] && ok "libfuserun.a calls no exit/abort/stdio output and links no cu* symbol" || bad "libfuserun.a uses: $u"

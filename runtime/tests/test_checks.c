@@ -88,8 +88,8 @@ void test_compare(void)
 		check(0, "compare: load manifests", err);
 		return;
 	}
-	fr_spec klspec = {"kl_divergence", "", sizeof(fz_kl_divergence_args), sizeof(fz_kl_divergence_ref_args), kl_ref, {0}, {0}};
-	fr_spec sbspec = {"spike_burst", "", sizeof(fz_spike_burst_args), sizeof(fz_spike_burst_ref_args), sb_ref, {0}, {0}};
+	fr_spec klspec = {"kl_divergence", "", sizeof(fz_kl_divergence_args), sizeof(fz_kl_divergence_ref_args), kl_ref, {0}, {0}, NULL, ""};
+	fr_spec sbspec = {"spike_burst", "", sizeof(fz_spike_burst_args), sizeof(fz_spike_burst_ref_args), sb_ref, {0}, {0}, NULL, ""};
 	rt_case c;
 	long long n = 1000;
 	int rc = rt_case_init(&c, &kl, &klspec, &n, 7, err);
@@ -110,6 +110,23 @@ void test_compare(void)
 		check(isinf(r.score) && r.at == 0, "a poisoned (never written) output fails", NULL);
 	}
 	rt_case_free(&c);
+
+	/* domain=LO..HI on a param line: the inputs come from it, not from the name */
+	const char *dir = copy_artifact("kl_divergence", "domain_inputs");
+	edit(path2(p, dir, "kl_divergence.manifest"), "param q input f32 N by=input", "param q input f32 N by=input domain=2..2.5", 0);
+	edit(p, "param p input f32 N by=input", "param p input f32 N by=input domain=-1e-3..-1e-4", 1);
+	fz_artifact_info kd;
+	if (check(!fz_artifact_verify(p, &kd, err), "a manifest with domains verifies", err)) {
+		rc = rt_case_init(&c, &kd, &klspec, &n, 11, err);
+		int in = !rc;
+		for (int k = 0; in && k < 1000; k++) {
+			float q = ((float *)c.t[0].host)[k], pv = ((float *)c.t[1].host)[k];
+			in &= q >= 2 && q <= 2.5f && pv >= -1e-3f && pv <= -1e-4f && c.t[0].ref[k] == q;
+		}
+		check(in, "inputs drawn from each parameter's domain", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&kd);
+	}
 
 	long long sizes[4] = {10, 101, 1000, 100}; /* F NP1 S N */
 	rc = rt_case_init(&c, &sb, &sbspec, sizes, 3, err);

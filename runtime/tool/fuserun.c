@@ -3,8 +3,12 @@
  *   fuserun validate ARTIFACT --size N=... [--seed S] [--device D] [--json] [-v]
  *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--json]
  * ARTIFACT is a .manifest path, or a fusion name found as generated/NAME.manifest.
+ * ARTIFACT may be any fusec artifact: validate and bench compile its header
+ * and float64 reference with the system C compiler (refso.c).
+ * Numbers on the command line are strict (digits only, in range, each size
+ * and option once): anything else is a usage error, never a changed value.
  * Exit status: 0 ok, 1 a mismatch (validate) or a refused artifact (list),
- * 2 a usage error, no GPU or driver, or any other failure. */
+ * 2 a usage error, no GPU or driver, no C compiler, or any other failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,23 +28,63 @@ static void usage(FILE *f)
 	      "compares each output with the float64 reference; bench times them (median of R >= 1 runs,\n"
 	      "default 100, after 10 warm-ups) against the device's copy bandwidth.\n"
 	      "Exit: 0 ok, 1 mismatch or refused artifact, 2 usage error, no GPU/driver or other failure.\n"
-	      "FUSERUN_LIBCUDA names the driver library to load instead of libcuda.so.1.\n",
+	      "validate and bench compile the artifact's header and reference with a C compiler\n"
+	      "(FUSERUN_CC, else CC, else cc); inputs come from each parameter's domain=LO..HI\n"
+	      "when the manifest gives one. FUSERUN_LIBCUDA names the driver library to load\n"
+	      "instead of libcuda.so.1.\n",
 	      f);
 }
 
-/* "N=10,M=20" into o */
+/* Strict numbers: decimal digits only (no sign, no spaces, no suffix), no
+   more than max; anything else is a usage error, never a silent change. */
+static int strict_u64(const char *s, unsigned long long max, unsigned long long *out)
+{
+	unsigned long long v = 0;
+	if (!*s) return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9') return -1;
+		unsigned d = (unsigned)(*s - '0');
+		if (v > (max - d) / 10) return -1;
+		v = v * 10 + d;
+	}
+	*out = v;
+	return 0;
+}
+
+static int usage_error(const char *fmt, const char *a, const char *b)
+{
+	fputs("fuserun: ", stderr);
+	fprintf(stderr, fmt, a, b);
+	fputc('\n', stderr);
+	return -1;
+}
+
+/* "N=10,M=20" into o: each name once in all --size options, values 1 to 2^62 */
 static int add_sizes(fr_opts *o, const char *arg)
 {
-	char buf[512];
-	snprintf(buf, sizeof buf, "%s", arg);
-	for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-		char *eq = strchr(tok, '='), *end;
-		if (!eq || eq == tok || eq - tok >= 64 || o->nsize == MAX_SIZE_ARGS) return -1;
-		long long v = strtoll(eq + 1, &end, 10);
-		if (*end || end == eq + 1) return -1;
-		memcpy(o->size_name[o->nsize], tok, (size_t)(eq - tok));
-		o->size_name[o->nsize][eq - tok] = 0;
-		o->size_value[o->nsize++] = v;
+	if (!*arg) return usage_error("--size needs NAME=VALUE[,NAME=VALUE...]%s%s", "", "");
+	for (const char *tok = arg; *tok; tok += *tok == ',') {
+		size_t len = strcspn(tok, ","), nl = strcspn(tok, "=");
+		char item[128];
+		snprintf(item, sizeof item, "%.*s%s", (int)(len < 100 ? len : 100), tok, len < 100 ? "" : "...");
+		if (nl >= len || nl == 0 || nl > FZ_MAX_NAME) return usage_error("bad size '%s' in --size %s (NAME=VALUE)", item, arg);
+		char num[32];
+		unsigned long long v;
+		if (len - nl - 1 >= sizeof num) return usage_error("size '%s' out of range (1 to 2^62)%s", item, "");
+		memcpy(num, tok + nl + 1, len - nl - 1), num[len - nl - 1] = 0;
+		if (strict_u64(num, 1ull << 62, &v) || v == 0) return usage_error("size '%s' is not a number from 1 to 2^62%s", item, "");
+		if (o->nsize == MAX_SIZE_ARGS) {
+			fprintf(stderr, "fuserun: more than %d sizes\n", MAX_SIZE_ARGS);
+			return -1;
+		}
+		for (int i = 0; i < o->nsize; i++)
+			if (strlen(o->size_name[i]) == nl && !strncmp(o->size_name[i], tok, nl))
+				return usage_error("size %s given twice%s", o->size_name[i], "");
+		memcpy(o->size_name[o->nsize], tok, nl);
+		o->size_name[o->nsize][nl] = 0;
+		o->size_value[o->nsize++] = (long long)v;
+		tok += len;
+		if (*tok == ',' && !tok[1]) return usage_error("--size %s ends with a comma%s", arg, "");
 	}
 	return 0;
 }
@@ -51,8 +95,25 @@ static char artifact_path[4096];
 static const char *find_artifact(const char *arg)
 {
 	if (access(arg, F_OK) == 0 || strchr(arg, '/') || strstr(arg, ".manifest")) return arg;
+	if (strlen(arg) > FZ_MAX_NAME) return arg;
 	snprintf(artifact_path, sizeof artifact_path, "generated/%s.manifest", arg);
 	return access(artifact_path, F_OK) == 0 ? artifact_path : arg;
+}
+
+/* --NAME VALUE, once, strictly a number from lo to hi */
+static int number_option(const char *name, const char *val, unsigned long long lo, unsigned long long hi, int *seen,
+                         unsigned long long *out)
+{
+	if (!val) return usage_error("%s needs a value%s", name, "");
+	if (*seen) return usage_error("%s given twice%s", name, "");
+	*seen = 1;
+	if (strict_u64(val, hi, out) || *out < lo) {
+		char range[64];
+		snprintf(range, sizeof range, "%llu to %llu", lo, hi);
+		fprintf(stderr, "fuserun: %s '%s' is not a number from %s\n", name, val, range);
+		return -1;
+	}
+	return 0;
 }
 
 int main(int argc, char **argv)
@@ -76,38 +137,26 @@ int main(int argc, char **argv)
 	static fr_opts o;
 	o.reps = 100;
 	o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
+	int seen_seed = 0, seen_reps = 0, seen_device = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-		char *end = NULL;
+		unsigned long long v = 0;
+		int bad = 0;
 		if (!strcmp(a, "--json")) o.json = 1;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
-		else if ((!strcmp(a, "--size") || !strcmp(a, "-s")) && val) {
-			if (add_sizes(&o, val)) goto bad;
-			i++;
-		} else if (!strncmp(a, "--size=", 7)) {
-			if (add_sizes(&o, a + 7)) goto bad;
-		} else if (!strcmp(a, "--seed") && val) {
-			o.seed = strtoull(val, &end, 0), i++;
-			if (*end) goto bad;
-		} else if (!strcmp(a, "--reps") && val) {
-			o.reps = (int)strtol(val, &end, 10), i++;
-			if (*end || o.reps < 1) goto bad;
-		} else if (!strcmp(a, "--device") && val) {
-			o.device = (int)strtol(val, &end, 10), i++;
-			if (*end || o.device < 0) goto bad;
-		} else if (a[0] != '-' && strchr(a, '=')) {
-			if (add_sizes(&o, a)) goto bad;
-		} else if (a[0] != '-' && !o.artifact) {
-			o.artifact = find_artifact(a);
-		} else {
-			goto bad;
+		else if (!strcmp(a, "--size") || !strcmp(a, "-s")) bad = !val ? usage_error("%s needs NAME=VALUE%s", a, "") : add_sizes(&o, val), i++;
+		else if (!strncmp(a, "--size=", 7)) bad = add_sizes(&o, a + 7);
+		else if (!strcmp(a, "--seed")) bad = number_option(a, val, 0, ~0ull, &seen_seed, &v), o.seed = v, i++;
+		else if (!strcmp(a, "--reps")) bad = number_option(a, val, 1, 1000000, &seen_reps, &v), o.reps = (int)v, i++;
+		else if (!strcmp(a, "--device")) bad = number_option(a, val, 0, 1023, &seen_device, &v), o.device = (int)v, i++;
+		else if (a[0] != '-' && strchr(a, '=')) bad = add_sizes(&o, a);
+		else if (a[0] != '-' && !o.artifact) o.artifact = find_artifact(a);
+		else bad = usage_error(a[0] == '-' ? "unknown option '%s'%s" : "a second artifact '%s'%s", a, "");
+		if (bad) {
+			usage(stderr);
+			return EXIT_ERROR;
 		}
-		continue;
-	bad:
-		fprintf(stderr, "fuserun: bad argument '%s'%s\n", a, val && a[0] == '-' ? " (or its value)" : "");
-		usage(stderr);
-		return EXIT_ERROR;
 	}
 	if (!o.artifact) {
 		fprintf(stderr, "fuserun %s: no artifact given\n", cmd);

@@ -8,7 +8,8 @@
 #include "tensors.h"
 #include "tool.h"
 
-enum { MAX_OPS = 64, WARMUPS = 10 };
+/* the most ops a generated op list writes: kernels, memsets, one more */
+enum { MAX_OPS = FZ_MAX_KERNELS + FZ_MAX_TENSORS + 1, WARMUPS = 10 };
 
 typedef struct session {
 	const fr_opts *o;
@@ -18,7 +19,9 @@ typedef struct session {
 	fz_event *e0, *e1;
 	fz_device_props props;
 	const fz_artifact_info *info;
-	long long sizes[64];
+	fz_artifact_info verified;   /* what the reference was compiled from */
+	fr_spec spec;
+	long long sizes[FZ_MAX_SIZES];
 	char sizes_text[512];
 	rt_case c;
 	int have_case;
@@ -51,6 +54,8 @@ static void session_end(session *s)
 	fz_stream_destroy(s->dev, s->st);
 	fz_artifact_unload(s->art);
 	fz_device_close(s->dev);
+	fr_spec_unload(&s->spec);
+	fz_artifact_info_free(&s->verified);
 }
 
 static int session_start(session *s, const fr_opts *o)
@@ -59,28 +64,25 @@ static int session_start(session *s, const fr_opts *o)
 	memset(s, 0, sizeof *s);
 	s->o = o;
 	/* the artifact first: a refused one is reported even without a GPU */
-	fz_artifact_info info;
-	int rc = fz_artifact_verify(o->artifact, &info, err);
+	int rc = fz_artifact_verify(o->artifact, &s->verified, err);
 	if (rc) return fail("artifact refused", rc, err);
-	const fr_spec *spec = fr_spec_find(info.fusion);
-	const char *hdr_sha = NULL;
-	char hdr[300];
-	snprintf(hdr, sizeof hdr, "%s.h", info.fusion);
-	for (int i = 0; i < info.nfiles; i++)
-		if (!strcmp(info.files[i].name, hdr)) hdr_sha = info.files[i].sha256;
-	if (!spec) fprintf(stderr, "fuserun: this fuserun was built without fusion %s: rebuild it (make runtime)\n", info.fusion);
-	else if (!hdr_sha || strcmp(hdr_sha, spec->header_sha256))
-		fprintf(stderr, "fuserun: %s: this fuserun was built with a different %s than the artifact's: rebuild it\n",
-		        o->artifact, hdr);
-	int bad = !spec || !hdr_sha || strcmp(hdr_sha, spec->header_sha256) || sizes_resolve(o, &info, s->sizes);
-	if (!bad) sizes_format(&info, s->sizes, s->sizes_text, sizeof s->sizes_text);
-	fz_artifact_info_free(&info);
-	if (bad) return EXIT_ERROR;
+	if (sizes_resolve(o, &s->verified, s->sizes)) return EXIT_ERROR;
+	sizes_format(&s->verified, s->sizes, s->sizes_text, sizeof s->sizes_text);
+	/* its header and reference, compiled from the verified files */
+	if (fr_spec_load(&s->verified, &s->spec, err)) {
+		fprintf(stderr, "fuserun: %s\n", err);
+		return EXIT_ERROR;
+	}
+	const fr_spec *spec = &s->spec;
 
 	if ((rc = fz_device_open(o->device, &s->dev, err))) return fail("cannot open the device", rc, err);
 	DEV_CALL(s, fz_device_query(s->dev, &s->props), "fz_device_query");
 	DEV_CALL(s, fz_artifact_load(s->dev, o->artifact, &s->art), "cannot load the artifact");
 	s->info = fz_artifact_get_info(s->art);
+	if (strcmp(s->info->manifest_sha256, s->verified.manifest_sha256)) {
+		fprintf(stderr, "fuserun: %s changed while fuserun was starting\n", o->artifact);
+		return EXIT_ERROR;
+	}
 	DEV_CALL(s, fz_stream_create(s->dev, &s->st), "fz_stream_create");
 	DEV_CALL(s, fz_event_create(s->dev, &s->e0), "fz_event_create");
 	DEV_CALL(s, fz_event_create(s->dev, &s->e1), "fz_event_create");
@@ -136,7 +138,7 @@ static int run_once(session *s, variant *x)
 /* ---- validate ---- */
 
 typedef struct outcome {
-	rt_result r[2][64];
+	rt_result r[2][FZ_MAX_TENSORS];
 	int nout;
 } outcome;
 
@@ -159,7 +161,7 @@ static int validate_variant(session *s, variant *x, rt_result *res, int *nres)
 			if (got[i] && fz_copy_to_host(s->dev, got[i], s->c.t[i].dev, s->c.t[i].bytes, NULL))
 				rc = fail("downloading the outputs", FZ_ERR_CUDA, fz_device_error(s->dev));
 		int n = 0;
-		for (int i = 0; i < info->ntensors && !rc && n < 64; i++) {
+		for (int i = 0; i < info->ntensors && !rc && n < FZ_MAX_TENSORS; i++) {
 			if (!got[i]) continue;
 			rt_result r;
 			rt_compare(&s->c, i, got, &r);

@@ -2,15 +2,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "registry.h"
 #include "tool.h"
-
-const fr_spec *fr_spec_find(const char *name)
-{
-	for (int i = 0; i < fr_nspecs; i++)
-		if (!strcmp(fr_specs[i].name, name)) return &fr_specs[i];
-	return NULL;
-}
 
 int sizes_resolve(const fr_opts *o, const fz_artifact_info *info, long long *sizes)
 {

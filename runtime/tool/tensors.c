@@ -109,8 +109,19 @@ static int positive(const char *n)
 	return 0;
 }
 
+/* a value of the parameter's domain=LO..HI (uniform; integers in
+   [ceil LO, floor HI]), which the caller checked is not empty */
+static double domain_value(rt_case *c, const fz_tensor_info *ti, int code)
+{
+	double u = urand(&c->rng);
+	if (is_float(code)) return ti->domain_lo + (ti->domain_hi - ti->domain_lo) * u;
+	double lo = ceil(ti->domain_lo), hi = floor(ti->domain_hi), v = floor(lo + (hi - lo + 1) * u);
+	return v > hi ? hi : v;
+}
+
 static double scalar_value(rt_case *c, const fz_tensor_info *ti)
 {
+	if (ti->has_domain) return domain_value(c, ti, tcode(ti));
 	static const struct { const char *name; double v; } fixed[] = {
 		{"eps", 1e-5}, {"decay", 0.9}, {"vth", 1.0}, {"vreset", 0.0}, {"lr", 0.01}};
 	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
@@ -119,8 +130,9 @@ static double scalar_value(rt_case *c, const fz_tensor_info *ti)
 	return 0.5 + urand(&c->rng);
 }
 
-/* Uniform in (-1, 1), or (0.05, 1) for names that must be positive; a CSR
-   of S/N synapses a neuron and distinct fired neurons for spike_burst. */
+/* From the parameter's domain when the spec gave one; else uniform in
+   (-1, 1), or (0.05, 1) for names that must be positive; a CSR of S/N
+   synapses a neuron and distinct fired neurons for spike_burst. */
 static double input_value(rt_case *c, const rt_tensor *t, int code, long long k)
 {
 	const char *n = t->ti->name;
@@ -129,9 +141,10 @@ static double input_value(rt_case *c, const rt_tensor *t, int code, long long k)
 		if (!strcmp(n, "row_ptr")) return (double)(k * (S / N));
 		if (!strcmp(n, "col")) return (double)(long long)(urand(&c->rng) * (double)N);
 		if (!strcmp(n, "fired")) return (double)((k * (N / (F ? F : 1)) + 7) % N);
-		if (!strcmp(n, "w")) return 0.02 + 0.2 * urand(&c->rng);
-		if (!strcmp(n, "v")) return 0.3 + 0.7 * urand(&c->rng);
+		if (!t->ti->has_domain && !strcmp(n, "w")) return 0.02 + 0.2 * urand(&c->rng);
+		if (!t->ti->has_domain && !strcmp(n, "v")) return 0.3 + 0.7 * urand(&c->rng);
 	}
+	if (t->ti->has_domain) return domain_value(c, t->ti, code);
 	if (!is_float(code)) return (double)(long long)(urand(&c->rng) * 100);
 	return positive(n) ? 0.05 + 0.95 * urand(&c->rng) : 2 * urand(&c->rng) - 1;
 }
@@ -155,7 +168,7 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 	c->info = info, c->spec = spec;
 	c->rng = 0x9e3779b97f4a7c15ull ^ (seed * 0x2545F4914F6CDD1Dull);
 	if (!c->rng) c->rng = 1;
-	if (info->nsizes > 64) return snprintf(err, FZ_ERRMSG_SIZE, "too many sizes"), 1;
+	if (info->nsizes > FZ_MAX_SIZES) return snprintf(err, FZ_ERRMSG_SIZE, "too many sizes"), 1;
 	for (int i = 0; i < info->nsizes; i++) c->size[i] = sizes[i];
 	if (spec->args_size != info->args_size) {
 		snprintf(err, FZ_ERRMSG_SIZE, "%s: the generated header's args are %zu bytes, the manifest's %zu: header and artifact disagree",
@@ -163,6 +176,16 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		return 1;
 	}
 	if (spec_constraints(c, err)) return 1;
+	for (int i = 0; i < info->ntensors; i++) {
+		const fz_tensor_info *ti = &info->tensors[i];
+		if (ti->has_domain && !is_float(tcode(ti)) && ceil(ti->domain_lo) > floor(ti->domain_hi))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g holds no integer", ti->name, ti->domain_lo, ti->domain_hi), 1;
+		if (ti->has_domain && !is_float(tcode(ti)) && (fabs(ti->domain_lo) > 9e15 || fabs(ti->domain_hi) > 9e15))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond exact integers", ti->name, ti->domain_lo, ti->domain_hi), 1;
+		if (ti->has_domain && tcode(ti) == T_I32 && (ti->domain_lo < -2147483648.0 || ti->domain_hi > 2147483647.0))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond i32", ti->name, ti->domain_lo, ti->domain_hi), 1;
+	}
+	if (info->ntensors <= 0 || info->ntensors > FZ_MAX_TENSORS) return snprintf(err, FZ_ERRMSG_SIZE, "no tensors"), 1;
 	c->t = calloc((size_t)info->ntensors, sizeof *c->t);
 	c->args = calloc(info->args_size / 8, 8);
 	c->rargs = calloc(spec->ref_args_size / 8 + 1, 8);

@@ -5,12 +5,12 @@
 
 #include "fuserun.h"
 
-enum { MAX_SIZE_ARGS = 32 };
+enum { MAX_SIZE_ARGS = FZ_MAX_SIZES };
 
 typedef struct fr_opts {
 	const char *artifact;           /* a manifest path */
 	int nsize;
-	char size_name[MAX_SIZE_ARGS][64];
+	char size_name[MAX_SIZE_ARGS][FZ_MAX_NAME + 1];
 	long long size_value[MAX_SIZE_ARGS];
 	unsigned long long seed;
 	int reps, device, json, verbose;
