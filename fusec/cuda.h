@@ -12,6 +12,17 @@
 
 #include "emit.h"
 
+/* A producer recomputed at one tuple of subscripts while one value is
+ * rendered: rendered once, then written in place if used once, or bound
+ * to an SSA-style local (const auto fz_sN_t = ...;) if used more. */
+typedef struct Memo {
+	int stmt;         /* the producer */
+	char *key;        /* its subscripts, rendered */
+	char *text;       /* its value, with placeholders for nested entries */
+	int uses, order;  /* order: when its text was complete (dependencies first) */
+	char *name;       /* the local, if uses > 1 */
+} Memo;
+
 typedef struct Cx {
 	const Module *m;
 	const Schedule *p;
@@ -27,6 +38,10 @@ typedef struct Cx {
 	FILE *sink_main;  /* the .cu itself */
 	const char *sfx;  /* suffix of this copy's locals when unrolled */
 	int sliced;       /* reductions split over warps (KernelParams.slices) */
+	int cur;          /* the statement being rendered: producers before it may be recomputed */
+	Memo *memo;       /* while a value is rendered (value_of) */
+	int nmemo, cmemo, memo_on, memo_done;
+	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
 } Cx;
@@ -54,7 +69,12 @@ void dim_c(Cx *cx, Dim d, FILE *out);
 void load_elem(Cx *cx, int t, const char *lin, FILE *out);
 char *linear_of(Cx *cx, int t, char **subs);
 void cuda_leaf(ExprWriter *w, int e, void *outp);
-char *value_of(Cx *cx, const Stmt *s, int e);
+/* The value (or mask) e of statement s, in its compute type. Locals it
+ * needs are in *decls (lines, no indent; NULL if none): print them with
+ * put_decls where the value is evaluated, never outside a condition that
+ * guards it. */
+char *value_of(Cx *cx, const Stmt *s, int e, char **decls);
+void put_decls(FILE *out, const char *decls, int depth);
 void set_local(Cx *cx, int t, const char *name, char **subs, int n);
 void clear_locals(Cx *cx);
 void store_target(Cx *cx, const Stmt *s, const char *v, int depth);

@@ -11,11 +11,14 @@ void compact_operands(Cx *cx, int sid, int u)
 {
 	const Stmt *s = &cx->m->stmt[sid];
 	const char *nm = cx->m->tensor[s->out].name;
-	char *v = value_of(cx, s, s->rhs);
-	char *mk = s->mask ? value_of(cx, s, s->mask) : strdup("true");
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
+	put_decls(cx->out, md, 2);
 	fprintf(cx->out, "\t\tconst bool cp_%s_%d = ok_%d && (%s);\n", nm, u, u, mk);
+	put_decls(cx->out, vd, 2);
 	fprintf(cx->out, "\t\tconst long long cv_%s_%d = (long long)(%s);\n", nm, u, v);
-	free(v), free(mk);
+	free(v), free(mk), free(vd), free(md);
 }
 
 /* Second half: one atomic a warp for all its copies' items; each item's
@@ -50,14 +53,17 @@ void emit_compact(Cx *cx, int sid, int depth)
 	const Module *m = cx->m;
 	const Stmt *s = &m->stmt[sid];
 	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
-	char *v = value_of(cx, s, s->rhs);
-	char *mk = s->mask ? value_of(cx, s, s->mask) : strdup("true");
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
 	FILE *out = cx->out;
+	put_decls(out, md, depth);
 	ind(out, depth), fprintf(out, "if (%s(%s)) {\n", cx->sliced ? "fz_slice == 0 && fz_live && " : "", mk);
+	put_decls(out, vd, depth + 1);
 	ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
 	ind(out, depth + 1), fprintf(out, "if (slot < ");
 	dim_c(cx, list->dim[0], out);
 	fprintf(out, ") a.t_%s[slot] = (%s)(%s);\n", list->name, tensor_device_type(list), v);
 	ind(out, depth), fputs("}\n", out);
-	free(v), free(mk);
+	free(v), free(mk), free(vd), free(md);
 }

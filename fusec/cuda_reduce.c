@@ -43,10 +43,10 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 			fprintf(out, "%s acc_%s = %s;\n", ctype(s->acc), x->name, identity(s->red, s->acc));
 	}
 	if (row) { /* one reduced index, the row's: the block walks it */
-		char var[48];
-		snprintf(var, sizeof var, "r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree] = strdup(var);
+		char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree] = xstrdup(var);
 		row_loop(cx, var, accumulate_body, sid, n, depth);
+		free(var);
 		for (int q = 0; q < n; q++) {
 			free(cx->bind[m->stmt[sid + q].first_index + s0->nfree]);
 			cx->bind[m->stmt[sid + q].first_index + s0->nfree] = NULL;
@@ -55,12 +55,13 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	}
 	/* loops over s0's reduced indices; every merged statement binds to them */
 	int d = depth;
-	char var[MAX_IDX][48];
-	int rag_step[MAX_IDX] = {0};
+	char *var[MAX_IDX] = {0};
+	int rag_step[MAX_IDX] = {0}, opened[MAX_IDX], nopen = 0;
 	for (int i = s0->nfree; i < s0->nindex; i++) {
 		const Index *ix = &m->index[s0->first_index + i];
-		snprintf(var[i], sizeof var[i], "r%d_%s", i, ix->name);
+		var[i] = xasprintf("r%d_%s", i, ix->name);
 		if (ix->kind == IX_RAGGED) continue;
+		opened[nopen++] = i;
 		fputs("#pragma unroll 4\n", out);
 		ind(out, d);
 		int split = cx->sliced && d == depth; /* the outermost loop is shared by the warps */
@@ -76,6 +77,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	for (int i = s0->nfree; i < s0->nindex; i++) { /* ragged innermost: bounds see the dense ones */
 		const Index *ix = &m->index[s0->first_index + i];
 		if (ix->kind != IX_RAGGED) continue;
+		opened[nopen++] = i;
 		cx->w.compute = stmt_compute(m, s0);
 		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
 		ind(out, d);
@@ -88,7 +90,8 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		rag_step[i] = split;
 	}
 	accumulate_body(cx, sid, n, d);
-	for (int i = s0->nindex - 1; i >= s0->nfree; i--) {
+	while (nopen > 0) { /* closed innermost first: ragged ones, then dense */
+		const int i = opened[--nopen];
 		d--;
 		if (m->index[s0->first_index + i].kind == IX_RAGGED)
 			ind(out, d + 1), fprintf(out, "%s += %s;\n", var[i], rag_step[i] ? "FZ_SLICES" : "1");
@@ -98,13 +101,13 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 			free(cx->bind[m->stmt[sid + q].first_index + i]);
 			cx->bind[m->stmt[sid + q].first_index + i] = NULL;
 		}
+		free(var[i]);
 	}
 results:
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
-		char name[80];
-		snprintf(name, sizeof name, "v_%s%s", x->name, cx->sfx);
+		char *name = xasprintf("v_%s%s", x->name, cx->sfx);
 		ind(out, depth);
 		if (cx->sliced && s->red == RED_KMIN) {
 			/* every warp's k smallest, merged in warp order */
@@ -145,6 +148,7 @@ results:
 			store_target(cx, s, name, depth + row);
 		}
 		publish(cx, s, name);
+		free(name);
 	}
 	return n;
 }
@@ -157,12 +161,16 @@ void accumulate_body(Cx *cx, int sid, int n, int d)
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
-		char *v = value_of(cx, s, s->rhs);
-		char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+		char *vd = NULL, *md = NULL;
+		char *v = value_of(cx, s, s->rhs, &vd);
+		char *mk = s->mask ? value_of(cx, s, s->mask, &md) : NULL;
+		put_decls(out, md, d);
 		ind(out, d);
 		if (mk) fprintf(out, "if (%s) ", mk);
+		if (vd) fputs("{\n", out), put_decls(out, vd, d + 1), ind(out, d + 1);
 		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ctype(s->acc), s->kmin_k, x->name, ctype(s->acc), v);
 		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
-		free(v), free(mk);
+		if (vd) ind(out, d), fputs("}\n", out);
+		free(v), free(mk), free(vd), free(md);
 	}
 }

@@ -66,6 +66,72 @@ char *linear_of(Cx *cx, int t, char **subs)
 	return buf;
 }
 
+static void memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
+{
+	const Module *m = cx->m;
+	const Stmt *P = &m->stmt[wr];
+	size_t klen = 1;
+	for (int i = 0; i < n; i++) klen += strlen(subs[i]) + 1;
+	char *key = xcalloc(klen, 1);
+	for (int i = 0; i < n; i++) strcat(key, subs[i]), strcat(key, "\x1f");
+	int id = -1;
+	for (int i = 0; i < cx->nmemo && id < 0; i++)
+		if (cx->memo[i].stmt == wr && !strcmp(cx->memo[i].key, key)) id = i;
+	if (id < 0) {
+		if (cx->nmemo == cx->cmemo) cx->cmemo = cx->cmemo ? 2 * cx->cmemo : 16, cx->memo = xrealloc(cx->memo, (size_t)cx->cmemo, sizeof *cx->memo);
+		id = cx->nmemo++;
+		cx->memo[id] = (Memo){.stmt = wr, .key = key, .order = -1};
+		key = NULL;
+		char *saved[MAX_RANK];
+		for (int i = 0; i < P->nfree; i++) {
+			saved[i] = cx->bind[P->first_index + i];
+			cx->bind[P->first_index + i] = subs[i];
+		}
+		ElemType keep = cx->w.compute;
+		int cond = cx->w.cond;
+		cx->w.compute = stmt_compute(m, P), cx->w.cond = 0;
+		char *text = render_expr(&cx->w, P->rhs);
+		cx->w.compute = keep, cx->w.cond = cond;
+		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+		cx->memo[id].text = text;
+		cx->memo[id].order = cx->memo_done++;
+	}
+	free(key);
+	cx->memo[id].uses++;
+	fprintf(out, "((%s)\x01%d\x02)", ctype(c), id);
+}
+
+/* Writes s with the memo's placeholders replaced: a value used once in
+ * place, one used more by its local. */
+static void expand(Cx *cx, const char *s, FILE *out)
+{
+	for (; *s; s++) {
+		if (*s != '\x01') {
+			fputc(*s, out);
+			continue;
+		}
+		char *end;
+		long id = strtol(s + 1, &end, 10);
+		if (*end != '\x02' || id < 0 || id >= cx->nmemo) die("bad placeholder in kernel %s", cx->k->name);
+		s = end;
+		const Memo *e = &cx->memo[id];
+		if (e->uses > 1) fputs(e->name, out);
+		else expand(cx, e->text, out);
+	}
+}
+
+void put_decls(FILE *out, const char *decls, int depth)
+{
+	for (const char *l = decls; l && *l;) {
+		const char *nl = strchr(l, '\n');
+		size_t n = nl ? (size_t)(nl - l) : strlen(l);
+		ind(out, depth);
+		fwrite(l, 1, n, out);
+		fputc('\n', out);
+		l += n + (nl != NULL);
+	}
+}
+
 void cuda_leaf(ExprWriter *w, int e, void *outp)
 {
 	Cx *cx = w->user;
@@ -101,9 +167,17 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		cx->rc_used[t] = 1;
 	} else if (hit) {
 		fputs(cx->local[t], out);
-	} else if (wr >= 0 && cx->p->remat[wr] && (cx->p->op[wr] == STEP_INLINE || cx->p->stmt_kernel[wr] == cx->kernel_id)) {
-		/* Substitute the producer, its free indices bound to our subscripts. */
+	} else if (wr >= 0 && wr < cx->cur && cx->p->remat[wr] &&
+	           (cx->p->op[wr] == STEP_INLINE || cx->p->stmt_kernel[wr] == cx->kernel_id)) {
+		/* Recompute the producer, its free indices bound to our subscripts:
+		   once per value and tuple of subscripts (the memo), except where
+		   only a condition lets it be evaluated. */
 		const Stmt *P = &m->stmt[wr];
+		if (cx->memo_on && !w->cond) {
+			memo_use(cx, wr, subs, x->nargs, w->compute, out);
+			for (int i = 0; i < x->nargs; i++) free(subs[i]);
+			return;
+		}
 		char *saved[MAX_RANK];
 		for (int i = 0; i < P->nfree; i++) {
 			saved[i] = cx->bind[P->first_index + i];
@@ -124,11 +198,39 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	for (int i = 0; i < x->nargs; i++) free(subs[i]);
 }
 
-/* Writes the value (or mask) of statement s, with its compute type. */
-char *value_of(Cx *cx, const Stmt *s, int e)
+char *value_of(Cx *cx, const Stmt *s, int e, char **decls)
 {
 	cx->w.compute = stmt_compute(cx->m, s);
-	return render_expr(&cx->w, e);
+	cx->cur = (int)(s - cx->m->stmt);
+	cx->memo_on = 1, cx->nmemo = 0, cx->memo_done = 0;
+	char *raw = render_expr(&cx->w, e);
+	cx->memo_on = 0;
+	/* locals for the values used more than once, dependencies first */
+	char *dbuf = NULL, *vbuf = NULL;
+	size_t dlen = 0, vlen = 0;
+	FILE *d = open_memstream(&dbuf, &dlen), *v = open_memstream(&vbuf, &vlen);
+	if (!d || !v) die("out of memory");
+	int *by_order = xcalloc((size_t)cx->nmemo + 1, sizeof *by_order);
+	for (int i = 0; i < cx->nmemo; i++) by_order[cx->memo[i].order] = i;
+	for (int i = 0; i < cx->nmemo; i++) {
+		Memo *me = &cx->memo[by_order[i]];
+		if (me->uses < 2) continue;
+		size_t n = strlen(cx->m->tensor[cx->m->stmt[me->stmt].out].name) + 32;
+		me->name = xcalloc(n, 1);
+		snprintf(me->name, n, "fz_s%d_%s", cx->nssa++, cx->m->tensor[cx->m->stmt[me->stmt].out].name);
+		fprintf(d, "const auto %s = ", me->name);
+		expand(cx, me->text, d);
+		fputs(";\n", d);
+	}
+	expand(cx, raw, v);
+	fclose(d), fclose(v);
+	for (int i = 0; i < cx->nmemo; i++) free(cx->memo[i].key), free(cx->memo[i].text), free(cx->memo[i].name);
+	cx->nmemo = 0;
+	free(by_order), free(raw);
+	if (!dlen) free(dbuf), dbuf = NULL;
+	if (dbuf && !decls) die("kernel %s: a value needs locals where none can be declared", cx->k->name);
+	if (decls) *decls = dbuf;
+	return vbuf;
 }
 
 void set_local(Cx *cx, int t, const char *name, char **subs, int n)
@@ -182,38 +284,45 @@ void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 	const Module *m = cx->m;
 	const Stmt *s = &m->stmt[sid];
 	const Tensor *x = &m->tensor[s->out];
-	char name[80];
-	snprintf(name, sizeof name, "v_%s%s", x->name, cx->sfx);
-	char *v = value_of(cx, s, s->rhs);
+	char *name = xasprintf("v_%s%s", x->name, cx->sfx);
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
 	ElemType vt = s->acc;
 	if (s->red == RED_ACCUM) { /* t(i) += value: read-modify-write at the point */
 		char *subs[MAX_RANK] = {0};
 		for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
 		char *lin = linear_of(cx, s->out, subs);
-		char *mask = s->mask ? value_of(cx, s, s->mask) : NULL;
+		char *mask = s->mask ? value_of(cx, s, s->mask, &md) : NULL;
 		FILE *o = cx->sink ? cx->sink : cx->out;
+		put_decls(o, md, depth);
 		ind(o, depth);
 		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
 		if (mask) fprintf(o, "if (%s) ", mask);
+		if (vd) fputs("{\n", o), put_decls(o, vd, depth + 1), ind(o, depth + 1);
 		fprintf(o, "a.t_%s[%s] += (%s)(%s);\n", x->name, lin, tensor_device_type(x), v);
-		free(lin), free(mask);
+		if (vd) ind(o, depth), fputs("}\n", o);
+		free(lin), free(mask), free(vd), free(md), free(name);
 		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 		free(v);
 		return;
 	}
-	ind(cx->out, depth);
 	if (s->mask) {
-		char *mk = value_of(cx, s, s->mask);
+		char *mk = value_of(cx, s, s->mask, &md);
+		put_decls(cx->out, md, depth);
+		ind(cx->out, depth);
 		fprintf(cx->out, "%s %s = 0;\n", ctype(vt), name);
 		ind(cx->out, depth);
 		fprintf(cx->out, "if (%s) {\n", mk);
+		put_decls(cx->out, vd, depth + 1);
 		ind(cx->out, depth + 1);
 		fprintf(cx->out, "%s = (%s)(%s);\n", name, ctype(vt), v);
 		if (sched_stored(cx->p, s->out)) store_target(cx, s, name, depth + 1);
 		ind(cx->out, depth);
 		fputs("}\n", cx->out);
-		free(mk);
+		free(mk), free(md);
 	} else {
+		put_decls(cx->out, vd, depth);
+		ind(cx->out, depth);
 		fprintf(cx->out, "const %s %s = (%s)(%s);\n", ctype(vt), name, ctype(vt), v);
 		if (sched_stored(cx->p, s->out)) {
 			if (store_only_thread0) ind(cx->out, depth), fprintf(cx->out, "if (%s)\n", row_leader(cx));
@@ -221,14 +330,15 @@ void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 		}
 	}
 	publish(cx, s, name);
-	free(v);
+	free(v), free(vd), free(name);
 }
 
 /* Binds the statement's free indices (or, for a tail, its reduced ones)
  * to the kernel's space variables s0, s1, ... */
 void bind_point(Cx *cx, const Stmt *s, int nspace)
 {
-	int n = s->pattern == PAT_COMPACT || cx->p->op[s - cx->m->stmt] == STEP_GRID_REDUCE ? s->nindex : s->nfree;
+	cx->cur = (int)(s - cx->m->stmt);
+	int n = s->pattern == PAT_COMPACT || cx->p->op[cx->cur] == STEP_GRID_REDUCE ? s->nindex : s->nfree;
 	for (int i = 0; i < n && i < nspace; i++) {
 		char v[16];
 		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);

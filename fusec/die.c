@@ -52,3 +52,13 @@ char *xstrdup(const char *s)
 	if (!c) die("out of memory");
 	return c;
 }
+
+char *xasprintf(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	char *s = NULL;
+	if (vasprintf_portable(&s, fmt, ap) < 0) die("out of memory");
+	va_end(ap);
+	return s;
+}

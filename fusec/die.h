@@ -14,5 +14,7 @@ int vasprintf_portable(char **out, const char *fmt, va_list ap);
 void *xcalloc(unsigned long n, unsigned long size);
 void *xrealloc(void *p, unsigned long n, unsigned long size);
 char *xstrdup(const char *s);
+/* printf into a fresh malloc'd string. */
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

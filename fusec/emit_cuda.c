@@ -109,14 +109,14 @@ void emit_cuda_kernels(const Module *m, const Schedule *p, FILE *out)
 	fprintf(out, "/* %c variant: %d kernel%s */\n\n", p->variant, p->nk, p->nk == 1 ? "" : "s");
 	for (int i = 0; i < p->nk; i++) {
 		cx.k = &p->k[i];
-		cx.kernel_id = i;
+		cx.kernel_id = i, cx.nssa = 0;
 		if ((unsigned)p->k[i].mode >= KM_N || !kern_template[p->k[i].mode]) die("kernel %s has no template", p->k[i].name);
 		kern_template[p->k[i].mode]->emit(&cx);
 	}
 	clear_locals(&cx);
 	for (int t = 0; t < m->ntensor; t++) free(cx.local_at[t]);
 	for (int i = 0; i < m->nindex; i++) free(cx.bind[i]);
-	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.rc_used);
+	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
 }
 
 void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out)

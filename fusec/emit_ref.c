@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "die.h"
 #include "emit.h"
+#include "namer.h"
 
 typedef struct Rx {
 	const Module *m;
@@ -76,14 +78,22 @@ static void dim_c(const Rx *rx, Dim d, FILE *out)
 static int open_loops(Rx *rx, const Stmt *s, int from, int to, int depth, FILE *out)
 {
 	const Module *m = rx->m;
+	/* loop variables i_NAME; a ragged range's end gets a name no index of
+	   the statement has (an index may be called s_end beside s) */
+	Namer nm;
+	namer_init(&nm);
+	for (int i = 0; i < s->nindex; i++) {
+		char *v = xasprintf("i_%s", m->index[s->first_index + i].name);
+		namer_reserve(&nm, v);
+		free(v);
+	}
 	for (int pass = 0; pass < 2; pass++)
 		for (int i = from; i < to; i++) {
 			const Index *ix = &m->index[s->first_index + i];
 			if ((ix->kind == IX_RAGGED) != pass) continue;
-			char v[64];
-			snprintf(v, sizeof v, "i_%s", ix->name);
+			char *v = xasprintf("i_%s", ix->name);
 			free(rx->bind[s->first_index + i]);
-			rx->bind[s->first_index + i] = strdup(v);
+			rx->bind[s->first_index + i] = xstrdup(v);
 			ind(out, depth++);
 			if (ix->kind == IX_DENSE) {
 				fprintf(out, "for (long long %s = 0; %s < ", v, v);
@@ -91,10 +101,13 @@ static int open_loops(Rx *rx, const Stmt *s, int from, int to, int depth, FILE *
 				fprintf(out, "; ++%s) {\n", v);
 			} else {
 				char *lo = render_expr(&rx->w, ix->lo), *hi = render_expr(&rx->w, ix->hi);
-				fprintf(out, "for (long long %s = %s, %s_end = %s; %s < %s_end; ++%s) {\n", v, lo, v, hi, v, v, v);
+				const char *end = namer_make(&nm, "%s_end", v);
+				fprintf(out, "for (long long %s = %s, %s = %s; %s < %s; ++%s) {\n", v, lo, end, hi, v, end, v);
 				free(lo), free(hi);
 			}
+			free(v);
 		}
+	namer_free(&nm);
 	return depth;
 }
 

@@ -50,12 +50,11 @@ void emit_tail(Cx *cx, int depth)
 		if (cx->p->op[sid] != STEP_GRID_REDUCE) continue;
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *x = &m->tensor[s->out];
-		char name[80], fold[80];
-		snprintf(name, sizeof name, "v_%s", x->name);
-		snprintf(fold, sizeof fold, "fold_%s", x->name);
-		ind(out, depth), fprintf(out, "const %s %s = (%s)%s;\n", ctype(s->acc), name, ctype(s->acc), fold);
+		char *name = xasprintf("v_%s", x->name);
+		ind(out, depth), fprintf(out, "const %s %s = (%s)fold_%s;\n", ctype(s->acc), name, ctype(s->acc), x->name);
 		if (sched_stored(cx->p, s->out)) store_target(cx, s, name, depth);
 		set_local(cx, s->out, name, NULL, 0);
+		free(name);
 	}
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
 		if (cx->p->op[sid] == STEP_EPILOGUE) emit_map(cx, sid, depth, 0);
@@ -76,12 +75,16 @@ void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0)
 {
 	const Module *m = cx->m;
 	const Stmt *s = &m->stmt[sid];
-	char *v = value_of(cx, s, s->rhs);
-	char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : NULL;
 	const char *nm = m->tensor[s->out].name;
+	put_decls(cx->out, md, depth);
 	ind(cx->out, depth);
 	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", cx->out);
 	if (thread0 || mk) fprintf(cx->out, "if (%s%s%s) ", thread0 ? row_leader(cx) : "", thread0 && mk ? " && " : "", mk ? mk : "");
+	if (vd) fputs("{\n", cx->out), put_decls(cx->out, vd, depth + 1), ind(cx->out, depth + 1);
 	fprintf(cx->out, "tacc_%s = fz_op<%s>(tacc_%s, (%s)(%s));\n", nm, red_op(s->red), nm, ctype(s->acc), v);
-	free(v), free(mk);
+	if (vd) ind(cx->out, depth), fputs("}\n", cx->out);
+	free(v), free(mk), free(vd), free(md);
 }

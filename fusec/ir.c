@@ -162,7 +162,10 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);
 		fprintf(f, " %s ", ir_op_name[x->op]);
+		int lazy = x->op == IR_AND || x->op == IR_OR;
+		w->cond += lazy;
 		ir_write_expr(w, x->b, out);
+		w->cond -= lazy;
 		fputc(')', f);
 		return;
 	}
@@ -182,9 +185,11 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);
 		fputs(" ? ", f);
+		w->cond++;
 		ir_write_expr(w, x->b, out);
 		fputs(" : ", f);
 		ir_write_expr(w, x->c, out);
+		w->cond--;
 		fputc(')', f);
 		return;
 	default: break;

@@ -222,6 +222,8 @@ struct ExprWriter {
 	void (*leaf)(ExprWriter *w, int expr, void *out);
 	ElemType compute;   /* type in which float arithmetic happens */
 	int cuda;           /* choose CUDA intrinsics */
+	int cond;           /* > 0 inside an operand evaluated only conditionally
+	                       (select's branches, the right of && and ||) */
 	void *user;
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);

@@ -29,6 +29,7 @@ static void emit(Cx *cx)
 	fputs("\tfloat acc[4][4];\n#pragma unroll\n\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; ++j) acc[i][j] = 0.f;\n", out);
 	fprintf(out, "\tfor (long long k0 = 0; k0 < K; k0 += %d) {\n", BK);
 	cx->w.compute = ET_F32;
+	cx->cur = k->first_stmt;
 	cx->bind[c->first_index] = strdup("gm");
 	cx->bind[c->first_index + 1] = strdup("gn");
 	cx->bind[c->first_index + 2] = strdup("gk");

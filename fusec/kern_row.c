@@ -91,12 +91,12 @@ static void emit(Cx *cx)
 		} else if (op != STEP_ROW_ELEM) {
 			die("step %s in row kernel %s", step_op_name[op], k->name);
 		} else { /* an element of the row: the block walks the row */
-			char var[48];
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];
-			snprintf(var, sizeof var, "c_%s", ix->name);
+			char *var = xasprintf("c_%s", ix->name);
 			free(cx->bind[s->first_index + s->nfree - 1]);
-			cx->bind[s->first_index + s->nfree - 1] = strdup(var);
+			cx->bind[s->first_index + s->nfree - 1] = xstrdup(var);
 			row_loop(cx, var, row_map_body, sid, 1, 2);
+			free(var);
 			free(cx->local[s->out]);
 			cx->local[s->out] = NULL; /* valid inside that loop only */
 		}

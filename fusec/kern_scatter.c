@@ -31,16 +31,16 @@ static void emit(Cx *cx)
 	for (int i = s->nindex - 1; i >= 0; i--) {
 		if (i == ragged) continue;
 		const Index *ix = &m->index[s->first_index + i];
-		char v[48];
-		snprintf(v, sizeof v, "o%d_%s", i, ix->name);
+		char *v = xasprintf("o%d_%s", i, ix->name);
 		fprintf(out, "\t\tconst long long %s = fz_rem %% ", v);
 		dim_c(cx, ix->range, out);
 		fputs("; fz_rem /= ", out);
 		dim_c(cx, ix->range, out);
 		fputs(";\n", out);
-		cx->bind[s->first_index + i] = strdup(v);
+		cx->bind[s->first_index + i] = v;
 	}
 	cx->w.compute = stmt_compute(m, s);
+	cx->cur = k->first_stmt;
 	int depth = 2;
 	if (ragged >= 0) {
 		const Index *ix = &m->index[s->first_index + ragged];
@@ -51,10 +51,12 @@ static void emit(Cx *cx)
 		cx->bind[s->first_index + ragged] = strdup("r");
 		depth = 3;
 	}
-	char *v = value_of(cx, s, s->rhs);
-	char *mk = s->mask ? value_of(cx, s, s->mask) : NULL;
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : NULL;
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
+	put_decls(out, md, depth);
 	ind(out, depth);
 	fputs("if (", out);
 	if (mk) fprintf(out, "(%s) && ", mk);
@@ -65,10 +67,12 @@ static void emit(Cx *cx)
 	}
 	if (!s->nlhs) fputs("true", out);
 	char *lin = linear_of(cx, s->out, subs);
-	fprintf(out, ")\n");
+	fprintf(out, vd ? ") {\n" : ")\n");
+	put_decls(out, vd, depth + 1);
 	ind(out, depth + 1);
 	fprintf(out, "atomicAdd(&a.t_%s[%s], (%s)(%s));\n", x->name, lin, tensor_device_type(x), v);
-	free(lin), free(v), free(mk);
+	if (vd) ind(out, depth), fputs("}\n", out);
+	free(lin), free(v), free(mk), free(vd), free(md);
 	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 	if (ragged >= 0) fputs("\t\t}\n", out);
 	fputs("\t}\n}\n\n", out);

@@ -116,6 +116,70 @@ static int reads_only_at_point(const Module *m, const Stmt *s, int e, int t, int
 	       reads_only_at_point(m, s, x->c, t, nspace);
 }
 
+/* Do the first n subscripts of load ld name statement s's first n indices?
+ * (For a reader: the load is in its own row, or at its own point.) */
+static int prefix_at(const Module *m, const Stmt *s, const Expr *ld, int n)
+{
+	if (ld->nargs < n) return 0;
+	for (int i = 0; i < n; i++) {
+		const Expr *a = &m->expr[ld->args[i]];
+		if (a->op != IR_INDEX || a->index != s->first_index + i) return 0;
+	}
+	return 1;
+}
+
+/* Recomputation inside a kernel. A pointwise, unmasked statement that does
+ * not read its own output can be computed again by a reader in its kernel:
+ *  - anywhere (REMAT_ANY) if everything it reads from the kernel can be too;
+ *  - in the reader's own row or point (REMAT_ROW) if what else it reads
+ *    from the kernel it reads at its own point, where the reader has that
+ *    value in a local.
+ * The planner splits a kernel where neither holds; the emitters substitute
+ * a recomputable producer wherever they have no local for its value. */
+enum { REMAT_NO = 0, REMAT_ROW = 1, REMAT_ANY = 2 };
+
+static int remat_reads(const Module *m, const Schedule *p, int kern, const Stmt *P, int before, int e)
+{
+	if (!e) return REMAT_ANY;
+	const Expr *x = &m->expr[e];
+	int r = REMAT_ANY;
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		int q = producer_in(m, p, kern, x->tensor, before);
+		if (q >= 0) {
+			const Stmt *Q = &m->stmt[q];
+			int nsp = p->k[kern].nspace;
+			if (p->remat[q] == REMAT_ANY) {
+			} else if (p->remat[q] == REMAT_ROW && prefix_at(m, P, x, nsp)) {
+				r = REMAT_ROW;
+			} else if (Q->nfree == nsp && Q->pattern != PAT_COMPACT && !plan_is_grid_reduction(Q) &&
+			           x->nargs == nsp && prefix_at(m, P, x, nsp)) {
+				r = REMAT_ROW; /* its local at the point */
+			} else {
+				return REMAT_NO;
+			}
+		}
+		for (int i = 0; i < x->nargs; i++) {
+			int a = remat_reads(m, p, kern, P, before, x->args[i]);
+			if (a < r) r = a;
+		}
+		return r;
+	}
+	int ops[3] = {x->a, x->b, x->c};
+	for (int i = 0; i < 3; i++) {
+		int a = remat_reads(m, p, kern, P, before, ops[i]);
+		if (a < r) r = a;
+	}
+	return r;
+}
+
+static int remat_of(const Module *m, const Schedule *p, int kern, int sid)
+{
+	const Stmt *P = &m->stmt[sid];
+	if (P->red != RED_NONE || P->pattern != PAT_MAP || P->mask || P->nindex != P->nfree) return REMAT_NO;
+	if (plan_stmt_reads(m, P, P->out)) return REMAT_NO;
+	return remat_reads(m, p, kern, P, sid, P->rhs);
+}
+
 static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const Stmt *s, int sid, int e)
 {
 	if (!e) return SPLIT_NONE;
@@ -129,8 +193,8 @@ static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const
 			if (P->pattern == PAT_COMPACT) return SPLIT_NOT_AT_POINT;
 			if (plan_is_grid_reduction(P)) {
 				if (!plan_is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
-			} else if (P->red == RED_NONE && P->pattern == PAT_MAP && P->nindex == P->nfree) {
-				/* pointwise: inlined wherever it is read */
+			} else if (p->remat[pr] == REMAT_ANY || (p->remat[pr] == REMAT_ROW && prefix_at(m, s, x, k->nspace))) {
+				/* pointwise: recomputed where it is read */
 			} else if (!load_at_point(m, s, x, k->nspace)) {
 				return SPLIT_NOT_AT_POINT;
 			}
@@ -328,7 +392,6 @@ static void assign_steps(const Module *m, Schedule *p, const unsigned char *stor
 			}
 			p->op[sid] = op;
 			if (op == STEP_EPILOGUE && epi < 0) epi = sid;
-			if (s->red == RED_NONE && s->pattern == PAT_MAP && !s->mask) p->remat[sid] = 1;
 		}
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			if (p->op[sid] != STEP_REDUCE) continue;
@@ -376,7 +439,7 @@ void plan_build(const Module *m, int fusion, int fused, Target target, Schedule 
 		SplitRule r = SPLIT_NONE;
 		if (p->op[sid] == STEP_INLINE) {
 			p->stmt_kernel[sid] = -1;
-			p->remat[sid] = 1;
+			p->remat[sid] = REMAT_ANY;
 			continue;
 		}
 		if (!any) r = SPLIT_SPACE, any = 1;
@@ -388,6 +451,7 @@ void plan_build(const Module *m, int fusion, int fused, Target target, Schedule 
 		}
 		p->why[sid] = p->nk == 1 && r ? SPLIT_NONE : r;
 		p->stmt_kernel[sid] = p->nk - 1;
+		p->remat[sid] = (unsigned char)remat_of(m, p, p->nk - 1, sid);
 	}
 	/* Schedules: pointwise kernels take several points a thread so their
 	 * loads are in flight together; kernels that loop over a reduced index

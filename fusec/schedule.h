@@ -185,8 +185,9 @@ typedef struct Schedule {
 	int *stmt_kernel;         /* its kernel, -1 if inlined */
 	StepOp *op;               /* what it does there */
 	int *merge;               /* REDUCE: reductions sharing its loop (it and the next merge-1); 0 for those */
-	unsigned char *remat;     /* pointwise and unmasked: a reader in its kernel (or anywhere, if
-	                             INLINE) that has no local for the point it reads recomputes it */
+	unsigned char *remat;     /* 0: never recomputed; 1: a reader in its kernel, in the reader's own row
+	                             or point, recomputes it where it has no local for it; 2: any reader in
+	                             its kernel (INLINE statements: any reader at all) */
 	/* per tensor (Module ids) */
 	Storage *storage;
 	int *writer;              /* its only writing statement in the fusion; -1 none, -2 several */
