@@ -116,12 +116,13 @@ demo: bin/fusec $(MANIFESTS) runtime
 	@sh tests/demo.sh
 
 check: bin/fusec build/san/fusec build/fuzz/fuzz_frontend $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
-	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
+	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_frontend MANIFEST_FUZZER=build/rt/fuzz_manifest sh tests/run.sh
 
-fuzz: build/fuzz/fuzz_frontend
+fuzz: build/fuzz/fuzz_frontend build/rt/fuzz_manifest build/rt/libfakecuda.so
 	@mkdir -p build/corpus
 	build/fuzz/fuzz_frontend -max_total_time=$(FUZZTIME) -max_len=4096 -timeout=10 \
 	  -dict=tests/fuzz.dict build/corpus specs tests/fuzz-seeds
+	sh runtime/tests/fuzz.sh $(FUZZTIME)
 
 clean:
 	rm -rf build bin lib

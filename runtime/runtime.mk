@@ -18,7 +18,7 @@ RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
                runtime/verify.c runtime/device.c runtime/artifact.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
-               runtime/tool/report.c runtime/tool/refso.c
+               runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c
 RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
 RT_SAN_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/san/%.o)
 RT_TOOL_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/tool/%.o)
@@ -88,7 +88,29 @@ build/rt/libnocuda.so: runtime/tests/no_cuda.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
 
-RT_TEST_BINS := build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
+# the manifest fuzzer: libFuzzer, ASan and UBSan over the library, fuserun
+# validate and three fusions' headers and references (runtime/tests/fuzz.sh)
+CLANG ?= clang
+RT_FUZZFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
+RT_FUZZ_OBJ := $(RT_LIB_SRC:runtime/%.c=build/rt/fuzz/%.o) \
+               $(patsubst %,build/rt/fuzz/tool_%.o,gpu_check tensors report speccheck) \
+               $(patsubst %,build/rt/fuzz/ref_%.o,kl_divergence spike_burst softmax) build/rt/fuzz/fuzz_manifest.o
+build/rt/fuzz/%.o: runtime/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(RT_FUZZFLAGS) -MMD -MP -c $< -o $@
+build/rt/fuzz/tool_%.o: runtime/tool/%.c
+	@mkdir -p $(@D)
+	$(CLANG) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(RT_FUZZFLAGS) -MMD -MP -c $< -o $@
+build/rt/fuzz/ref_%.o: generated/%_ref.c
+	@mkdir -p $(@D)
+	$(CLANG) -Igenerated $(CPPFLAGS) $(WARN) $(RT_FUZZFLAGS) -MMD -MP -c $< -o $@
+build/rt/fuzz/fuzz_manifest.o: runtime/tests/fuzz_manifest.c
+	@mkdir -p $(@D)
+	$(CLANG) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(RT_FUZZFLAGS) -MMD -MP -c $< -o $@
+build/rt/fuzz_manifest: $(RT_FUZZ_OBJ)
+	$(CLANG) -fsanitize=fuzzer,address,undefined $^ $(RT_LIBS) -o $@
+
+RT_TEST_BINS := build/rt/fuzz_manifest build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
                 lib/libfuserun.a lib/libfuserun.so bin/fuserun $(RT_EXAMPLES)
 check-runtime: $(RT_TEST_BINS)
 	@sh runtime/tests/run.sh

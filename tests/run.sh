@@ -5,6 +5,7 @@
 # Environment (all optional):
 #   FUSEC         compiler under test (default build/san/fusec, the ASan+UBSan build)
 #   FUZZER        libFuzzer front-end target; the fuzz group is skipped if unset
+#   MANIFEST_FUZZER  libFuzzer manifest target (runtime/tests/fuzz.sh), run after it
 #   FUZZ_SECONDS  length of the fuzz run (default 30; 0 skips it)
 #   CC            compiler for the test tools (default cc)
 #   TEST_GROUPS   groups to run, space-separated (default: all, see ALL_GROUPS below)
@@ -524,6 +525,14 @@ group_fuzz() {
 		tail -n 20 "$TMP/fuzz" >"$TMP/details"
 	fi
 	check "fuzz" "$why"
+	# the manifest fuzzer: verification and fuserun validate (fake driver)
+	if [ -n "${MANIFEST_FUZZER:-}" ] && [ -x "$MANIFEST_FUZZER" ]; then
+		sh runtime/tests/fuzz.sh "$FUZZ_SECONDS" "$MANIFEST_FUZZER" >"$TMP/mfuzz" 2>&1
+		mrc=$?
+		head -n 1 "$TMP/mfuzz"
+		[ $mrc != 0 ] && sed -n '2,40p' "$TMP/mfuzz" >"$TMP/details"
+		check "fuzz/manifest" "$([ $mrc = 0 ] || echo "a report from the manifest fuzzer (build/rt/fuzz-artifacts/)")"
+	fi
 }
 
 # sub_suite NAME CMD...: a suite with its own "NAME: P passed, F failed" line;

@@ -180,15 +180,9 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 		*(void **)&s->scratch[1] = dlsym(s->handle, "fr_us");
 		*(void **)&s->ops[0] = dlsym(s->handle, "fr_fo");
 		*(void **)&s->ops[1] = dlsym(s->handle, "fr_uo");
-		size_t ref_want = 8 * (size_t)info->nsizes; /* the reference's args: every non-temp tensor and every size */
-		for (int i = 0; i < info->ntensors; i++) ref_want += 8 * (info->tensors[i].role != FZ_TEMP);
 		if (!as || !rs || !layout || !s->reference || !s->scratch[0] || !s->scratch[1] || !s->ops[0] || !s->ops[1])
 			rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%s: the compiled header lacks a function", info->fusion);
-		else if (strcmp(layout, info->layout) || *as != info->args_size || *rs != ref_want)
-			rc = -1, snprintf(err, FZ_ERRMSG_SIZE,
-			                  "%s: the header's layout (args %llu bytes, reference args %llu) is not the manifest's (%zu, %zu)",
-			                  info->fusion, *as, *rs, info->args_size, ref_want);
-		else s->args_size = (size_t)*as, s->ref_args_size = (size_t)*rs;
+		else rc = fr_spec_check(info, s, layout, *as, *rs, err);
 	}
 	cleanup(s); /* the loaded object stays mapped */
 	if (rc) fr_spec_unload(s);

@@ -27,5 +27,9 @@ typedef struct fr_spec {
    manifest's. */
 int fr_spec_load(const fz_artifact_info *info, fr_spec *spec, char *err);
 void fr_spec_unload(fr_spec *spec);
+/* 0 if a compiled header (its layout string and struct sizes) is the one
+   info describes, filling spec's sizes; else -1 with err */
+int fr_spec_check(const fz_artifact_info *info, fr_spec *spec, const char *layout, unsigned long long args_size,
+                  unsigned long long ref_args_size, char *err);
 
 #endif

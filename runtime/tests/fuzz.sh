@@ -1,0 +1,30 @@
+#!/bin/sh
+# The manifest fuzzer (runtime/tests/fuzz_manifest.c) for a bounded time:
+#   sh runtime/tests/fuzz.sh SECONDS [FUZZER] [extra libFuzzer options...]
+# Seeds: every generated manifest without its hash line, behind a mode byte
+# that repairs hashes and layout and runs validate (15) and one that does
+# not (0). The corpus grows in build/rt/fuzz-corpus; a crash leaves its
+# reproducer in build/rt/fuzz-artifacts/. Prints "manifest fuzz: N runs in
+# Ss"; exits nonzero on any sanitizer or libFuzzer report.
+secs=${1:-20}
+fuzzer=${2:-build/rt/fuzz_manifest}
+if [ $# -ge 2 ]; then shift 2; else shift $#; fi
+corpus=build/rt/fuzz-corpus seeds=build/rt/fuzz-seeds
+mkdir -p "$corpus" "$seeds" build/rt/fuzz-artifacts
+for m in generated/*.manifest; do
+	n=$(basename "$m" .manifest)
+	{ printf '\017\052'; sed '$d' "$m"; } >"$seeds/$n.15"
+	{ printf '\000\000'; cat "$m"; } >"$seeds/$n.0"
+	{ printf '\017\003'; sed '$d' "$m" | sed 's/ by=input$/ by=input domain=0.5..2/'; } >"$seeds/$n.domain"
+done
+log=build/rt/fuzz-manifest.log
+ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$fuzzer" -max_total_time="$secs" -max_len=65536 -timeout=10 -close_fd_mask=3 \
+	-dict=runtime/tests/fuzz_manifest.dict -artifact_prefix=build/rt/fuzz-artifacts/ "$@" "$corpus" "$seeds" >"$log" 2>&1
+rc=$?
+runs=$(sed -n 's/^Done \([0-9][0-9]*\) runs.*/\1/p' "$log" | tail -n 1)
+echo "manifest fuzz: ${runs:-?} runs in ${secs}s (corpus of $(find "$corpus" -type f | wc -l) inputs)"
+if [ $rc != 0 ] || [ -z "$runs" ]; then
+	grep -A 30 -e 'ERROR: ' -e 'runtime error' "$log" | head -40
+	tail -5 "$log"
+	exit 1
+fi

@@ -1,0 +1,219 @@
+/* libFuzzer target: manifests through fz_artifact_verify and, when one is
+ * accepted, `fuserun validate` (cmd_validate) under the fake libcuda.
+ *
+ * Input: one mode byte, then the manifest text. Mode bits repair what a
+ * random mutation almost always breaks, so that the fuzzer gets past the
+ * checks that would otherwise stop every input at the door:
+ *   1  append the manifest-sha256 line for the text (as a re-hashing editor would)
+ *   2  rewrite the layout line to the fingerprint of the text's lines
+ *   4  rewrite target/file hashes to those of the files in the fuzz folder
+ *   8  run fuserun validate on an accepted manifest (sizes from the next byte)
+ * The fuzz folder holds, per fusion of FUSIONS, tiny PTX, .cu and _ref.c
+ * files and a NAME.h of just its layout line (small files hash fast);
+ * validate uses the generated headers compiled into this program
+ * (fr_spec_load below) with refso.c's checks (speccheck.c).
+ * Environment: FUZZ_FAKECUDA (default build/rt/libfakecuda.so). Seeds and
+ * the bounded run: runtime/tests/fuzz.sh. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "kl_divergence.h"
+#include "registry.h"
+#include "sha256.h"
+#include "softmax.h"
+#include "spike_burst.h"
+#include "tool.h"
+
+int LLVMFuzzerInitialize(int *argc, char ***argv);
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[512];
+
+#define FUSIONS(X) X(kl_divergence) X(spike_burst) X(softmax)
+#define FUNCS(n)                                                                                                      \
+	static int ref_##n(const void *a) { return fz_##n##_reference(a); }                                             \
+	static unsigned long long fs_##n(void *a, unsigned long long b, int sm) { return fz_##n##_fused_scratch(a, b, sm); } \
+	static unsigned long long us_##n(void *a, unsigned long long b, int sm) { return fz_##n##_unfused_scratch(a, b, sm); } \
+	static int fo_##n(const void *a, int sm, fz_op *o, int max) { return fz_##n##_fused_ops(a, sm, o, max); }        \
+	static int uo_##n(const void *a, int sm, fz_op *o, int max) { return fz_##n##_unfused_ops(a, sm, o, max); }
+FUSIONS(FUNCS)
+
+/* the fuzzer's stand-in for refso.c: the same checks, headers compiled in */
+int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
+{
+	memset(s, 0, sizeof *s);
+	s->name = info->fusion;
+#define TRY(n)                                                                                                         \
+	if (!strcmp(info->fusion, #n)) {                                                                                   \
+		s->reference = ref_##n, s->scratch[0] = fs_##n, s->scratch[1] = us_##n, s->ops[0] = fo_##n, s->ops[1] = uo_##n; \
+		return fr_spec_check(info, s, FZ_##n##_LAYOUT, sizeof(fz_##n##_args), sizeof(fz_##n##_ref_args), err);       \
+	}
+	FUSIONS(TRY)
+	snprintf(err, FZ_ERRMSG_SIZE, "fuzz: no header for %s", info->fusion);
+	return -1;
+}
+void fr_spec_unload(fr_spec *s) { memset(s, 0, sizeof *s); }
+
+static void put(const char *name, const char *data, size_t n)
+{
+	char p[700];
+	snprintf(p, sizeof p, "%s/%s", dir, name);
+	FILE *f = fopen(p, "wb");
+	if (!f || fwrite(data, 1, n, f) != n || fclose(f)) {
+		perror(p);
+		exit(2);
+	}
+}
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	(void)argc, (void)argv;
+	const char *fake = getenv("FUZZ_FAKECUDA");
+	char cwd[400];
+	if (!getcwd(cwd, sizeof cwd)) exit(2);
+	char fakepath[900];
+	snprintf(fakepath, sizeof fakepath, "%s/%s", cwd, fake ? fake : "build/rt/libfakecuda.so");
+	setenv("FUSERUN_LIBCUDA", fake && fake[0] == '/' ? fake : fakepath, 1);
+	const char *tmp = getenv("TMPDIR");
+	snprintf(dir, sizeof dir, "%s/fuzz-manifest-XXXXXX", tmp && *tmp && strlen(tmp) < 300 ? tmp : "/tmp");
+	if (!mkdtemp(dir)) exit(2);
+	static const char *const names[] = {
+#define NAME(n) #n,
+		FUSIONS(NAME)};
+	static const char *const layouts[] = {
+#define LAYOUT(n) FZ_##n##_LAYOUT,
+		FUSIONS(LAYOUT)};
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char f[300], t[100];
+		static const char *const archs[] = {"sm_80", "sm_90", "sm_90a"};
+		for (int a = 0; a < 3; a++) {
+			snprintf(f, sizeof f, "%s.%s.ptx", names[i], archs[a]);
+			int n = snprintf(t, sizeof t, "// fuzz\n.version 8.0\n.target %s\n", archs[a]);
+			put(f, t, (size_t)n);
+		}
+		snprintf(f, sizeof f, "%s.cu", names[i]);
+		put(f, "// fuzz\n", 8);
+		/* small files hash fast: the header needs only its layout line
+		   (verify reads it); validate uses the headers compiled in */
+		char h[300];
+		snprintf(f, sizeof f, "%s.h", names[i]);
+		int n = snprintf(h, sizeof h, "/* fuzz */\n#define FZ_%s_LAYOUT \"%s\"\n", names[i], layouts[i]);
+		put(f, h, (size_t)n);
+		snprintf(f, sizeof f, "%s_ref.c", names[i]);
+		put(f, "// fuzz\n", 8);
+	}
+	/* fuserun validate prints its report: run the fuzzer with -close_fd_mask=3 (fuzz.sh) */
+	return 0;
+}
+
+/* the text's layout fingerprint, as the runtime defines it */
+static void layout_of(const char *text, size_t n, char hex[65])
+{
+	fr_sha256 h;
+	fr_sha256_init(&h);
+	for (size_t i = 0; i < n;) {
+		size_t l = 0;
+		while (i + l < n && text[i + l] != '\n') l++;
+		const char *s = text + i;
+		if ((l > 7 && !memcmp(s, "fusion ", 7)) || (l > 5 && !memcmp(s, "size ", 5)) || (l > 6 && !memcmp(s, "param ", 6)) ||
+		    (l > 5 && !memcmp(s, "temp ", 5))) {
+			size_t k = 0;
+			while (k + 4 <= l && memcmp(s + k, " by=", 4)) k++;
+			fr_sha256_update(&h, s, k + 4 <= l ? k : l);
+			fr_sha256_update(&h, "\n", 1);
+		}
+		i += l + 1;
+	}
+	unsigned char d[32];
+	fr_sha256_final(&h, d);
+	for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+}
+
+/* the hash of dir/name, or 0 */
+static int file_hash(const char *name, size_t n, char hex[65])
+{
+	char p[700];
+	if (n == 0 || n > 100 || memchr(name, '/', n)) return 0;
+	snprintf(p, sizeof p, "%s/%.*s", dir, (int)n, name);
+	FILE *f = fopen(p, "rb");
+	if (!f) return 0;
+	static char buf[1 << 20];
+	size_t got = fread(buf, 1, sizeof buf, f);
+	fclose(f);
+	fr_sha256_hex(buf, got, hex);
+	return 1;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	if (size < 2 || size > (1 << 20)) return 0;
+	int mode = data[0], sizes_byte = data[1];
+	const char *in = (const char *)data + 2;
+	size_t n = size - 2;
+	char *text = malloc(n * 10 + 200), *o = text;
+	/* copy line by line, repairing as the mode says */
+	for (size_t i = 0; i < n;) {
+		size_t l = 0;
+		while (i + l < n && in[i + l] != '\n') l++;
+		const char *s = in + i;
+		char hex[65];
+		if ((mode & 2) && l >= 7 && !memcmp(s, "layout ", 7)) {
+			layout_of(in, n, hex);
+			o += sprintf(o, "layout %s", hex);
+		} else if ((mode & 4) && l > 64 && (!memcmp(s, "file ", 5) || !memcmp(s, "target ", 7)) && s[l - 65] == ' ') {
+			size_t b = l - 65;
+			while (b > 0 && s[b - 1] != ' ') b--;
+			memcpy(o, s, l - 64), o += l - 64;
+			if (file_hash(s + b, l - 65 - b, hex)) memcpy(o, hex, 64);
+			else memcpy(o, s + l - 64, 64);
+			o += 64;
+		} else {
+			memcpy(o, s, l), o += l;
+		}
+		if (i + l < n) *o++ = '\n';
+		i += l + 1;
+	}
+	if (mode & 1) {
+		if (o > text && o[-1] != '\n') *o++ = '\n';
+		char hex[65];
+		fr_sha256_hex(text, (size_t)(o - text), hex);
+		o += sprintf(o, "manifest-sha256 %s\n", hex);
+	}
+	put("fz.manifest", text, (size_t)(o - text));
+	free(text);
+
+	char path[700], err[FZ_ERRMSG_SIZE];
+	snprintf(path, sizeof path, "%s/fz.manifest", dir);
+	fz_artifact_info info;
+	int rc = fz_artifact_verify(path, &info, err);
+	if (rc) {
+		if (info.storage_ || info.ntensors || info.fusion) abort(); /* a refusal must leave info empty */
+		return 0;
+	}
+	/* everything the verified info points to is readable and bounded */
+	if (info.nsizes > FZ_MAX_SIZES || info.ntensors > FZ_MAX_TENSORS || info.nkernels > FZ_MAX_KERNELS ||
+	    info.ntargets > FZ_MAX_TARGETS || info.nfiles > FZ_MAX_FILES || strlen(info.layout) != 64)
+		abort();
+	for (int i = 0; i < info.ntensors; i++)
+		if (info.tensors[i].rank > FZ_MAX_RANK || strlen(info.tensors[i].name) > FZ_MAX_NAME) abort();
+	if (mode & 8) {
+		static fr_opts opt;
+		memset(&opt, 0, sizeof opt);
+		opt.artifact = path, opt.seed = (unsigned long long)size, opt.reps = 1;
+		for (int i = 0; i < info.nsizes; i++) {
+			snprintf(opt.size_name[i], sizeof opt.size_name[i], "%s", info.sizes[i]);
+			opt.size_value[i] = 1 + ((sizes_byte >> (i % 4)) & 7) * 13 + i; /* small and varied: 1 to 100 */
+		}
+		opt.nsize = info.nsizes;
+		if (!strcmp(info.fusion, "spike_burst") && info.nsizes == 4) /* F NP1 S N: a valid CSR sometimes */
+			opt.size_value[1] = opt.size_value[3] + (sizes_byte & 1), opt.size_value[2] = opt.size_value[3] * 3;
+		cmd_validate(&opt);
+	}
+	fz_artifact_info_free(&info);
+	return 0;
+}
