@@ -41,6 +41,12 @@ static int num(ParseCtx *ctx, Token t, int neg)
 	ctx->ast->n[x].flag = t.is_int;
 	return x;
 }
+static int domain(ParseCtx *ctx, Token t, int open, int lo, int hi)
+{
+	int x = ast_new(ctx->ast, AST_DOMAIN, t.off, t.len);
+	ctx->ast->n[x].a = lo, ctx->ast->n[x].b = hi, ctx->ast->n[x].flag = open;
+	return x;
+}
 static int node2(ParseCtx *ctx, AstKind k, Token t, int a, int b)
 {
 	int x = ast_new(ctx->ast, k, t.off, t.len);
@@ -122,13 +128,26 @@ number(A) ::= MINUS NUMBER(T).            { A = num(ctx, T, 1); }
 semi ::= .
 semi ::= SEMI.
 
-fusion(A) ::= FUSION IDENT(N) LPAREN params(I) RPAREN ARROW LPAREN params(O) RPAREN LBRACE items(B) RBRACE.
+fusion(A) ::= FUSION IDENT(N) LPAREN params(I) RPAREN ARROW LPAREN oparams(O) RPAREN LBRACE items(B) RBRACE.
                                           { A = SETF(node2(ctx, AST_FUSION, N, I, O), c, B); }
 params(A) ::= .                           { A = 0; }
 params(A) ::= plist(B).                   { A = B; }
 plist(A) ::= param(P).                    { A = P; }
 plist(A) ::= plist(B) COMMA param(P).     { A = LIST(B, P); }
-param(A) ::= IDENT(N) COLON IDENT(T) dims(D). { A = node2(ctx, AST_PARAM, N, MK(IDENT, T), D); }
+param(A) ::= IDENT(N) COLON IDENT(T) dims(D) domain(V). { A = SETF(node2(ctx, AST_PARAM, N, MK(IDENT, T), D), c, V); }
+/* An output named alone is the input of that name, updated in place. */
+oparams(A) ::= .                          { A = 0; }
+oparams(A) ::= oplist(B).                 { A = B; }
+oplist(A) ::= oparam(P).                  { A = P; }
+oplist(A) ::= oplist(B) COMMA oparam(P).  { A = LIST(B, P); }
+oparam(A) ::= param(P).                   { A = P; }
+oparam(A) ::= IDENT(N).                   { A = MK(PARAM, N); }
+domain(A) ::= .                           { A = 0; }
+domain(A) ::= IN(T) lbound(L) number(LO) COMMA number(HI) rbound(R). { A = domain(ctx, T, L | R, LO, HI); }
+lbound(A) ::= LPAREN.                     { A = 1; }
+lbound(A) ::= LBRACKET.                   { A = 0; }
+rbound(A) ::= RPAREN.                     { A = 2; }
+rbound(A) ::= RBRACKET.                   { A = 0; }
 dims(A) ::= .                             { A = 0; }
 dims(A) ::= LBRACKET dimlist(D) RBRACKET.  { A = D; }
 dimlist(A) ::= dim(D).                    { A = D; }

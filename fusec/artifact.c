@@ -197,7 +197,8 @@ static int printable_word(const char *s)
 static void tensor_words(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
 {
 	static const char *const kind[] = {"input", "output", "temp"};
-	fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, kind[t->kind], elem_info[t->type].name);
+	fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, t->inplace ? "inout" : kind[t->kind],
+	        elem_info[t->type].name);
 	if (!t->rank) fputs(" -", out);
 	for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
 }
@@ -227,7 +228,9 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 		for (int s = 0; s < m->nstmt; s++)
 			if (m->stmt[s].out == t - m->tensor || (m->stmt[s].pattern == PAT_COMPACT && m->tensor[m->stmt[s].out].list_count == t - m->tensor))
 				by = pattern_name[m->stmt[s].pattern];
-		fprintf(out, " by=%s\n", by);
+		fprintf(out, " by=%s", by);
+		domain_write(t, out); /* the values an input takes, for input generators */
+		fputc('\n', out);
 	}
 }
 

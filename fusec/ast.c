@@ -111,6 +111,10 @@ static void print_node(const Ast *t, int i, FILE *f, int d)
 	case AST_TEMP:
 		print_list(t, "type", x->a, f, d + 1);
 		print_list(t, "dims", x->b, f, d + 1);
+		if (x->c) print_node(t, x->c, f, d + 1);
+		break;
+	case AST_DOMAIN:
+		indent(f, d + 1), fprintf(f, "%s%.17g, %.17g%s\n", x->flag & 1 ? "(" : "[", t->n[x->a].num, t->n[x->b].num, x->flag & 2 ? ")" : "]");
 		break;
 	case AST_STAGE:
 		print_list(t, "attrs", x->a, f, d + 1);

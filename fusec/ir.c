@@ -114,6 +114,19 @@ void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
 	else fprintf(out, "%lld", (long long)d.value);
 }
 
+static void c_double(double v, FILE *f)
+{
+	char buf[40];
+	snprintf(buf, sizeof buf, "%.17g", v == 0 ? 0.0 : v); /* no "-0" */
+	fprintf(f, "%s%s", buf, strpbrk(buf, ".e") ? "" : ".0");
+}
+
+void domain_write(const Tensor *t, void *out)
+{
+	if (!t->has_domain) return;
+	fputs(" domain=", out), c_double(t->dom_lo, out), fputs("..", out), c_double(t->dom_hi, out);
+}
+
 /* --- printing as C --------------------------------------------------- */
 
 static const char *float_fn(const ExprWriter *w, const char *f64, const char *f32)

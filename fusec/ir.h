@@ -104,6 +104,12 @@ typedef struct Tensor {
 	int def_stage;   /* first stage that writes it, -1 for inputs */
 	int list_count;  /* for a compacted list: the tensor holding its length */
 	int zero_init;   /* a declared temp: starts as zeros, may be accumulated */
+	int inplace;     /* an output that is also an input: the buffer holds the
+	                    input's values until its first write */
+	int has_domain;  /* an input's declared values: [dom_lo, dom_hi], closed
+	                    (open ends already moved inside, see sema.c) */
+	double dom_lo, dom_hi;
+	int dom_open;    /* as written: 1 lo open, 2 hi open */
 	unsigned off;    /* declaration, for diagnostics */
 } Tensor;
 
@@ -228,5 +234,8 @@ struct ExprWriter {
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);
 void dim_write(const Module *m, const Fusion *f, Dim d, void *out);
+/* The manifest's domain token of an input, "domain=LO..HI", with LO and HI
+ * C decimal floating literals; nothing for a tensor without a domain. */
+void domain_write(const Tensor *t, void *out);
 
 #endif

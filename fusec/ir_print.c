@@ -53,7 +53,7 @@ static void pexpr(const Module *m, int e, FILE *f)
 static void ptensor(const Module *m, const Fusion *fu, const Tensor *t, FILE *f)
 {
 	static const char *const kinds[] = {"input", "output", "temp"};
-	fprintf(f, "  %-6s %s: %s", kinds[t->kind], t->name, elem_info[t->type].name);
+	fprintf(f, "  %-6s %s: %s", t->inplace ? "inout" : kinds[t->kind], t->name, elem_info[t->type].name);
 	if (t->rank) {
 		fputc('[', f);
 		for (int i = 0; i < t->rank; i++) {
@@ -62,6 +62,7 @@ static void ptensor(const Module *m, const Fusion *fu, const Tensor *t, FILE *f)
 		}
 		fputc(']', f);
 	}
+	if (t->has_domain) fprintf(f, "  in [%.9g, %.9g]", t->dom_lo, t->dom_hi); /* as recorded: open ends moved in */
 	if (t->def_stage >= 0) fprintf(f, "  written by %s", m->stage[t->def_stage].name);
 	if (t->zero_init) fputs("  zero-initialised", f);
 	if (t->list_count >= 0) fprintf(f, "  list, length in %s", m->tensor[t->list_count].name);

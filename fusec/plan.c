@@ -408,7 +408,30 @@ static void assign_steps(const Module *m, Schedule *p, const unsigned char *stor
 	}
 }
 
+static void build(const Module *m, int fusion, int fused, Target target, Schedule *p, const unsigned char *keep);
+
+/* A kernel is a contiguous run of statements, so a statement inlined
+ * between two members of one kernel would fall inside its range (and the
+ * last member out of it). Such statements are planned again as ordinary
+ * ones, and the plan rebuilt (what was inlined through them follows). */
 void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *p)
+{
+	unsigned char *keep = xcalloc((size_t)m->nstmt + 1, 1);
+	for (;;) {
+		build(m, fusion, fused, target, p, keep);
+		int again = 0;
+		for (int i = 0; i < p->nk; i++) {
+			const Kernel *k = &p->k[i];
+			for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+				if (p->stmt_kernel[sid] != i && !keep[sid]) keep[sid] = 1, again = 1;
+		}
+		if (!again) break;
+		sched_free(p);
+	}
+	free(keep);
+}
+
+static void build(const Module *m, int fusion, int fused, Target target, Schedule *p, const unsigned char *keep)
 {
 	memset(p, 0, sizeof *p);
 	p->target = target, p->fused = fused, p->variant = fused ? 'f' : 'u', p->fusion = fusion;
@@ -430,8 +453,8 @@ void plan_build(const Module *m, int fusion, int fused, Target target, Schedule 
 	for (int sid = first; sid < last && fused; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *t = &m->tensor[s->out];
-		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && s->nindex > 0 && t->kind == TK_TEMP &&
-		    !t->zero_init && inlinable(m, p, sid, s->rhs))
+		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && t->kind == TK_TEMP &&
+		    !t->zero_init && !keep[sid] && inlinable(m, p, sid, s->rhs))
 			p->op[sid] = STEP_INLINE;
 	}
 	int any = 0;

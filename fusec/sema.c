@@ -41,6 +41,7 @@ typedef struct Sema {
 	int nfailed;
 	int *def_failed;       /* per tensor: its defining statement had an error */
 	int ndef_failed;
+	int cur_target, cur_red, cur_lhs; /* the statement being checked */
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
 	int rank_error;        /* reported while collecting this statement */
@@ -263,6 +264,64 @@ static void mark_failed(Sema *s, int node)
 	s->failed[s->nfailed].off = N(s, node)->off, s->failed[s->nfailed++].len = N(s, node)->len;
 }
 
+/* `in (lo, hi]`: the values the caller passes in an input, for whatever
+ * generates test inputs. Recorded closed: an open integer end moves to the
+ * next integer, an open float end a millionth of the width inside, so that
+ * a generator drawing from [lo, hi] keeps to the domain. */
+static void check_domain(Sema *s, int node, Tensor *x)
+{
+	int dn = N(s, node)->c;
+	double lo = N(s, N(s, dn)->a)->num, hi = N(s, N(s, dn)->b)->num;
+	int open = N(s, dn)->flag;
+	if (x->kind != TK_INPUT) {
+		diag_error(s->d, N(s, dn)->off, "only an input has a domain: it says which values the caller passes");
+		return;
+	}
+	if (!isfinite(lo) || !isfinite(hi)) {
+		diag_error(s->d, N(s, dn)->off, "a domain needs finite bounds: test inputs are drawn from it");
+		return;
+	}
+	if (lo > hi || (lo == hi && open)) {
+		diag_error(s->d, N(s, dn)->off, "the domain of '%s' is empty", x->name);
+		return;
+	}
+	if (!elem_info[x->type].is_float) {
+		lo = open & 1 ? floor(lo) + 1 : ceil(lo);
+		hi = open & 2 ? ceil(hi) - 1 : floor(hi);
+		if (lo > hi) {
+			diag_error(s->d, N(s, dn)->off, "the domain of '%s' holds no integer", x->name);
+			return;
+		}
+	} else {
+		double w = (hi - lo) * 1e-6;
+		if (open & 1) lo += w;
+		if (open & 2) hi -= w;
+	}
+	x->has_domain = 1, x->dom_lo = lo, x->dom_hi = hi, x->dom_open = open;
+}
+
+/* param := IDENT ':' TYPE [dims] ['in' interval] | IDENT (an output only:
+ * the input of that name, updated in place) */
+static void declare_param(Sema *s, int node, TensorKind kind)
+{
+	if (N(s, node)->a) {
+		int before = s->m->ntensor;
+		declare_tensor(s, node, kind);
+		if (N(s, node)->c && s->m->ntensor != before) check_domain(s, node, &s->m->tensor[s->m->ntensor - 1]);
+		return;
+	}
+	int t = tensor_find(s, node); /* the grammar allows this for outputs only */
+	if (t < 0 || (s->m->tensor[t].kind != TK_INPUT && !s->m->tensor[t].inplace)) {
+		char buf[96];
+		diag_error(s->d, N(s, node)->off, "output '%.*s' has no type: an output named alone must be an input of this fusion, updated in place%s",
+		           NAMEF(s, node), t < 0 ? did_you_mean(s, N(s, node)->off, N(s, node)->len, 0, buf, sizeof buf) : "");
+	} else if (s->m->tensor[t].inplace) {
+		diag_error(s->d, N(s, node)->off, "redefinition of '%.*s'", NAMEF(s, node));
+	} else {
+		s->m->tensor[t].kind = TK_OUTPUT, s->m->tensor[t].inplace = 1;
+	}
+}
+
 /* --- statements ------------------------------------------------------ */
 
 static int slot_find(Sema *s, unsigned off, unsigned len)
@@ -396,6 +455,34 @@ static ElemType ET(Sema *s, int e) { return s->m->expr[e].type; }
 
 static int build(Sema *s, int node);
 
+/* A read of an in-place tensor's old value (before its first write). It is
+ * correct in every schedule only as the updating statement's own '=' at
+ * its own point, p(i) = f(p(i), ...): the thread that reads an element is
+ * the one that overwrites it, and nothing computed from the old value can
+ * be recomputed after the write. Anything else is refused. */
+static int old_value_read(Sema *s, int t, int node)
+{
+	const Node *x = N(s, node);
+	int ok = t == s->cur_target && s->cur_red == RED_NONE;
+	int a = x->a, b = s->cur_lhs ? N(s, s->cur_lhs)->a : 0;
+	for (; ok && a && b; a = N(s, a)->next, b = N(s, b)->next)
+		ok = is_index_name(s, b) && N(s, a)->kind == AST_REF && !N(s, a)->flag && name_is(s, a, N(s, b)->off, N(s, b)->len);
+	if (ok && !a && !b) return 1;
+	if (t == s->cur_target) {
+		char at[128] = "";
+		int n = 0;
+		for (b = s->cur_lhs ? N(s, s->cur_lhs)->a : 0; b && n < 100; b = N(s, b)->next)
+			n += snprintf(at + n, sizeof at - (size_t)n, "%s%.*s", n ? ", " : "(", NAMEF(s, b));
+		if (n) snprintf(at + n, sizeof at - (size_t)n, ")");
+		diag_error(s->d, x->off, "the in-place update of '%.*s' may read its old value only with '=', at the point it writes: %.*s%s",
+		           NAMEF(s, node), NAMEF(s, node), at);
+	} else {
+		diag_error(s->d, x->off, "'%.*s' is updated in place later: only the statement that updates it may read its old value",
+		           NAMEF(s, node));
+	}
+	return 0;
+}
+
 static int need_number(Sema *s, int e, const char *what)
 {
 	if (ET(s, e) == ET_BOOL) {
@@ -422,7 +509,9 @@ static int build_ref(Sema *s, int node)
 				diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, node), tt->rank, NAMEF(s, node));
 				return 0;
 			}
-			if (tt->kind != TK_INPUT && tt->def_stage < 0) {
+			if (tt->inplace && tt->def_stage < 0) {
+				if (!old_value_read(s, t, node)) return 0;
+			} else if (tt->kind != TK_INPUT && tt->def_stage < 0) {
 				diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
 				return 0;
 			}
@@ -503,7 +592,9 @@ static int build_ref(Sema *s, int node)
 		return mk(s, b->op, rt, x->off, args[0], args[1], 0);
 	}
 	Tensor *tt = &s->m->tensor[t];
-	if (tt->kind != TK_INPUT && tt->def_stage < 0 && !tt->zero_init) {
+	if (tt->inplace && tt->def_stage < 0) {
+		if (!old_value_read(s, t, node)) return 0;
+	} else if (tt->kind != TK_INPUT && tt->def_stage < 0 && !tt->zero_init) {
 		diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
 		return 0;
 	}
@@ -777,6 +868,7 @@ static void check_stmt_body(Sema *s, int node)
 	/* An error about the target leaves the rest of the statement to check
 	   (lhs_bad): its value and mask may hold independent errors. */
 	int target = tensor_find(s, lhs), lhs_bad = 0;
+	s->cur_target = target, s->cur_red = red, s->cur_lhs = is_append ? 0 : lhs;
 	if (target >= 0 && m->tensor[target].kind == TK_INPUT) {
 		diag_error(s->d, x->off, "cannot assign to input '%.*s'", NAMEF(s, lhs));
 		lhs_bad = 1;
@@ -785,7 +877,8 @@ static void check_stmt_body(Sema *s, int node)
 			diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
 		           NAMEF(s, lhs), m->stage[m->tensor[target].def_stage].name);
 		lhs_bad = 1;
-	} else if (target >= 0 && red == RED_ACCUM && m->tensor[target].kind == TK_OUTPUT && m->tensor[target].def_stage < 0) {
+	} else if (target >= 0 && red == RED_ACCUM && m->tensor[target].kind == TK_OUTPUT && m->tensor[target].def_stage < 0 &&
+	           !m->tensor[target].inplace) {
 		diag_error(s->d, x->off, "'+=' adds into output '%.*s', but no earlier statement defines it", NAMEF(s, lhs));
 		accum_hint(s, lhs, 1);
 		lhs_bad = 1;
@@ -1135,9 +1228,9 @@ static void check_fusion(Sema *s, int node)
 	s->nconst = s->nglobal;
 	s->nfailed = 0;
 	s->fusion_items = N(s, node)->c;
-	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_tensor(s, p, TK_INPUT);
+	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_param(s, p, TK_INPUT);
 	if (!N(s, node)->b) diag_error(s->d, N(s, node)->off, "fusion '%.*s' has no outputs", NAMEF(s, node));
-	for (int p = N(s, node)->b; p; p = N(s, p)->next) declare_tensor(s, p, TK_OUTPUT);
+	for (int p = N(s, node)->b; p; p = N(s, p)->next) declare_param(s, p, TK_OUTPUT);
 	for (int it = N(s, node)->c; it; it = N(s, it)->next) {
 		switch (N(s, it)->kind) {
 		case AST_CONST: declare_const(s, it); break;

@@ -194,6 +194,9 @@ for spec in tests/ref/lang/*.fuse; do
 	fi
 	if ASAN_OPTIONS=${ASAN_OPTIONS:-abort_on_error=0} "$B/lang/test_$name" > "$B/lang/$name.log" 2>&1; then ok "$t"
 	else no "$t" "$(head -n3 "$B/lang/$name.log" | tr '\n' ' ')"; fi
+	if grep -q '^# MANIFEST' "$spec"; then
+		if why=$(filecheck MANIFEST "$spec" "$B/lang/$name.manifest"); then ok "manifest lang/$name"; else no "manifest lang/$name" "$why"; fi
+	fi
 done
 
 # ---------------------------------------------------------------- c. golden

@@ -4,7 +4,11 @@
  *   cc -DFZ_NAME=kl_divergence -Igenerated -include kl_divergence.h \
  *      tests/gpu/validate.c generated/kl_divergence_ref.c -lcuda -lm
  * Until libfuserun exists this speaks the Driver API itself.
- * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] */
+ * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR]
+ * (--dir: the artifacts' folder, default generated/). An input with a
+ * domain (the manifest's domain=LO..HI) is drawn from it; an inout tensor
+ * (updated in place) is filled like an input before every run and
+ * checked like an output. */
 #include <cuda.h>
 #include <math.h>
 #include <stdint.h>
@@ -32,6 +36,8 @@ enum { MAXT = 64, MAXS = 16 };
 typedef struct T {
 	char name[64], kind[64], type[64], by[64];
 	int rank, dimsym[4];
+	int has_dom;            /* domain=LO..HI: inputs are drawn from [lo, hi] */
+	double lo, hi;
 	long long dimval[4];
 	long long n;            /* elements */
 	int bytes;              /* per element on the device */
@@ -116,6 +122,12 @@ static void read_manifest(const char *path)
 			T *t = &ts[nt++];
 			snprintf(t->name, 64, "%s", a), snprintf(t->kind, 64, "%s", c), snprintf(t->type, 64, "%s", d);
 			snprintf(t->by, 64, "%s", g + 3);
+			const char *dom = strstr(line, " domain=");
+			if (dom) {
+				char *end;
+				t->lo = strtod(dom + 8, &end);
+				if (end[0] == '.' && end[1] == '.') t->hi = strtod(end + 2, NULL), t->has_dom = 1;
+			}
 			if (strcmp(e, "-"))
 				for (char *tok = strtok(e, ","); tok; tok = strtok(NULL, ",")) {
 					int k = sym_index(tok);
@@ -129,6 +141,9 @@ static void read_manifest(const char *path)
 }
 
 static int is_float(const T *t) { return t->type[0] == 'f' || t->type[0] == 'b'; }
+/* an inout tensor is both: filled like an input, checked like an output */
+static int is_in(const T *t) { return !strcmp(t->kind, "input") || !strcmp(t->kind, "inout"); }
+static int is_out(const T *t) { return !strcmp(t->kind, "output") || !strcmp(t->kind, "inout"); }
 static int elem_bytes(const T *t)
 {
 	if (!strcmp(t->type, "f64") || !strcmp(t->type, "i64")) return 8;
@@ -164,8 +179,17 @@ static int positive(const char *n)
 	return 0;
 }
 
+/* A value from the input's domain: uniform in [lo, hi], whole numbers for
+   integer types. */
+static double domain_value(const T *t)
+{
+	if (!is_float(t)) return t->lo + floor(urand() * (t->hi - t->lo + 1 - 1e-9));
+	return t->lo + (t->hi - t->lo) * urand();
+}
+
 static double scalar_value(const T *t)
 {
+	if (t->has_dom) return domain_value(t);
 	if (!strcmp(t->name, "eps")) return 1e-5;
 	if (!strcmp(t->name, "nf")) return (double)symval[sym_index("N")];
 	if (!strcmp(t->name, "decay")) return 0.9;
@@ -215,10 +239,12 @@ static void fill_inputs(void)
 	}
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
-		if (strcmp(t->kind, "input") || !t->rank) continue;
+		if (!is_in(t) || (!t->rank && strcmp(t->kind, "inout"))) continue;
 		for (long long k = 0; k < t->n; k++) {
 			double v;
-			if (spike && !strcmp(t->name, "row_ptr")) {
+			if (t->has_dom) {
+				v = domain_value(t);
+			} else if (spike && !strcmp(t->name, "row_ptr")) {
 				long long syn = symval[sym_index("S")] / symval[sym_index("N")];
 				v = (double)(k * syn);
 			} else if (spike && !strcmp(t->name, "col")) {
@@ -279,7 +305,7 @@ static double check_outputs(const char *variant, int verbose)
 	double worst = 0;
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
-		if (strcmp(t->kind, "output")) continue;
+		if (!is_out(t)) continue;
 		void *got = malloc((size_t)(t->n ? t->n : 1) * t->bytes);
 		CK(cuMemcpyDtoH(got, t->dev, (size_t)(t->n ? t->n : 1) * t->bytes));
 		long long n = t->rank ? t->n : 1;
@@ -343,15 +369,22 @@ static double check_outputs(const char *variant, int verbose)
 
 int main(int argc, char **argv)
 {
-	const char *ptx_path = "generated/" STR(FZ_NAME) ".sm_90.ptx";
+	const char *dir = "generated";
+	for (int i = 1; i + 1 < argc; i++)
+		if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
+	char ptx_buf[512], man_buf[512];
+	snprintf(ptx_buf, sizeof ptx_buf, "%s/%s.sm_90.ptx", dir, STR(FZ_NAME));
+	snprintf(man_buf, sizeof man_buf, "%s/%s.manifest", dir, STR(FZ_NAME));
+	const char *ptx_path = ptx_buf;
 	int reps = 100, verbose = 0, time_only = 0;
-	read_manifest("generated/" STR(FZ_NAME) ".manifest");
+	read_manifest(man_buf);
 	for (int i = 1; i < argc; i++) {
 		char k[64];
 		long long v;
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) rng ^= strtoull(argv[++i], NULL, 0) * 0x2545F4914F6CDD1Dull;
 		else if (!strcmp(argv[i], "--ptx") && i + 1 < argc) ptx_path = argv[++i];
+		else if (!strcmp(argv[i], "--dir") && i + 1 < argc) i++;
 		else if (!strcmp(argv[i], "-v")) verbose = 1;
 		else if (!strcmp(argv[i], "--time-only")) time_only = 1; /* sizes whose CPU reference would take minutes */
 		else if (!strcmp(argv[i], "--series") && i + 1 < argc) series = argv[++i];
@@ -417,7 +450,7 @@ int main(int argc, char **argv)
 	fill_inputs();
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
-		if (strcmp(t->kind, "input") || !t->rank) continue;
+		if (!is_in(t) || (!t->rank && strcmp(t->kind, "inout"))) continue;
 		for (long long k = 0; k < t->n; k++) {
 			if (t->ref) t->ref[k] = get(t, t->host, k);
 			else if (t->iref) t->iref[k] = (int32_t)get(t, t->host, k);
@@ -455,6 +488,8 @@ int main(int argc, char **argv)
 			   with a non-blocking stream and could land after the kernels */
 			for (int i = 0; i < nt; i++)
 				if (!strcmp(ts[i].kind, "output")) CK(cuMemsetD8Async(ts[i].dev, 0xff, (size_t)(ts[i].n ? ts[i].n : 1) * ts[i].bytes, st));
+				else if (!strcmp(ts[i].kind, "inout")) /* the input it updates, again */
+					CK(cuMemcpyHtoDAsync(ts[i].dev, ts[i].host, (size_t)(ts[i].n ? ts[i].n : 1) * ts[i].bytes, st));
 			run_ops((uint64_t *)&a, ops, n, st);
 			CK(cuStreamSynchronize(st));
 			double s = time_only ? 0 : check_outputs(var[v].name, verbose);
@@ -503,7 +538,7 @@ int main(int argc, char **argv)
 	       var[1].ms / var[0].ms, var[0].launches, var[1].launches, floor_ms,
 	       floor_ms > 0 ? 100.0 * floor_ms / var[0].ms : 0, peak / 1e12);
 	for (int i = 0; i < nt; i++) /* scalar results, from the last (unfused) run and the reference */
-		if (!strcmp(ts[i].kind, "output") && ts[i].rank == 0) {
+		if (is_out(&ts[i]) && ts[i].rank == 0) {
 			double got = 0;
 			unsigned char buf[8];
 			CK(cuMemcpyDtoH(buf, ts[i].dev, (size_t)ts[i].bytes));
