@@ -797,10 +797,12 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
  * also "already written". Tensor ids are small; the array grows. */
 static void def_failed_mark(Sema *s, int t)
 {
-	int *p = xrealloc(s->def_failed, (unsigned long)(t + 1), sizeof *p);
-	for (int i = s->ndef_failed; i <= t; i++) p[i] = 0;
-	if (s->ndef_failed <= t) s->ndef_failed = t + 1;
-	s->def_failed = p, p[t] = 1;
+	if (t >= s->ndef_failed) {
+		int *p = xrealloc(s->def_failed, (unsigned long)(t + 1), sizeof *p);
+		for (int i = s->ndef_failed; i <= t; i++) p[i] = 0;
+		s->def_failed = p, s->ndef_failed = t + 1;
+	}
+	s->def_failed[t] = 1;
 }
 static int def_failed_get(Sema *s, int t) { return t < s->ndef_failed && s->def_failed[t]; }
 
