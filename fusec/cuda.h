@@ -44,6 +44,12 @@ typedef struct Cx {
 	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
+	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
+	   consecutive points along the innermost index), -1 outside it; the
+	   distinct 16-byte accesses its copies share, loads and stores */
+	int vec_u;
+	int nvl, nvs;
+	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
 } Cx;
 
 /* A kernel kind's template: the __global__ function, and its launch
@@ -82,6 +88,7 @@ void publish(Cx *cx, const Stmt *s, const char *name);
 void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
 void bind_point(Cx *cx, const Stmt *s, int nspace);
 
+int vec_access(Cx *cx, int t, char **subs, int n, int store);
 /* cuda_reduce.c */
 const char *identity(RedOp r, ElemType t);
 const char *red_op(RedOp r);

@@ -162,6 +162,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		snprintf(sv, sizeof sv, "s%d", i);
 		cached = !strcmp(subs[i], sv);
 	}
+	int vi = -1;
 	if (cached) {
 		fprintf(out, "fz_rc_%s[fz_k]", tt->name);
 		cx->rc_used[t] = 1;
@@ -190,12 +191,47 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		fputc(')', out);
 		w->compute = c;
 		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
+		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
 		char *lin = linear_of(cx, t, subs);
 		load_elem(cx, t, lin, out);
 		free(lin);
 	}
 	for (int i = 0; i < x->nargs; i++) free(subs[i]);
+}
+
+/* In the POINT vector path: an f32 access at the copy's point whose
+ * innermost subscript is the space's innermost index over the same extent,
+ * the others outer indices of the space. The four copies then touch four
+ * consecutive elements starting at copy 0's, 16-byte aligned when the
+ * tensor is and the extent is a multiple of 4 (the kernel checks both).
+ * Returns the access's slot in cx->vl (loads) or cx->vs (stores), or -1. */
+int vec_access(Cx *cx, int t, char **subs, int n, int store)
+{
+	const Kernel *k = cx->k;
+	const Tensor *x = &cx->m->tensor[t];
+	const int ns = k->nspace;
+	if (x->type != ET_F32 || n != x->rank || n < 1 || ns < 1) return -1;
+	const Dim d = x->dim[n - 1], e = k->space[ns - 1];
+	if (d.sym != e.sym || (d.sym < 0 && d.value != e.value)) return -1;
+	char want[24], names[MAX_RANK][24], *subs0[MAX_RANK];
+	for (int i = 0; i < n; i++) {
+		int j;
+		char tail[24];
+		if (sscanf(subs[i], "s%d%23s", &j, tail) != 2 || j < 0 || j >= ns) return -1;
+		snprintf(want, sizeof want, "s%d%s", j, cx->sfx);
+		if (strcmp(subs[i], want) || (i == n - 1) != (j == ns - 1)) return -1;
+		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
+	}
+	char *lin0 = linear_of(cx, t, subs0);
+	struct VecAccess *v = store ? cx->vs : cx->vl;
+	int *nv = store ? &cx->nvs : &cx->nvl;
+	for (int i = 0; i < *nv; i++)
+		if (v[i].t == t && !strcmp(v[i].lin0, lin0)) return free(lin0), i;
+	if (*nv == 16) return free(lin0), -1;
+	v[*nv].t = t, v[*nv].lin0 = lin0;
+	return (*nv)++;
 }
 
 char *value_of(Cx *cx, const Stmt *s, int e, char **decls)
@@ -258,8 +294,16 @@ void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	const Tensor *x = &cx->m->tensor[s->out];
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
-	char *lin = linear_of(cx, s->out, subs);
 	FILE *o = cx->sink ? cx->sink : cx->out;
+	int vi = cx->vec_u >= 0 && !s->mask ? vec_access(cx, s->out, subs, s->nlhs, 1) : -1;
+	if (vi >= 0) { /* collected, stored as one vector after the copies */
+		ind(o, depth), fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
+		store_conv(x, v, o);
+		fputs(";\n", o);
+		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+		return;
+	}
+	char *lin = linear_of(cx, s->out, subs);
 	ind(o, depth);
 	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
 	fprintf(o, "a.t_%s[%s] = ", x->name, lin);

@@ -8,6 +8,88 @@
 #include "cuda.h"
 #include "die.h"
 
+/* The vector path (KernelParams.vec): a thread takes the 4 consecutive
+ * points 4q..4q+3 along the innermost index; the f32 accesses the copies
+ * share along it (vec_access) become one 16-byte load or store each. Taken
+ * when the innermost extent is a multiple of 4 and every such tensor is
+ * 16-byte aligned, decided by the kernel from its arguments (uniform); the
+ * strided copies below handle everything otherwise. Returns the text of the
+ * path, printed by emit before the strided loop. */
+static char *vec_path(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const int ns = k->nspace;
+	char *idx = NULL, *body = NULL, *stores = NULL;
+	size_t ilen = 0, blen = 0, slen = 0;
+	FILE *xf = open_memstream(&idx, &ilen), *bf = open_memstream(&body, &blen), *sf = open_memstream(&stores, &slen);
+	if (!xf || !bf || !sf) die("out of memory");
+	FILE *main_out = cx->out;
+	cx->nvl = cx->nvs = 0;
+	cx->out = bf, cx->sink = sf;
+	for (int u = 0; u < 4; u++) {
+		char sfx[16];
+		snprintf(sfx, sizeof sfx, "_%d", u);
+		cx->sfx = sfx, cx->vec_u = u;
+		/* the copies' indices first: the vector loads use copy 0's */
+		if (u == 0) {
+			cx->out = xf;
+			decompose(cx, "4 * q", 2);
+			cx->out = bf;
+		} else {
+			for (int i = 0; i < ns; i++)
+				ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0%s;\n", i, u, i, i == ns - 1 ? (u == 1 ? " + 1" : u == 2 ? " + 2" : " + 3") : "");
+		}
+		const Phase *ph = &k->phase[0];
+		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
+			const StepOp op = cx->p->op[sid];
+			bind_point(cx, &m->stmt[sid], ns);
+			switch (op) {
+			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
+			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
+			default: die("step %s in the vector path of point kernel %s", step_op_name[op], k->name);
+			}
+		}
+		emit_resets(cx, 2);
+	}
+	cx->vec_u = -1, cx->sfx = "", cx->sink = NULL, cx->out = main_out;
+	fclose(xf), fclose(bf), fclose(sf);
+	clear_locals(cx);
+	char *res = NULL;
+	size_t rlen = 0;
+	FILE *o = open_memstream(&res, &rlen);
+	if (!o) die("out of memory");
+	/* the condition: the innermost extent, then every vector's tensor */
+	fputs("\tconst bool fz_vec = (", o);
+	dim_c(cx, k->space[ns - 1], o);
+	fputs(" & 3) == 0", o);
+	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vl[i].t].name);
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vs[i].t].name);
+	fputs(";\n\tif (fz_vec) {\n", o);
+	fputs("\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {\n", o);
+	/* the copies' indices, every vector load, the copies, their stores */
+	fputs(idx, o);
+	for (int i = 0; i < cx->nvl; i++) {
+		const Tensor *x = &m->tensor[cx->vl[i].t];
+		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
+		fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s]); fz_vl%d[0] = fz_t.x, fz_vl%d[1] = fz_t.y, fz_vl%d[2] = fz_t.z, fz_vl%d[3] = fz_t.w; }\n",
+		        x->kind == TK_INPUT ? "__ldg(" : "*(", x->name, cx->vl[i].lin0, i, i, i, i);
+	}
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\tfloat fz_vs%d[4];\n", i);
+	fputs(body, o);
+	fputs(stores, o);
+	for (int i = 0; i < cx->nvs; i++)
+		fprintf(o, "\t\t*(float4 *)&a.t_%s[%s] = make_float4(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n",
+		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, i, i, i, i);
+	fputs("\t}\n\t} else\n", o);
+	fclose(o);
+	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0);
+	for (int i = 0; i < cx->nvs; i++) free(cx->vs[i].lin0);
+	cx->nvl = cx->nvs = 0;
+	free(idx), free(body), free(stores);
+	return res;
+}
+
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
  * copy's values (and so its loads) before any copy's stores. Sliced: 32
  * points a block, each point's reduction loop shared by FZ_SLICES warps. */
@@ -32,6 +114,11 @@ static void emit(Cx *cx)
 		cx->sliced = 1;
 	} else if (U > 1) {
 		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
+		if (k->par.vec) {
+			char *v = vec_path(cx);
+			fputs(v, out);
+			free(v);
+		}
 		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
 	} else {
 		fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);

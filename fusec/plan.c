@@ -484,14 +484,19 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 		Kernel *k = &p->k[i];
 		k->par.unroll = k->par.slices = 1;
 		if (k->mode != KM_POINT) continue;
-		int loops = 0, simple = 1;
+		int loops = 0, simple = 1, compact = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
 			if (s->red >= RED_SUM && s->red <= RED_KMIN && !plan_is_grid_reduction(s)) loops = 1;
 			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
+			if (s->pattern == PAT_COMPACT) compact = 1;
 		}
 		if (loops) k->par.slices = 32, k->par.block = 1024;
 		else if (simple) k->par.unroll = 4;
+		/* 16-byte accesses along the innermost index (bench/proto/NOTES.md:
+		   maps and map-reduces at 99-101% of the copy floor that way); a
+		   compaction's slots are claimed per point, so it keeps the strided copies */
+		if (k->par.unroll == 4 && !compact) k->par.vec = 4;
 	}
 
 	/* What must start each run at zero is zeroed by a kernel of the previous

@@ -78,8 +78,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		dims(m, f, k->space, k->nspace, out);
 		if (k->has_inner) fputs(" inner=", out), dim_write(m, f, k->inner, out);
 		fprintf(out, " grid-reductions=%d\n", k->ntail);
-		fprintf(out, "    params block=%d min_blocks=%d unroll=%d slices=%d rcache=%d warp_rows=%d", p->block,
-		        p->min_blocks, p->unroll, p->slices, p->rcache, p->warp_rows);
+		fprintf(out, "    params block=%d min_blocks=%d unroll=%d vec=%d slices=%d rcache=%d warp_rows=%d", p->block,
+		        p->min_blocks, p->unroll, p->vec, p->slices, p->rcache, p->warp_rows);
 		if (k->mode == KM_MATMUL)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
 		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");

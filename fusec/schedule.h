@@ -126,6 +126,9 @@ typedef struct KernelParams {
 	int block;        /* threads per block */
 	int min_blocks;   /* blocks an SM must hold (__launch_bounds__), so a register cap */
 	int unroll;       /* POINT maps: points per thread, loads first */
+	int vec;          /* POINT maps: 4 = a thread takes 4 consecutive points, f32 accesses along the
+	                     innermost index as 16-byte vectors when the pointers and the innermost
+	                     extent allow (checked by the kernel); 0 = none */
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */

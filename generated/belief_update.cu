@@ -172,6 +172,31 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u1(const fz_b
 {
 	const long long total = a.n_M;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_pi & 15) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_g & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_pi[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_o[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_g[(long long)(s0_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_e_0 = (float)((fz_vl0[0] * (fz_vl1[0] - fz_vl2[0])));
+		const float v_e_1 = (float)((fz_vl0[1] * (fz_vl1[1] - fz_vl2[1])));
+		const float v_e_2 = (float)((fz_vl0[2] * (fz_vl1[2] - fz_vl2[2])));
+		const float v_e_3 = (float)((fz_vl0[3] * (fz_vl1[3] - fz_vl2[3])));
+		fz_vs0[0] = (float)(v_e_0);
+		fz_vs0[1] = (float)(v_e_1);
+		fz_vs0[2] = (float)(v_e_2);
+		fz_vs0[3] = (float)(v_e_3);
+		*(float4 *)&a.t_e[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -230,6 +255,29 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_b
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_mu & 15) == 0 && ((unsigned long long)a.t_grad & 15) == 0 && ((unsigned long long)a.t_mu_next & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_mu[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_grad[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_mu_next_0 = (float)((fz_vl0[0] + (((float)a.t_lr) * fz_vl1[0])));
+		const float v_mu_next_1 = (float)((fz_vl0[1] + (((float)a.t_lr) * fz_vl1[1])));
+		const float v_mu_next_2 = (float)((fz_vl0[2] + (((float)a.t_lr) * fz_vl1[2])));
+		const float v_mu_next_3 = (float)((fz_vl0[3] + (((float)a.t_lr) * fz_vl1[3])));
+		fz_vs0[0] = (float)(v_mu_next_0);
+		fz_vs0[1] = (float)(v_mu_next_1);
+		fz_vs0[2] = (float)(v_mu_next_2);
+		fz_vs0[3] = (float)(v_mu_next_3);
+		*(float4 *)&a.t_mu_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

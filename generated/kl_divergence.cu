@@ -102,6 +102,23 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_f0(const fz_k
 	float tacc_kl = 0;
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_q[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_p[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(fz_vl0[0] * (logf(fz_vl0[0]) - logf(fz_vl1[0]))))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(fz_vl0[1] * (logf(fz_vl0[1]) - logf(fz_vl1[1]))))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(fz_vl0[2] * (logf(fz_vl0[2]) - logf(fz_vl1[2]))))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3]))))));
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -151,6 +168,29 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u0(const fz_k
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0 && ((unsigned long long)a.t_t & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_q[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_p[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_t_0 = (float)((fz_vl0[0] * (logf(fz_vl0[0]) - logf(fz_vl1[0]))));
+		const float v_t_1 = (float)((fz_vl0[1] * (logf(fz_vl0[1]) - logf(fz_vl1[1]))));
+		const float v_t_2 = (float)((fz_vl0[2] * (logf(fz_vl0[2]) - logf(fz_vl1[2]))));
+		const float v_t_3 = (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3]))));
+		fz_vs0[0] = (float)(v_t_0);
+		fz_vs0[1] = (float)(v_t_1);
+		fz_vs0[2] = (float)(v_t_2);
+		fz_vs0[3] = (float)(v_t_3);
+		*(float4 *)&a.t_t[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -185,6 +225,21 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u1(const fz_k
 	float tacc_kl = 0;
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_t & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_t[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(fz_vl0[0]));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(fz_vl0[1]));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(fz_vl0[2]));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(fz_vl0[3]));
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

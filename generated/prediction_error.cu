@@ -104,6 +104,45 @@ extern "C" __global__ void __launch_bounds__(256, 6) prediction_error_f0(const f
 	float tacc_total = 0;
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_g & 15) == 0 && ((unsigned long long)a.t_pi & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0 && ((unsigned long long)a.t_accuracy & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_o[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_g[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_pi[(long long)(s0_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		float fz_vs0[4];
+		float fz_vs1[4];
+		const float v_e_0 = (float)((fz_vl0[0] - fz_vl1[0]));
+		const float v_accuracy_0 = (float)(((fz_vl2[0] * v_e_0) * v_e_0));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)(v_accuracy_0));
+		const float v_e_1 = (float)((fz_vl0[1] - fz_vl1[1]));
+		const float v_accuracy_1 = (float)(((fz_vl2[1] * v_e_1) * v_e_1));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)(v_accuracy_1));
+		const float v_e_2 = (float)((fz_vl0[2] - fz_vl1[2]));
+		const float v_accuracy_2 = (float)(((fz_vl2[2] * v_e_2) * v_e_2));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)(v_accuracy_2));
+		const float v_e_3 = (float)((fz_vl0[3] - fz_vl1[3]));
+		const float v_accuracy_3 = (float)(((fz_vl2[3] * v_e_3) * v_e_3));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)(v_accuracy_3));
+		fz_vs0[0] = (float)(v_e_0);
+		fz_vs1[0] = (float)(v_accuracy_0);
+		fz_vs0[1] = (float)(v_e_1);
+		fz_vs1[1] = (float)(v_accuracy_1);
+		fz_vs0[2] = (float)(v_e_2);
+		fz_vs1[2] = (float)(v_accuracy_2);
+		fz_vs0[3] = (float)(v_e_3);
+		fz_vs1[3] = (float)(v_accuracy_3);
+		*(float4 *)&a.t_e[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+		*(float4 *)&a.t_accuracy[(long long)(s0_0)] = make_float4(fz_vs1[0], fz_vs1[1], fz_vs1[2], fz_vs1[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -169,6 +208,29 @@ extern "C" __global__ void __launch_bounds__(256, 6) prediction_error_u0(const f
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_g & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_o[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_g[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_e_0 = (float)((fz_vl0[0] - fz_vl1[0]));
+		const float v_e_1 = (float)((fz_vl0[1] - fz_vl1[1]));
+		const float v_e_2 = (float)((fz_vl0[2] - fz_vl1[2]));
+		const float v_e_3 = (float)((fz_vl0[3] - fz_vl1[3]));
+		fz_vs0[0] = (float)(v_e_0);
+		fz_vs0[1] = (float)(v_e_1);
+		fz_vs0[2] = (float)(v_e_2);
+		fz_vs0[3] = (float)(v_e_3);
+		*(float4 *)&a.t_e[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -201,6 +263,27 @@ extern "C" __global__ void __launch_bounds__(256, 6) prediction_error_u1(const f
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_pi & 15) == 0 && ((unsigned long long)a.t_accuracy & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_pi[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_accuracy_0 = (float)(((fz_vl0[0] * (a.t_e[(long long)(s0_0)])) * (a.t_e[(long long)(s0_0)])));
+		const float v_accuracy_1 = (float)(((fz_vl0[1] * (a.t_e[(long long)(s0_1)])) * (a.t_e[(long long)(s0_1)])));
+		const float v_accuracy_2 = (float)(((fz_vl0[2] * (a.t_e[(long long)(s0_2)])) * (a.t_e[(long long)(s0_2)])));
+		const float v_accuracy_3 = (float)(((fz_vl0[3] * (a.t_e[(long long)(s0_3)])) * (a.t_e[(long long)(s0_3)])));
+		fz_vs0[0] = (float)(v_accuracy_0);
+		fz_vs0[1] = (float)(v_accuracy_1);
+		fz_vs0[2] = (float)(v_accuracy_2);
+		fz_vs0[3] = (float)(v_accuracy_3);
+		*(float4 *)&a.t_accuracy[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -235,6 +318,19 @@ extern "C" __global__ void __launch_bounds__(256, 6) prediction_error_u2(const f
 	float tacc_total = 0;
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)((a.t_accuracy[(long long)(s0_0)])));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)((a.t_accuracy[(long long)(s0_1)])));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)((a.t_accuracy[(long long)(s0_2)])));
+		tacc_total = fz_op<FZ_SUM>(tacc_total, (float)((a.t_accuracy[(long long)(s0_3)])));
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

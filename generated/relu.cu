@@ -98,6 +98,27 @@ extern "C" __global__ void __launch_bounds__(256, 6) relu_f0(const fz_relu_args 
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_x[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_y_0 = (float)(fz_reluf(fz_vl0[0]));
+		const float v_y_1 = (float)(fz_reluf(fz_vl0[1]));
+		const float v_y_2 = (float)(fz_reluf(fz_vl0[2]));
+		const float v_y_3 = (float)(fz_reluf(fz_vl0[3]));
+		fz_vs0[0] = (float)(v_y_0);
+		fz_vs0[1] = (float)(v_y_1);
+		fz_vs0[2] = (float)(v_y_2);
+		fz_vs0[3] = (float)(v_y_3);
+		*(float4 *)&a.t_y[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -132,6 +153,27 @@ extern "C" __global__ void __launch_bounds__(256, 6) relu_u0(const fz_relu_args 
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_x[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_y_0 = (float)(fz_reluf(fz_vl0[0]));
+		const float v_y_1 = (float)(fz_reluf(fz_vl0[1]));
+		const float v_y_2 = (float)(fz_reluf(fz_vl0[2]));
+		const float v_y_3 = (float)(fz_reluf(fz_vl0[3]));
+		fz_vs0[0] = (float)(v_y_0);
+		fz_vs0[1] = (float)(v_y_1);
+		fz_vs0[2] = (float)(v_y_2);
+		fz_vs0[3] = (float)(v_y_3);
+		*(float4 *)&a.t_y[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

@@ -225,6 +225,33 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u1(const fz_spi
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_v & 15) == 0 && ((unsigned long long)a.t_I & 15) == 0 && ((unsigned long long)a.t_u & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_v[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_I[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_u_0 = (float)(((((float)a.t_decay) * fz_vl0[0]) + fz_vl1[0]));
+		const float v_u_1 = (float)(((((float)a.t_decay) * fz_vl0[1]) + fz_vl1[1]));
+		const float v_u_2 = (float)(((((float)a.t_decay) * fz_vl0[2]) + fz_vl1[2]));
+		const float v_u_3 = (float)(((((float)a.t_decay) * fz_vl0[3]) + fz_vl1[3]));
+		fz_vs0[0] = (float)(v_u_0);
+		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
+		fz_vs0[1] = (float)(v_u_1);
+		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
+		fz_vs0[2] = (float)(v_u_2);
+		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
+		fz_vs0[3] = (float)(v_u_3);
+		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
+		*(float4 *)&a.t_u[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
@@ -324,6 +351,27 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u3(const fz_spi
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_u & 15) == 0 && ((unsigned long long)a.t_v_next & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_u[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_v_next_0 = (float)(((fz_vl0[0] >= ((float)a.t_vth)) ? ((float)a.t_vreset) : fz_vl0[0]));
+		const float v_v_next_1 = (float)(((fz_vl0[1] >= ((float)a.t_vth)) ? ((float)a.t_vreset) : fz_vl0[1]));
+		const float v_v_next_2 = (float)(((fz_vl0[2] >= ((float)a.t_vth)) ? ((float)a.t_vreset) : fz_vl0[2]));
+		const float v_v_next_3 = (float)(((fz_vl0[3] >= ((float)a.t_vth)) ? ((float)a.t_vreset) : fz_vl0[3]));
+		fz_vs0[0] = (float)(v_v_next_0);
+		fz_vs0[1] = (float)(v_v_next_1);
+		fz_vs0[2] = (float)(v_v_next_2);
+		fz_vs0[3] = (float)(v_v_next_3);
+		*(float4 *)&a.t_v_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

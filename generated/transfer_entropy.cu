@@ -191,6 +191,35 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 {
 	const long long total = a.n_N * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_xn & 15) == 0 && ((unsigned long long)a.t_xp & 15) == 0 && ((unsigned long long)a.t_yp & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		long long fz_rem_0 = 4 * q;
+		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_xn[(long long)(s1_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_xp[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_yp[(long long)(s1_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		const double v_d_0 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_0)]) - fz_vl0[0])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_0)]) - fz_vl1[0])), fabs((__ldg(&a.t_yp[(long long)(s0_0)]) - fz_vl2[0])))));
+		const double v_d_1 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_1)]) - fz_vl0[1])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_1)]) - fz_vl1[1])), fabs((__ldg(&a.t_yp[(long long)(s0_1)]) - fz_vl2[1])))));
+		const double v_d_2 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_2)]) - fz_vl0[2])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_2)]) - fz_vl1[2])), fabs((__ldg(&a.t_yp[(long long)(s0_2)]) - fz_vl2[2])))));
+		const double v_d_3 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_3)]) - fz_vl0[3])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_3)]) - fz_vl1[3])), fabs((__ldg(&a.t_yp[(long long)(s0_3)]) - fz_vl2[3])))));
+		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (double)(v_d_0);
+		a.t_d[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = (double)(v_d_1);
+		a.t_d[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = (double)(v_d_2);
+		a.t_d[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = (double)(v_d_3);
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
@@ -313,6 +342,19 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u3(const f
 	double tacc_psi_sum = 0;
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_0)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_0)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_0)]) + 1)))));
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_1)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_1)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_1)]) + 1)))));
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_2)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_2)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_2)]) + 1)))));
+		tacc_psi_sum = fz_op<FZ_SUM>(tacc_psi_sum, (double)(((fz_digamma(((a.t_n_x[(long long)(s0_3)]) + 1)) - fz_digamma(((a.t_n_xnx[(long long)(s0_3)]) + 1))) - fz_digamma(((a.t_n_xy[(long long)(s0_3)]) + 1)))));
+	}
+	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
 		const long long s0_0 = (ok_0 ? p + 0 * stride : p);

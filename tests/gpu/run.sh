@@ -16,14 +16,25 @@ pass=0 fail=0
 
 sizes() {
 	case $1 in
-	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=67108864" ;;
+	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=1000004 N=67108864" ;;
 	softmax) echo "R=1,C=1 R=37,C=1001 R=8192,C=8192" ;;
-	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=65536,C=1024" ;;
+	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
 	belief_update) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu) echo "M=1,K=1,N=1 M=129,K=67,N=251 M=1024,K=1024,N=1024" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
+	esac
+}
+
+# a size at which the kernels take their 16-byte paths (innermost extent a
+# multiple of 4, not of the block): where they would, a misaligned run and
+# memcheck must exercise both the vector path and the scalar fallback
+vsize() {
+	case $1 in
+	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1000004" ;;
+	batchnorm_inference) echo "B=37,C=1004" ;;
+	*) sizes $1 | cut -d' ' -f2 ;;
 	esac
 }
 
@@ -39,6 +50,8 @@ for s in $specs; do
 	for sz in $(sizes $s); do
 		run $s $(echo $sz | tr ',' ' ') --seed $$
 	done
+	# every tensor one element off 16-byte alignment: the scalar fallbacks
+	run $s $(vsize $s | tr ',' ' ') --seed $$ --misalign
 	if [ $s = transfer_entropy ]; then
 		for series in independent coupled reverse; do
 			run $s N=8192 --series $series --seed $$ --reps 20
@@ -51,8 +64,10 @@ if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-s
 	for s in $specs; do
 		sz=$(sizes $s | cut -d' ' -f2 | tr ',' ' ')
 		for tool in memcheck racecheck; do
-			if $CS --tool $tool --error-exitcode 9 $B/v_$s $sz --reps 2 > $B/cs.txt 2>&1; then
-				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $sz: clean" | tee -a "$log"
+			if $CS --tool $tool --error-exitcode 9 $B/v_$s $sz --reps 2 > $B/cs.txt 2>&1 &&
+			   { [ $tool != memcheck ] || { $CS --tool memcheck --error-exitcode 9 $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 >> $B/cs.txt 2>&1 &&
+			     $CS --tool memcheck --error-exitcode 9 $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 --misalign >> $B/cs.txt 2>&1; }; }; then
+				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $sz$([ $tool = memcheck ] && echo " and $(vsize $s), aligned and misaligned"): clean" | tee -a "$log"
 			else
 				fail=$((fail + 1)); echo "compute-sanitizer $tool $s $sz: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
 			fi

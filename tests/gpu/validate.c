@@ -4,11 +4,12 @@
  *   cc -DFZ_NAME=kl_divergence -Igenerated -include kl_divergence.h \
  *      tests/gpu/validate.c generated/kl_divergence_ref.c -lcuda -lm
  * Until libfuserun exists this speaks the Driver API itself.
- * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR]
+ * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign]
  * (--dir: the artifacts' folder, default generated/). An input with a
  * domain (the manifest's domain=LO..HI) is drawn from it; an inout tensor
  * (updated in place) is filled like an input before every run and
- * checked like an output. */
+ * checked like an output. --misalign: every tensor one element past a
+ * 16-byte boundary, for the kernels' scalar fallbacks. */
 #include <cuda.h>
 #include <math.h>
 #include <stdint.h>
@@ -376,7 +377,7 @@ int main(int argc, char **argv)
 	snprintf(ptx_buf, sizeof ptx_buf, "%s/%s.sm_90.ptx", dir, STR(FZ_NAME));
 	snprintf(man_buf, sizeof man_buf, "%s/%s.manifest", dir, STR(FZ_NAME));
 	const char *ptx_path = ptx_buf;
-	int reps = 100, verbose = 0, time_only = 0;
+	int reps = 100, verbose = 0, time_only = 0, misalign = 0;
 	read_manifest(man_buf);
 	for (int i = 1; i < argc; i++) {
 		char k[64];
@@ -387,6 +388,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc) i++;
 		else if (!strcmp(argv[i], "-v")) verbose = 1;
 		else if (!strcmp(argv[i], "--time-only")) time_only = 1; /* sizes whose CPU reference would take minutes */
+		else if (!strcmp(argv[i], "--misalign")) misalign = 1; /* every tensor one element past a 16-byte boundary */
 		else if (!strcmp(argv[i], "--series") && i + 1 < argc) series = argv[++i];
 		else if (sscanf(argv[i], "%63[^=]=%lld", k, &v) == 2 && sym_index(k) >= 0) symval[sym_index(k)] = v;
 		else { fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
@@ -438,7 +440,8 @@ int main(int argc, char **argv)
 			else { long long l = (long long)v; memcpy(&af[i], &l, 8), memcpy(&rf[rk++], &l, 8); }
 			continue;
 		}
-		CK(cuMemAlloc(&t->dev, nb ? nb : 8));
+		CK(cuMemAlloc(&t->dev, (nb ? nb : 8) + (misalign ? 16 : 0)));
+		if (misalign) t->dev += (CUdeviceptr)t->bytes; /* never freed: the process ends */
 		af[i] = t->dev;
 		bytes_moved += (double)nb;
 		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
