@@ -30,7 +30,8 @@ void ind(FILE *out, int n)
 
 void dim_c(Cx *cx, Dim d, FILE *out)
 {
-	if (d.sym >= 0) fprintf(out, "a.n_%s", cx->m->fusion[cx->fusion].sym[d.sym]);
+	if (dim_derived(d)) dim_write_c(&cx->m->fusion[cx->fusion], d, "a.n_", out);
+	else if (d.sym >= 0) fprintf(out, "a.n_%s", cx->m->fusion[cx->fusion].sym[d.sym]);
 	else fprintf(out, "%lldLL", (long long)d.value);
 }
 

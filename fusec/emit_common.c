@@ -20,7 +20,8 @@ char *render_expr(ExprWriter *w, int e)
 static void dim_ref(const Module *m, const Fusion *f, Dim d, const char *prefix, FILE *out)
 {
 	(void)m;
-	if (d.sym >= 0) fprintf(out, "%s%s", prefix, f->sym[d.sym]);
+	if (dim_derived(d)) dim_write_c(f, d, prefix, out);
+	else if (d.sym >= 0) fprintf(out, "%s%s", prefix, f->sym[d.sym]);
 	else fprintf(out, "%lldLL", (long long)d.value);
 }
 

@@ -9,7 +9,8 @@
 static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
 {
 	(void)m;
-	if (d.sym >= 0) fprintf(out, "a->n_%s", f->sym[d.sym]);
+	if (dim_derived(d)) dim_write_c(f, d, "a->n_", out);
+	else if (d.sym >= 0) fprintf(out, "a->n_%s", f->sym[d.sym]);
 	else fprintf(out, "%lldLL", (long long)d.value);
 }
 

@@ -49,7 +49,8 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 			size_t len = 0;
 			FILE *f = open_memstream(&buf, &len);
 			fprintf(f, "fz_ix(%s, ", s);
-			if (t->dim[i].sym >= 0) fprintf(f, "n_%s", m->fusion[rx->fusion].sym[t->dim[i].sym]);
+			if (dim_derived(t->dim[i])) dim_write_c(&m->fusion[rx->fusion], t->dim[i], "n_", f);
+			else if (t->dim[i].sym >= 0) fprintf(f, "n_%s", m->fusion[rx->fusion].sym[t->dim[i].sym]);
 			else fprintf(f, "%lldLL", (long long)t->dim[i].value);
 			fputs(", &bad)", f);
 			fclose(f);
@@ -70,7 +71,8 @@ static void ind(FILE *out, int n)
 
 static void dim_c(const Rx *rx, Dim d, FILE *out)
 {
-	if (d.sym >= 0) fprintf(out, "n_%s", rx->m->fusion[rx->fusion].sym[d.sym]);
+	if (dim_derived(d)) dim_write_c(&rx->m->fusion[rx->fusion], d, "n_", out);
+	else if (d.sym >= 0) fprintf(out, "n_%s", rx->m->fusion[rx->fusion].sym[d.sym]);
 	else fprintf(out, "%lldLL", (long long)d.value);
 }
 

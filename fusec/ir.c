@@ -107,11 +107,40 @@ int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off)
 	return m->nexpr - 1;
 }
 
+int dim_same(Dim a, Dim b)
+{
+	return a.sym == b.sym && (a.sym >= 0 || a.value == b.value) && a.add == b.add &&
+	       (a.div > 1 ? a.div : 1) == (b.div > 1 ? b.div : 1) && a.dsym == b.dsym;
+}
+
+/* The manifest's and the printers' spelling: C, (C+1)/2, C-1, N/S. */
 void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
 {
 	(void)m;
+	int paren = (d.add != 0) && (d.div > 1 || d.dsym);
+	if (paren) fputc('(', out);
 	if (d.sym >= 0) fputs(f->sym[d.sym], out);
 	else fprintf(out, "%lld", (long long)d.value);
+	if (d.add) fprintf(out, "%+lld", (long long)d.add);
+	if (paren) fputc(')', out);
+	if (d.div > 1) fprintf(out, "/%lld", (long long)d.div);
+	if (d.dsym) fprintf(out, "/%s", f->sym[d.dsym - 1]);
+}
+
+void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out)
+{
+	char base[96];
+	if (d.sym >= 0) snprintf(base, sizeof base, "%s%s", prefix, f->sym[d.sym]);
+	else snprintf(base, sizeof base, "%lldLL", (long long)d.value);
+	if (!dim_derived(d)) {
+		fputs(base, out);
+		return;
+	}
+	/* (base + add) clamped at 0, then divided: never negative */
+	fprintf(out, "((%s + %lldLL) > 0 ? (%s + %lldLL) / ", base, (long long)d.add, base, (long long)d.add);
+	if (d.dsym) fprintf(out, "(%s%s > 0 ? %s%s : 1LL)", prefix, f->sym[d.dsym - 1], prefix, f->sym[d.dsym - 1]);
+	else fprintf(out, "%lldLL", (long long)(d.div > 1 ? d.div : 1));
+	fputs(" : 0LL)", out);
 }
 
 static void c_double(double v, FILE *f)

@@ -87,10 +87,19 @@ extern const int ir_op_arity[IR_NOPS];
 /* The built-in called `name` (its ir_op_name), or -1. */
 int ir_builtin_lookup(const char *name, size_t len);
 
+/* A size: a symbol or a constant, or derived from one by range inference
+ * through an affine subscript (c in X(r, 2*c) ranges over (C + 1) / 2):
+ * max(base + add, 0) / div, or / the size symbol dsym - 1. Zeroed fields
+ * (add 0, div 0 or 1, dsym 0) are the plain size. */
 typedef struct Dim {
 	int sym;         /* index into Fusion's symbols, or -1 for a constant */
 	int64_t value;   /* the constant when sym < 0 */
+	int64_t add;     /* derived: added to the base */
+	int64_t div;     /* derived: divides it (0 or 1: not) */
+	int dsym;        /* derived: 1 + the size symbol dividing it, 0 none */
 } Dim;
+static inline int dim_derived(Dim d) { return d.add || d.div > 1 || d.dsym; }
+int dim_same(Dim a, Dim b);
 
 typedef enum { TK_INPUT, TK_OUTPUT, TK_TEMP } TensorKind;
 
@@ -234,6 +243,9 @@ struct ExprWriter {
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);
 void dim_write(const Module *m, const Fusion *f, Dim d, void *out);
+/* A size as a C expression: symbols as PREFIX NAME (a.n_C, n_C, a->n_C),
+ * constants as 123LL; a derived size clamps at 0 and divides. */
+void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out);
 /* The manifest's domain token of an input, "domain=LO..HI", with LO and HI
  * C decimal floating literals; nothing for a tensor without a domain. */
 void domain_write(const Tensor *t, void *out);

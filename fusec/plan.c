@@ -9,7 +9,7 @@
 #include "die.h"
 #include "namer.h"
 
-static int dim_eq(Dim a, Dim b) { return a.sym == b.sym && (a.sym >= 0 || a.value == b.value); }
+static int dim_eq(Dim a, Dim b) { return dim_same(a, b); }
 
 /* The dimensions a statement iterates as its outer points. */
 static int stmt_space(const Module *m, const Stmt *s, Dim *d)
@@ -357,7 +357,7 @@ static int merge_run(const Module *m, const Kernel *k, int sid)
 		int same = 1;
 		for (int i = s->nfree; i < s->nindex; i++) {
 			const Index *a = &m->index[s->first_index + i], *b = &m->index[s0->first_index + i];
-			if (a->kind != IX_DENSE || b->kind != IX_DENSE || a->range.sym != b->range.sym || a->range.value != b->range.value)
+			if (a->kind != IX_DENSE || b->kind != IX_DENSE || !dim_same(a->range, b->range))
 				same = 0;
 		}
 		for (int v = sid; v < u && same; v++)
