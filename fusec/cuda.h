@@ -20,7 +20,10 @@ typedef struct Memo {
 	char *key;        /* its subscripts, rendered */
 	char *text;       /* its value, with placeholders for nested entries */
 	int uses, order;  /* order: when its text was complete (dependencies first) */
-	char *name;       /* the local, if uses > 1 */
+	int fn;           /* a local function of the producer's indices (key ""), for values
+	                     that must stay under their condition: evaluated only where called */
+	char *name;       /* the local, if uses > 1 (a function: always) */
+	int scope;        /* -1: the value's top; else the local function whose body declares it */
 } Memo;
 
 typedef struct Cx {
@@ -41,6 +44,7 @@ typedef struct Cx {
 	int cur;          /* the statement being rendered: producers before it may be recomputed */
 	Memo *memo;       /* while a value is rendered (value_of) */
 	int nmemo, cmemo, memo_on, memo_done;
+	int scope;        /* -1, or the local function whose body is being rendered */
 	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
 	unsigned char *rc_used;  /* per tensor: its row is cached */

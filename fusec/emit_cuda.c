@@ -99,7 +99,7 @@ void finish_kernel(Cx *cx)
 
 void emit_cuda_kernels(const Module *m, const Schedule *p, FILE *out)
 {
-	Cx cx = {.m = m, .p = p, .fusion = p->fusion, .out = out, .sink_main = out, .sfx = "", .vec_u = -1};
+	Cx cx = {.m = m, .p = p, .fusion = p->fusion, .out = out, .sink_main = out, .sfx = "", .vec_u = -1, .scope = -1};
 	cx.bind = xcalloc((size_t)m->nindex + 1, sizeof *cx.bind);
 	cx.local = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local);
 	cx.local_at = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local_at);

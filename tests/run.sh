@@ -399,8 +399,16 @@ group_emit() {
 		grep -q '# SCHEDULE[A-Z-]*:' "$f" && modes="$modes schedule"
 		grep -q '# CUDA[A-Z-]*:' "$f" && modes="$modes cuda"
 		[ -n "$modes" ] || { check "emit/$n" "no AST:, IR:, SCHEDULE: or CUDA: lines"; continue; }
+		tmo=$(directive "$f" TIMEOUT)
 		for m in $modes; do
-			run_fusec tests/emit --emit="$m" "$n.fuse"
+			if [ -n "$tmo" ]; then
+				# a bound for inputs that once took exponential time
+				(cd tests/emit && exec timeout "$tmo" "$FUSEC" --emit="$m" "$n.fuse") >"$TMP/out" 2>"$TMP/err"
+				rc=$?
+				[ "$rc" = 124 ] && echo "timed out after ${tmo}s" >>"$TMP/err"
+			else
+				run_fusec tests/emit --emit="$m" "$n.fuse"
+			fi
 			why=
 			if sanitized "$TMP/err"; then why="sanitizer report"; cp "$TMP/err" "$TMP/details"
 			elif [ "$rc" != 0 ] || [ -s "$TMP/err" ]; then why="exit status $rc, stderr not empty"; cp "$TMP/err" "$TMP/details"
