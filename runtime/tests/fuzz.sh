@@ -18,6 +18,8 @@ for m in generated/*.manifest; do
 	{ printf '\017\003'; sed '$d' "$m" | sed 's/ by=input$/ by=input domain=0.5..2/'; } >"$seeds/$n.domain"
 done
 log=build/rt/fuzz-manifest.log
+# the fuzz folder on tmpfs when there is one: every execution writes a manifest
+[ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && TMPDIR=/dev/shm && export TMPDIR
 ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1} "$fuzzer" -max_total_time="$secs" -max_len=65536 -timeout=10 -close_fd_mask=3 \
 	-dict=runtime/tests/fuzz_manifest.dict -artifact_prefix=build/rt/fuzz-artifacts/ "$@" "$corpus" "$seeds" >"$log" 2>&1
 rc=$?

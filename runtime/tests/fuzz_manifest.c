@@ -8,12 +8,15 @@
  *   2  rewrite the layout line to the fingerprint of the text's lines
  *   4  rewrite target/file hashes to those of the files in the fuzz folder
  *   8  run fuserun validate on an accepted manifest (sizes from the next byte)
- * The fuzz folder holds, per fusion of FUSIONS, tiny PTX, .cu and _ref.c
- * files and a NAME.h of just its layout line (small files hash fast);
+ * The fuzz folder holds, per fusion of FUSIONS, PTX files of just the
+ * generated kernels' .entry lines (what the fake driver reads), tiny .cu and
+ * _ref.c files and a NAME.h of just its layout line (small files hash fast);
  * validate uses the generated headers compiled into this program
  * (fr_spec_load below) with refso.c's checks (speccheck.c).
- * Environment: FUZZ_FAKECUDA (default build/rt/libfakecuda.so). Seeds and
+ * Environment: FUZZ_FAKECUDA (default build/rt/libfakecuda.so),
+ * FUZZ_GENERATED (default generated: the PTX read at start). Seeds and
  * the bounded run: runtime/tests/fuzz.sh. */
+#include <dirent.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -70,10 +73,49 @@ static void put(const char *name, const char *data, size_t n)
 	}
 }
 
+/* the fuzz folder goes when the fuzzer exits */
+static void remove_dir(void)
+{
+	DIR *d = opendir(dir);
+	char p[1000];
+	for (struct dirent *e; d && (e = readdir(d));)
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) snprintf(p, sizeof p, "%s/%s", dir, e->d_name), unlink(p);
+	if (d) closedir(d);
+	rmdir(dir);
+}
+
+/* a small PTX for arch with the kernels (.entry lines and their parameter
+   sizes) of the generated one, which is all the fake driver reads */
+static void small_ptx(const char *gen, const char *name, const char *arch, const char *out)
+{
+	char p[700];
+	snprintf(p, sizeof p, "%s/%s.%s.ptx", gen, name, strcmp(arch, "sm_90a") ? arch : "sm_90");
+	FILE *f = fopen(p, "rb");
+	if (!f) {
+		perror(p);
+		exit(2);
+	}
+	static char buf[4 << 20], ptx[1 << 16];
+	size_t n = fread(buf, 1, sizeof buf - 1, f), k = 0;
+	buf[n] = 0;
+	fclose(f);
+	k += (size_t)snprintf(ptx + k, sizeof ptx - k, "// fuzz\n.version 8.0\n.target %s\n", arch);
+	for (const char *e = strstr(buf, ".entry "); e && k < sizeof ptx - 400; e = strstr(e + 1, ".entry ")) {
+		char kname[130];
+		long bytes = 0;
+		if (sscanf(e + 7, "%128[A-Za-z0-9_]", kname) != 1) continue;
+		const char *q = strstr(e, "_param_0[");
+		if (q) bytes = atol(q + 9);
+		k += (size_t)snprintf(ptx + k, sizeof ptx - k, ".visible .entry %s(\n\t.param .align 8 .b8 %s_param_0[%ld]\n)\n{\n\tret;\n}\n",
+		                      kname, kname, bytes);
+	}
+	put(out, ptx, k);
+}
+
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	(void)argc, (void)argv;
-	const char *fake = getenv("FUZZ_FAKECUDA");
+	const char *fake = getenv("FUZZ_FAKECUDA"), *gen = getenv("FUZZ_GENERATED");
 	char cwd[400];
 	if (!getcwd(cwd, sizeof cwd)) exit(2);
 	char fakepath[900];
@@ -82,6 +124,7 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	const char *tmp = getenv("TMPDIR");
 	snprintf(dir, sizeof dir, "%s/fuzz-manifest-XXXXXX", tmp && *tmp && strlen(tmp) < 300 ? tmp : "/tmp");
 	if (!mkdtemp(dir)) exit(2);
+	atexit(remove_dir);
 	static const char *const names[] = {
 #define NAME(n) #n,
 		FUSIONS(NAME)};
@@ -89,12 +132,11 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 #define LAYOUT(n) FZ_##n##_LAYOUT,
 		FUSIONS(LAYOUT)};
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
-		char f[300], t[100];
+		char f[300];
 		static const char *const archs[] = {"sm_80", "sm_90", "sm_90a"};
 		for (int a = 0; a < 3; a++) {
 			snprintf(f, sizeof f, "%s.%s.ptx", names[i], archs[a]);
-			int n = snprintf(t, sizeof t, "// fuzz\n.version 8.0\n.target %s\n", archs[a]);
-			put(f, t, (size_t)n);
+			small_ptx(gen ? gen : "generated", names[i], archs[a], f);
 		}
 		snprintf(f, sizeof f, "%s.cu", names[i]);
 		put(f, "// fuzz\n", 8);

@@ -108,6 +108,9 @@ void test_compare(void)
 		memset(&out, 0xff, 4);
 		rt_compare(&c, 2, got, &r);
 		check(isinf(r.score) && r.at == 0, "a poisoned (never written) output fails", NULL);
+		c.t[2].ref[0] = NAN;
+		rt_compare(&c, 2, got, &r);
+		check(isinf(r.score) && r.ref_nan, "a NaN reference fails, even against a NaN (poisoned) output", NULL);
 	}
 	rt_case_free(&c);
 

@@ -192,7 +192,8 @@ static void print_validate(session *s, const outcome *out, int ok)
 				printf("%s{\"name\": ", k ? ", " : ""), json_str(stdout, r->name);
 				printf(", \"type\": \"%s\", \"error\": ", r->type), json_num(stdout, r->error);
 				printf(", \"tolerance\": "), json_num(stdout, r->tolerance);
-				printf(", \"compared_as_set\": %s, \"ok\": %s}", r->as_set ? "true" : "false", passes(r) ? "true" : "false");
+				printf(", \"compared_as_set\": %s, \"reference_nan\": %s, \"ok\": %s}", r->as_set ? "true" : "false",
+				       r->ref_nan ? "true" : "false", passes(r) ? "true" : "false");
 			}
 			printf("]}");
 		}
@@ -208,6 +209,7 @@ static void print_validate(session *s, const outcome *out, int ok)
 			printf("  %-8s %-12s %-5s %-11.3g %-10.3g %s%s", variant_name[v], r->name, r->type, r->error, r->tolerance,
 			       passes(r) ? "ok" : "MISMATCH", r->as_set ? " (as a set)" : "");
 			if ((!passes(r) || o->verbose) && r->at >= 0) printf("  worst at %lld: got %.9g, want %.9g", r->at, r->got, r->want);
+			if (r->ref_nan) printf("  (the reference is NaN: inputs outside a function's domain? give the parameter domain=LO..HI)");
 			printf("\n");
 		}
 	printf("%s %s\n", ok ? "PASS" : "FAIL", s->info->fusion);

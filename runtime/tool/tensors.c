@@ -315,8 +315,13 @@ void rt_compare(const rt_case *c, int i, void *const *got, rt_result *r)
 		maxref = compare_set(c, t, got, &maxdiff);
 	} else {
 		for (long long k = 0; k < t->n; k++) {
-			double want = ref_at(t, k), g = get(code, got[i], k), d = fabs(g - want);
-			if (isnan(g) && !isnan(want)) d = INFINITY;
+			double want = ref_at(t, k), g = get(code, got[i], k), d;
+			/* a NaN in the reference fails too: it would match a poisoned,
+			   never-written element, and says the inputs are outside the
+			   function's domain */
+			if (isnan(want)) d = INFINITY, r->ref_nan = 1;
+			else if (g == want) d = 0; /* equal infinities too */
+			else if (isnan(d = fabs(g - want))) d = INFINITY;
 			if (d > maxdiff) maxdiff = d, r->at = k, r->got = g, r->want = want;
 			if (fabs(want) > maxref) maxref = fabs(want);
 		}

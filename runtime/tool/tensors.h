@@ -45,6 +45,7 @@ typedef struct rt_result {
 	double tolerance;   /* by element type and how it is computed; 0: exact */
 	double score;       /* error / tolerance: <= 1 passes */
 	int as_set;         /* a compacted list, compared as a set */
+	int ref_nan;        /* the reference has a NaN (which fails): inputs outside a function's domain */
 	long long at;       /* the worst element, or -1 */
 	double got, want;
 } rt_result;
