@@ -112,11 +112,12 @@ const char *fz_strerror(int code);
 
 /* ---- artifact verification (no GPU, no driver) --------------------- */
 
-enum { FZ_INPUT = 0, FZ_OUTPUT = 1, FZ_TEMP = 2 };
+/* FZ_INOUT: an output updated in place, whose old value is an input */
+enum { FZ_INPUT = 0, FZ_OUTPUT = 1, FZ_TEMP = 2, FZ_INOUT = 3 };
 
 typedef struct fz_tensor_info {
 	const char *name;
-	int role;                          /* FZ_INPUT, FZ_OUTPUT or FZ_TEMP */
+	int role;                          /* FZ_INPUT, FZ_OUTPUT, FZ_TEMP or FZ_INOUT */
 	const char *type;                  /* f64 f32 bf16 f16 i64 i32 */
 	int elem_bytes;                    /* on the device */
 	int rank;                          /* 0: a scalar */

@@ -144,6 +144,7 @@ static int parse_tensor(parser *p, char **t, int n, int temp)
 	if (!is_ident(t[1])) return bad(p, "%s '%s': not a C identifier of at most %d characters", t[0], t[1], FZ_MAX_NAME);
 	if (!strcmp(t[2], "input")) x->role = FZ_INPUT;
 	else if (!strcmp(t[2], "output")) x->role = FZ_OUTPUT;
+	else if (!strcmp(t[2], "inout")) x->role = FZ_INOUT;
 	else if (!strcmp(t[2], "temp")) x->role = FZ_TEMP;
 	else return bad(p, "%s %s: unknown role '%s'", t[0], t[1], t[2]);
 	if ((x->role == FZ_TEMP) != temp) return bad(p, "%s %s: role %s", t[0], t[1], t[2]);
@@ -325,7 +326,7 @@ static void put_line(fr_sha256 *h, const char *a, const char *b)
 
 void fr_layout(const fz_artifact_info *info, char hex[65])
 {
-	static const char *const role[] = {"input", "output", "temp"};
+	static const char *const role[] = {"input", "output", "temp", "inout"};
 	fr_sha256 h;
 	fr_sha256_init(&h);
 	put_line(&h, "fusion", info->fusion ? info->fusion : "");

@@ -119,7 +119,7 @@ static int check_contents(const fz_artifact_info *info, const fr_store *st, cons
 
 	/* tensors and kernels: something to compute, both variants */
 	int outputs = 0, fused = 0, unfused = 0;
-	for (int i = 0; i < info->ntensors; i++) outputs += info->tensors[i].role == FZ_OUTPUT;
+	for (int i = 0; i < info->ntensors; i++) outputs += info->tensors[i].role == FZ_OUTPUT || info->tensors[i].role == FZ_INOUT;
 	for (int i = 0; i < info->nkernels; i++) fused += info->kernels[i].fused, unfused += !info->kernels[i].fused;
 	if (!outputs) return fr_err(err, FZ_ERR_FORMAT, "%s: no output parameter", path);
 	if (!fused || !unfused) return fr_err(err, FZ_ERR_FORMAT, "%s: no %s kernel", path, fused ? "unfused" : "fused");

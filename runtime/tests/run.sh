@@ -116,6 +116,14 @@ if [ -x bin/fusec ] && bin/fusec -o $U/gen $U/user_axpy.fuse >$U/fusec.log 2>&1;
 		env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/gen/user_axpy.manifest --size N=10
 	cp $U/ref.keep $U/gen/user_axpy_ref.c
 	[ -z "$(ls -A $U/tmp)" ] && ok "fuserun leaves no temporary folder" || bad "fuserun leaves no temporary folder" "$(ls -A $U/tmp)"
+	# in-place outputs (role inout) and domains, as fusec writes them
+	if bin/fusec -o $U/sgd tests/ref/lang/sgd_inplace.fuse >$U/fusec.log 2>&1; then
+		expect "fuserun list shows inout parameters" 0 "w .*inout" -- $FUSERUN list $U/sgd/sgd_inplace.manifest
+		expect "fuserun validate an in-place spec (the fake leaves w as it was uploaded)" 1 "w .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/sgd/sgd_inplace.manifest --size N=1000 --seed 3
+	else
+		bad "fusec compiles tests/ref/lang/sgd_inplace.fuse" "$(cat $U/fusec.log)"
+	fi
 else
 	bad "fusec compiles a user's spec for fuserun" "$(cat $U/fusec.log 2>/dev/null)"
 fi

@@ -98,7 +98,8 @@ static int session_start(session *s, const fr_opts *o)
 		if (t->ti->role == FZ_TEMP || (t->ti->role == FZ_INPUT && t->ti->rank == 0)) continue;
 		DEV_CALL(s, fz_alloc(s->dev, t->bytes, &t->dev), "cannot allocate a tensor");
 		s->c.args[i] = t->dev;
-		if (t->ti->role == FZ_INPUT) DEV_CALL(s, fz_copy_to_device(s->dev, t->dev, t->host, t->bytes, NULL), "upload");
+		if (t->ti->role == FZ_INPUT || t->ti->role == FZ_INOUT)
+			DEV_CALL(s, fz_copy_to_device(s->dev, t->dev, t->host, t->bytes, NULL), "upload");
 	}
 	return EXIT_PASS;
 }
@@ -148,12 +149,15 @@ static int validate_variant(session *s, variant *x, rt_result *res, int *nres)
 	void *got[256] = {0};
 	int rc = EXIT_PASS;
 	for (int i = 0; i < info->ntensors && i < 256 && !rc; i++)
-		if (info->tensors[i].role == FZ_OUTPUT && !(got[i] = malloc(s->c.t[i].bytes)))
+		if ((info->tensors[i].role == FZ_OUTPUT || info->tensors[i].role == FZ_INOUT) && !(got[i] = malloc(s->c.t[i].bytes)))
 			rc = (fprintf(stderr, "fuserun: out of memory\n"), EXIT_ERROR);
 	*nres = 0;
 	for (int trial = 0; trial < 2 && !rc; trial++) { /* twice: the second run must find its counters reset */
+		/* outputs poisoned; in-place ones get their input values again */
 		for (int i = 0; i < info->ntensors && !rc; i++)
-			if (got[i] && fz_memset(s->dev, s->c.t[i].dev, 0xff, s->c.t[i].bytes, s->st))
+			if (got[i] && (info->tensors[i].role == FZ_INOUT
+			                   ? fz_copy_to_device(s->dev, s->c.t[i].dev, s->c.t[i].host, s->c.t[i].bytes, s->st)
+			                   : fz_memset(s->dev, s->c.t[i].dev, 0xff, s->c.t[i].bytes, s->st)))
 				rc = fail("poisoning the outputs", FZ_ERR_CUDA, fz_device_error(s->dev));
 		if (!rc) rc = run_once(s, x);
 		if (!rc && fz_stream_sync(s->dev, s->st)) rc = fail(x->name, FZ_ERR_CUDA, fz_device_error(s->dev));

@@ -4,7 +4,7 @@
 
 #include "tool.h"
 
-static const char *const role_name[] = {"input", "output", "temp"};
+static const char *const role_name[] = {"input", "output", "temp", "inout"};
 
 static void dims(const fz_tensor_info *t, char *buf, size_t n)
 {

@@ -222,10 +222,10 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 			}
 			continue;
 		}
-		c->bytes_moved += (double)t->bytes;
+		c->bytes_moved += (double)t->bytes * (ti->role == FZ_INOUT ? 2 : 1); /* read and written */
 		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
 		memcpy(&c->rargs[rk++], &view, 8);
-		if (ti->role != FZ_INPUT) continue;
+		if (ti->role != FZ_INPUT && ti->role != FZ_INOUT) continue;
 		for (long long k = 0; k < t->n; k++) {
 			put(code, t->host, k, input_value(c, t, code, k));
 			double v = get(code, t->host, k);
