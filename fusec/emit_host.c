@@ -129,7 +129,16 @@ void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
 		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
 		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
-		fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
+		if (k->mode == KM_ROW && k->par.rcache && !k->par.warp_rows) {
+			/* a row kept in registers: as many warps as cover the row at
+			   rcache elements a thread, up to the block the kernel was built
+			   for (a 1024-wide row takes 64 threads, not 512 mostly idle) */
+			fputs("\t\t\tops[n].block = fz_row_block(", out);
+			host_dim(f, k->inner, out);
+			fprintf(out, ", %d, %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache, k->par.block);
+		} else {
+			fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
+		}
 	}
 	fputs("\treturn n;\n}\n\n", out);
 }
@@ -158,6 +167,14 @@ void emit_host_header_common(FILE *out)
 	      "\tunsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;\n"
 	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
 	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
+	      "}\n"
+	      "/* threads for a row kernel keeping `per` elements of a row a thread:\n"
+	      "   whole warps covering the row, a power of two, at most `max` */\n"
+	      "static inline unsigned int fz_row_block(long long cols, int per, int max)\n"
+	      "{\n"
+	      "\tunsigned int b = 32;\n"
+	      "\twhile (b < (unsigned int)max && (long long)b * per < cols) b *= 2;\n"
+	      "\treturn b;\n"
 	      "}\n"
 	      "static inline unsigned long long fz_rows(long long rows, long long cap)\n"
 	      "{\n"

@@ -77,6 +77,14 @@ static inline unsigned long long fz_grid(long long n, int per, long long cap)
 	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
+/* threads for a row kernel keeping `per` elements of a row a thread:
+   whole warps covering the row, a power of two, at most `max` */
+static inline unsigned int fz_row_block(long long cols, int per, int max)
+{
+	unsigned int b = 32;
+	while (b < (unsigned int)max && (long long)b * per < cols) b *= 2;
+	return b;
+}
 static inline unsigned long long fz_rows(long long rows, long long cap)
 {
 	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
