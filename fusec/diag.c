@@ -1,16 +1,34 @@
 #include "diag.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 int source_load(Source *s, const char *path, FILE *err)
 {
 	memset(s, 0, sizeof *s);
 	s->path = path;
-	FILE *f = fopen(path, "rb");
+	/* O_NONBLOCK and a regular file only: a FIFO or a device given as a
+	   spec is refused at once instead of blocking or reading forever */
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	if (fd < 0 || fstat(fd, &st) != 0) {
+		fprintf(err, "fusec: error: %s: %s\n", path, strerror(errno));
+		if (fd >= 0) close(fd);
+		return -1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(err, "fusec: error: %s: %s\n", path, S_ISDIR(st.st_mode) ? strerror(EISDIR) : "not a regular file");
+		close(fd);
+		return -1;
+	}
+	FILE *f = fdopen(fd, "rb");
 	if (!f) {
 		fprintf(err, "fusec: error: %s: %s\n", path, strerror(errno));
+		close(fd);
 		return -1;
 	}
 	size_t cap = 4096, n = 0;

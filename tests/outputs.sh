@@ -105,6 +105,17 @@ group_outputs() {
 	out_expect "the same, in two runs" 1 "another spec with this fusion name" -o "$O/g4" "$O/relu_copy.fuse"
 	out_expect "regenerating from the same spec is fine" 0 "" -o "$O/g4" specs/relu.fuse
 
+	# a FIFO given as a spec is refused at once, never waited on
+	mkfifo "$O/fifo.fuse" 2>/dev/null
+	if [ -p "$O/fifo.fuse" ]; then
+		(cd "$ROOT" && exec timeout 20 "$FUSEC" "$O/fifo.fuse") >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		why=
+		[ "$rc" = 1 ] || why="exit $rc, expected 1 (124: it blocked)"
+		grep -q "not a regular file" "$TMP/err" || why="${why:+$why; }no 'not a regular file' message"
+		check "outputs/a FIFO as a spec is refused without blocking" "$why"
+	fi
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"
