@@ -331,7 +331,7 @@ int vec_access(Cx *cx, int t, char **subs, int n, int store)
 	const int ns = k->nspace;
 	if (x->type != ET_F32 || n != x->rank || n < 1 || ns < 1) return -1;
 	const Dim d = x->dim[n - 1], e = k->space[ns - 1];
-	if (d.sym != e.sym || (d.sym < 0 && d.value != e.value)) return -1;
+	if (!dim_same(d, e)) return -1; /* derived sizes too (C/2 is not C) */
 	char want[24], names[MAX_RANK][24], *subs0[MAX_RANK];
 	for (int i = 0; i < n; i++) {
 		int j;
