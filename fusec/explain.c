@@ -24,6 +24,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		fputc('\n', out);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
+			if (p->op[s] == STEP_INLINE) continue; /* listed below */
 			const Stage *sg = &m->stage[m->stmt[s].stage];
 			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
 			prev = sg->name;
@@ -35,7 +36,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 			if (m->tensor[t].kind != TK_TEMP) continue;
 			int mine = 0;
-			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t;
+			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t && p->op[s] != STEP_INLINE;
 			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, sched_stored(p, t) ? "stored in device memory" : "kept on chip");
 		}
 	}

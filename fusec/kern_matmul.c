@@ -60,6 +60,7 @@ static void emit(Cx *cx)
 	if (sched_stored(cx->p, c->out)) store_target(cx, c, name, 3);
 	publish(cx, c, name);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
+		if (cx->p->op[sid] == STEP_INLINE) continue; /* computed where it is read */
 		bind_point(cx, &m->stmt[sid], 2);
 		emit_map(cx, sid, 3, 0);
 	}

@@ -45,6 +45,7 @@ static char *vec_path(Cx *cx)
 			const StepOp op = cx->p->op[sid];
 			bind_point(cx, &m->stmt[sid], ns);
 			switch (op) {
+			case STEP_INLINE: break; /* computed where it is read */
 			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
 			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
 			default: die("step %s in the vector path of point kernel %s", step_op_name[op], k->name);
@@ -147,6 +148,7 @@ static void emit(Cx *cx)
 			FILE *keep = cx->out;
 			if (dfr && op == STEP_GRID_REDUCE) cx->out = dfr;
 			switch (op) {
+			case STEP_INLINE: break; /* computed where it is read */
 			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
 			case STEP_COMPACT:
 				if (U > 1) compact_operands(cx, sid, u);

@@ -75,6 +75,7 @@ static void emit(Cx *cx)
 	for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		const StepOp op = cx->p->op[sid];
+		if (op == STEP_INLINE) continue; /* computed where it is read */
 		bind_point(cx, s, k->nspace);
 		if (op == STEP_GRID_REDUCE) {
 			emit_tail_accumulate(cx, sid, 2, 1);

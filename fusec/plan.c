@@ -298,7 +298,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	if (r) return r;
 	if (plan_is_grid_reduction(s)) k->has_tail = 1;
 	if (k->has_tail && plan_is_scalar_map(s)) *tail_closed = 1;
-	k->nstmt++;
+	k->nstmt = sid - k->first_stmt + 1; /* statements inlined since lie inside the range */
 	return SPLIT_NONE;
 }
 
@@ -376,6 +376,7 @@ static void assign_steps(const Module *m, Schedule *p, const unsigned char *stor
 		int epi = -1;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
+			if (p->op[sid] == STEP_INLINE) continue; /* computed where it is read */
 			StepOp op;
 			switch (k->mode) {
 			case KM_SCATTER: op = STEP_SCATTER; break;
@@ -408,30 +409,21 @@ static void assign_steps(const Module *m, Schedule *p, const unsigned char *stor
 	}
 }
 
-static void build(const Module *m, int fusion, int fused, Target target, Schedule *p, const unsigned char *keep);
+/* A kernel is a contiguous run of statements; those inlined between its
+ * members lie inside the run, marked STEP_INLINE, and every template skips
+ * them (their values are computed where they are read). */
+static void build(const Module *m, int fusion, int fused, Target target, Schedule *p);
 
-/* A kernel is a contiguous run of statements, so a statement inlined
- * between two members of one kernel would fall inside its range (and the
- * last member out of it). Such statements are planned again as ordinary
- * ones, and the plan rebuilt (what was inlined through them follows). */
 void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *p)
 {
-	unsigned char *keep = xcalloc((size_t)m->nstmt + 1, 1);
-	for (;;) {
-		build(m, fusion, fused, target, p, keep);
-		int again = 0;
-		for (int i = 0; i < p->nk; i++) {
-			const Kernel *k = &p->k[i];
-			for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-				if (p->stmt_kernel[sid] != i && !keep[sid]) keep[sid] = 1, again = 1;
-		}
-		if (!again) break;
-		sched_free(p);
-	}
-	free(keep);
+	build(m, fusion, fused, target, p);
+	for (int i = 0; i < p->nk; i++)
+		for (int sid = p->k[i].first_stmt; sid < p->k[i].first_stmt + p->k[i].nstmt; sid++)
+			if (p->stmt_kernel[sid] != i && p->op[sid] != STEP_INLINE)
+				die("plan: statement %d lies in kernel %s's range but belongs to kernel %d", sid, p->k[i].name, p->stmt_kernel[sid]);
 }
 
-static void build(const Module *m, int fusion, int fused, Target target, Schedule *p, const unsigned char *keep)
+static void build(const Module *m, int fusion, int fused, Target target, Schedule *p)
 {
 	memset(p, 0, sizeof *p);
 	p->target = target, p->fused = fused, p->variant = fused ? 'f' : 'u', p->fusion = fusion;
@@ -454,7 +446,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *t = &m->tensor[s->out];
 		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && t->kind == TK_TEMP &&
-		    !t->zero_init && !keep[sid] && inlinable(m, p, sid, s->rhs))
+		    !t->zero_init && inlinable(m, p, sid, s->rhs))
 			p->op[sid] = STEP_INLINE;
 	}
 	int any = 0;

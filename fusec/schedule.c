@@ -86,7 +86,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];
 			fprintf(out, "    phase %d %s, then %s\n", ph, kernel_mode_name[q->kind], barrier_name[q->after]);
-			for (int sid = q->first_stmt; sid < q->first_stmt + q->nstmt; sid++) fputs("      ", out), stmt_line(m, s, sid, out);
+			for (int sid = q->first_stmt; sid < q->first_stmt + q->nstmt; sid++)
+				if (s->op[sid] != STEP_INLINE) fputs("      ", out), stmt_line(m, s, sid, out); /* listed below */
 		}
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 			if (s->reset_by[t] == i) fprintf(out, "    zeroes %s for the next run\n", m->tensor[t].name);
