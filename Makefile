@@ -43,7 +43,7 @@ build/.tools:
 	done
 	@touch $@
 
-build/gen/grammar.c build/gen/grammar.h: dsl/grammar.y | build/.tools
+build/gen/grammar.c build/gen/grammar.h &: dsl/grammar.y | build/.tools
 	@mkdir -p build/gen
 	lemon -q -T$(LEMPAR) -dbuild/gen $<
 
