@@ -40,7 +40,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, sched_stored(p, t) ? "stored in device memory" : "kept on chip");
 		}
 	}
-	for (int s = m->stage[f->first_stage].first_stmt; f->nstage && s < m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt; s++)
+	for (int s = p->first_stmt; s < p->last_stmt; s++)
 		if (p->op[s] == STEP_INLINE)
 			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
 			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
@@ -48,7 +48,8 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 	for (int sg = f->first_stage + 1; sg < f->first_stage + f->nstage; sg++) {
 		int sid = m->stage[sg].first_stmt;
 		if (!m->stage[sg].nstmt) continue;
-		if (p->op[sid] == STEP_INLINE || p->op[sid - 1] == STEP_INLINE)
+		/* (the stages before may all be empty: then sid is the first) */
+		if (p->op[sid] == STEP_INLINE || (sid > p->first_stmt && p->op[sid - 1] == STEP_INLINE))
 			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
 		else
 			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,

@@ -789,6 +789,19 @@ static int build_ref(Sema *s, int node)
 	return e;
 }
 
+/* Does expression e read index ix anywhere (subscripts, operands)? */
+static int expr_uses_index(const Module *m, int e, int ix)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) return x->index == ix;
+	for (int i = 0; i < x->nargs; i++)
+		if (expr_uses_index(m, x->args[i], ix)) return 1;
+	return expr_uses_index(m, x->a, ix) || expr_uses_index(m, x->b, ix) || expr_uses_index(m, x->c, ix);
+}
+static size_t sl_len(const Sema *s, int k) { return s->slot[k].len; }
+static const char *sl_text(const Sema *s, int k) { return s->ast->text + s->slot[k].off; }
+
 /* Pass 2: expressions, with types. Returns 0 after reporting an error. */
 static int build(Sema *s, int node)
 {
@@ -1193,6 +1206,15 @@ static void check_stmt_body(Sema *s, int node)
 			return;
 		}
 		ix->lo = lo, ix->hi = hi;
+		/* the loops over data-given ranges open after the dense ones: their
+		   bounds can see only those (`for s in 0 .. s` has no value) */
+		for (int q = 0; q < n; q++)
+			if (s->slot[q].ragged && (expr_uses_index(m, lo, st->first_index + q) || expr_uses_index(m, hi, st->first_index + q))) {
+				diag_error(s->d, N(s, fn)->off, "the range of '%.*s' is bounded by '%.*s', which is not known before the loop; "
+				           "its bounds may use only the statement's other indices", (int)sl_len(s, k), sl_text(s, k),
+				           (int)sl_len(s, q), sl_text(s, q));
+				return;
+			}
 	}
 	/* Pass 2: the target's subscripts, the value, the mask. */
 	if (!is_append) {

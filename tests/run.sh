@@ -1,6 +1,6 @@
 #!/bin/sh
 # The fusec test suite. `make check` runs it as
-#   FUSEC=build/san/fusec FUZZER=build/fuzz/fuzz_frontend sh tests/run.sh
+#   FUSEC=build/san/fusec FUZZER=build/fuzz/fuzz_backend sh tests/run.sh
 #
 # Environment (all optional):
 #   FUSEC         compiler under test (default build/san/fusec, the ASan+UBSan build)
