@@ -122,7 +122,7 @@ top(A) ::= const_decl(C).                 { A = C; }
 top(A) ::= fusion(F).                     { A = F; }
 top(A) ::= error RBRACE.                  { A = 0; }
 
-const_decl(A) ::= CONST IDENT(N) ASSIGN number(V) semi.   { A = SETF(MK(CONST, N), num, ctx->ast->n[V].num); }
+const_decl(A) ::= CONST IDENT(N) ASSIGN number(V) semi.   { A = SETF(SETF(MK(CONST, N), num, ctx->ast->n[V].num), flag, ctx->ast->n[V].flag); }
 number(A) ::= NUMBER(T).                  { A = num(ctx, T, 0); }
 number(A) ::= MINUS NUMBER(T).            { A = num(ctx, T, 1); }
 semi ::= .

@@ -187,7 +187,7 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		w->leaf(w, e, out);
 		return;
 	case IR_CAST:
-		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
+		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : w->cuda && x->type == ET_I32 ? "int" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
 		ir_write_expr(w, x->a, out);
 		fputs("))", f);
 		return;

@@ -70,7 +70,10 @@ static void emit(Cx *cx)
 	fprintf(out, vd ? ") {\n" : ")\n");
 	put_decls(out, vd, depth + 1);
 	ind(out, depth + 1);
-	fprintf(out, "atomicAdd(&a.t_%s[%s], (%s)(%s));\n", x->name, lin, tensor_device_type(x), v);
+	if (x->type == ET_I64) /* two's complement: the unsigned add is the signed one */
+		fprintf(out, "atomicAdd((unsigned long long *)&a.t_%s[%s], (unsigned long long)(long long)(%s));\n", x->name, lin, v);
+	else
+		fprintf(out, "atomicAdd(&a.t_%s[%s], (%s)(%s));\n", x->name, lin, tensor_device_type(x), v);
 	if (vd) ind(out, depth), fputs("}\n", out);
 	free(lin), free(v), free(mk), free(vd), free(md);
 	for (int i = 0; i < s->nlhs; i++) free(subs[i]);

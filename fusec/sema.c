@@ -151,7 +151,12 @@ static void declare_const(Sema *s, int node)
 		return;
 	}
 	double v = N(s, node)->num;
-	s->consts[s->nconst++] = (Const){N(s, node)->off, N(s, node)->len, v, v == floor(v) && fabs(v) < 9e15};
+	if (!isfinite(v)) {
+		diag_error(s->d, N(s, node)->off, "number out of range: the value of constant '%.*s' is beyond the largest double", NAMEF(s, node));
+		return;
+	}
+	/* an integer constant is written as one: 2.0 is a float (README 3.1) */
+	s->consts[s->nconst++] = (Const){N(s, node)->off, N(s, node)->len, v, N(s, node)->flag && v == floor(v) && fabs(v) < 9e15};
 }
 
 /* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
@@ -808,6 +813,10 @@ static int build(Sema *s, int node)
 	const Node *x = N(s, node);
 	switch (x->kind) {
 	case AST_NUM: {
+		if (!isfinite(x->num)) {
+			diag_error(s->d, x->off, "number out of range: '%.*s' is beyond the largest double", (int)x->len, s->ast->text + x->off);
+			return 0;
+		}
 		int isint = x->flag && x->num <= 9e15;
 		int e = mk(s, IR_CONST, isint ? (x->num > 2147483647.0 ? ET_I64 : ET_I32) : s->compute, x->off, 0, 0, 0);
 		s->m->expr[e].value = x->num;
@@ -940,6 +949,10 @@ static void classify(Sema *s, Stmt *st)
 		for (int i = 0; i < st->nlhs; i++)
 			if (m->expr[st->lhs[i]].op != IR_INDEX) gathered = 1;
 		st->pattern = gathered ? PAT_SCATTER : PAT_MAP;
+		ElemType tt = m->tensor[st->out].type;
+		if (gathered && (tt == ET_F16 || tt == ET_BF16))
+			diag_error(s->d, st->off, "a scatter-add ('+=' through a gather) into %s is not supported: its atomics take f32, f64, i32 "
+			           "or i64; scatter into an f32 temp and convert it in a later stage", elem_info[tt].name);
 		return;
 	}
 	if (st->red == RED_NONE) { st->pattern = PAT_MAP; return; }
@@ -1276,6 +1289,13 @@ static void check_stmt_body(Sema *s, int node)
 			diag_error(s->d, s->m->expr[rhs].off, "type mismatch: a list holds integers, not floats");
 			return;
 		}
+		for (int u = 0; u < m->ntensor; u++)
+			if (u != target && m->tensor[u].list_count == count) {
+				/* one counter, two lists: each would append at the other's slots */
+				diag_error(s->d, N(s, x->a)->off, "'%.*s' already counts the list '%s'; each list needs its own count",
+				           NAMEF(s, x->a), m->tensor[u].name);
+				return;
+			}
 		lt->list_count = count;
 		if (m->tensor[count].def_stage < 0) m->tensor[count].def_stage = s->stage;
 		st->acc = lt->type;
