@@ -18,7 +18,7 @@ GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 # the emitters: everything after the planner but NVRTC and the files written
 EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
              fusec/cuda_stmt.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
-             fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_scatter.c fusec/kern_scalar.c \
+             fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_tile.c fusec/kern_scatter.c fusec/kern_scalar.c \
              fusec/emit_ref.c
 BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/ptx.c fusec/sha256.c fusec/tune.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
@@ -52,6 +52,12 @@ build/gen/grammar.c build/gen/grammar.h &: dsl/grammar.y | build/.tools
 build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
 	@mkdir -p build/gen
 	re2c -W --no-generation-date --no-version -o $@ $<
+
+# The tensor-core mainloop (CUDA text that kern_tile.c prints) as C string lines.
+build/gen/tile_gemm.inc: fusec/tile_gemm.cuh
+	@mkdir -p build/gen
+	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+build/rel/kern_tile.o build/san/kern_tile.o build/fuzz/kern_tile.o: build/gen/tile_gemm.inc
 
 # Three builds of the same sources: release, sanitized (tests), fuzzing.
 build/rel/%.o: fusec/%.c build/gen/grammar.h
@@ -92,12 +98,12 @@ build/fuzz/fuzz_backend: $(call obj,fuzz,$(FRONT_SRC) $(BACK_SRC) $(GEN_SRC) tes
 # at once (a grouped pattern rule) and a depfile of what the spec read.
 SPECS     := $(wildcard specs/*.fuse)
 NAMES     := $(basename $(notdir $(SPECS)))
-ARCHS     := sm_80 sm_90
+ARCHS     := sm_80 sm_90 sm_90a
 MANIFESTS := $(NAMES:%=generated/%.manifest)
 GENERATED := $(foreach n,$(NAMES),generated/$(n).manifest generated/$(n).cu generated/$(n).h \
                generated/$(n)_ref.c $(ARCHS:%=generated/$(n).%.ptx))
 
-generated/%.manifest generated/%.cu generated/%.h generated/%_ref.c generated/%.sm_80.ptx generated/%.sm_90.ptx: specs/%.fuse bin/fusec
+generated/%.manifest generated/%.cu generated/%.h generated/%_ref.c generated/%.sm_80.ptx generated/%.sm_90.ptx generated/%.sm_90a.ptx: specs/%.fuse bin/fusec
 	@mkdir -p build/dep
 	bin/fusec -o generated --arch=$(subst $(eval) ,$(comma),$(ARCHS)) -MD -MF build/dep/$*.d $<
 

@@ -178,6 +178,10 @@ def matmul_bias_gelu_act(A, B, bias):  # cuBLASLt bias+gelu(tanh) epilogue, one 
     return torch._addmm_activation(bias, A, B, use_gelu=True)
 
 
+def matmul_residual(A, B, s, bias, R):
+    return R + F.gelu(s[:, None] * (A @ B) + bias, approximate="tanh")
+
+
 def batchnorm_inference(X, mean, var, gamma, beta, eps):
     return (X - mean) * torch.rsqrt(var + eps) * gamma + beta
 
@@ -304,6 +308,17 @@ def cases(quick):
                             2 * m ** 3, variant=True, eager_only=True,
                             note="torch._addmm_activation: bias+act in the cuBLASLt epilogue", tol=1e-2))
 
+    for m in ([512] if quick else [1024, 4096, 8192]):
+        mk = (lambda m=m: (uni((m, m), dtype=torch.bfloat16), uni((m, m), dtype=torch.bfloat16),
+                           uni(m, dtype=torch.bfloat16)))
+        out.append(Case("matmul_bias_relu_bf16", f"{m}^3 bf16", mk, matmul_bias_relu, 3 * m * m * 2, 2 * m ** 3,
+                        note="addmm (bias in the cuBLAS epilogue) + relu", tol=2e-2))
+    for m in ([512] if quick else [4096]):
+        mk = (lambda m=m: (uni((m, m), dtype=torch.bfloat16), uni((m, m), dtype=torch.bfloat16), uni(m),
+                           uni(m, dtype=torch.bfloat16), uni((m, m), dtype=torch.bfloat16)))
+        out.append(Case("matmul_residual", f"{m}^3 bf16", mk, matmul_residual, 4 * m * m * 2, 2 * m ** 3,
+                        note="R + gelu(s * (A @ B) + bias)", tol=2e-2))
+
     te_sizes = [1024, 2048, 8192] if quick else [8192, 1 << 14, 1 << 16]
     for i, n in enumerate(te_sizes):
         te = Case("transfer_entropy", f"N={p2(n)}", lambda n=n: (uni(n), uni(n), uni(n), float(n)),
@@ -420,6 +435,10 @@ def ceilings(quick):
         out["matmul_ms"] = t
         out["f16_matmul_tflops"] = 2 * n ** 3 / (t * 1e-3) / 1e12
         log(f"[{elapsed():6.1f}s] ceiling f16 matmul {n}^3: {t:.4f} ms -> {out['f16_matmul_tflops']:.1f} TFLOP/s")
+        a, b = a.to(torch.bfloat16), b.to(torch.bfloat16)
+        t = bench(lambda: a @ b)
+        out["bf16_matmul_tflops"] = 2 * n ** 3 / (t * 1e-3) / 1e12
+        log(f"[{elapsed():6.1f}s] ceiling bf16 matmul {n}^3: {t:.4f} ms -> {out['bf16_matmul_tflops']:.1f} TFLOP/s")
         del a, b
         free()
     except Exception as e:

@@ -246,6 +246,11 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 			fputc(']', out);
 		}
 		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
+		if (k->mode == KM_TILE) {
+			const char *a, *b;
+			tile_operands(m, k, &a, &b);
+			fprintf(out, " smem=%d tma=%s,%s", k->par.smem, a, b);
+		}
 		fputc('\n', out);
 	}
 }

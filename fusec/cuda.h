@@ -64,7 +64,10 @@ typedef struct KernTemplate {
 	void (*grid_x)(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
 	void (*grid_y)(const Module *m, const Fusion *f, const Kernel *k, FILE *out); /* NULL: 1 */
 } KernTemplate;
-extern const KernTemplate kern_point, kern_row, kern_matmul, kern_scatter, kern_scalar;
+extern const KernTemplate kern_point, kern_row, kern_matmul, kern_tile, kern_scatter, kern_scalar;
+/* kern_tile.c: the tensor-core mainloop's CUDA text, once per .cu that has a
+   TILE kernel */
+void emit_tile_library(FILE *out);
 extern const KernTemplate *const kern_template[KM_N];
 
 /* host-side pieces for the grid formulas (emit_host.c) */

@@ -41,8 +41,10 @@ void load_elem(Cx *cx, int t, const char *lin, FILE *out)
 	const Tensor *x = &cx->m->tensor[t];
 	const char *pre = x->kind == TK_INPUT ? "__ldg(&" : "(";
 	switch (x->type) {
-	case ET_F16: fprintf(out, "fz_h2f(a.t_%s[%s])", x->name, lin); break;
-	case ET_BF16: fprintf(out, "fz_b2f(a.t_%s[%s])", x->name, lin); break;
+	/* inputs through the read-only path: the compiler may then issue their
+	   loads ahead of the kernel's stores (a tile epilogue's 16 rows at once) */
+	case ET_F16: fprintf(out, "fz_h2f(%sa.t_%s[%s]))", pre, x->name, lin); break;
+	case ET_BF16: fprintf(out, "fz_b2f(%sa.t_%s[%s]))", pre, x->name, lin); break;
 	default: fprintf(out, "%sa.t_%s[%s])", pre, x->name, lin); break;
 	}
 }

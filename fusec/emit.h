@@ -15,6 +15,9 @@ void emit_cuda_prelude(FILE *out);
 void emit_cuda_kernels(const Module *m, const Schedule *s, FILE *out);
 /* The whole .cu of a fusion: banner, prelude, args, fused then unfused. */
 void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out);
+/* The tensors a TILE kernel reads as A(m,k) and B(k,n): the runtime makes
+   their tensor maps (the manifest's tma=A,B). kern_tile.c */
+void tile_operands(const Module *m, const Kernel *k, const char **a, const char **b);
 void emit_args_struct(const Module *m, int fusion, int device, FILE *out);
 void emit_reference(const Module *m, int fusion, FILE *out);
 void emit_host_plan(const Module *m, const Schedule *s, FILE *out);

@@ -12,6 +12,7 @@ const KernTemplate *const kern_template[KM_N] = {
 	[KM_POINT] = &kern_point,
 	[KM_ROW] = &kern_row,
 	[KM_MATMUL] = &kern_matmul,
+	[KM_TILE] = &kern_tile,
 	[KM_SCATTER] = &kern_scatter,
 	[KM_SCALAR] = &kern_scalar,
 };
@@ -126,6 +127,10 @@ void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfu
 	emit_cuda_prelude(out);
 	emit_args_struct(m, fused->fusion, 1, out);
 	fputc('\n', out);
+	int tile = 0;
+	for (int i = 0; i < fused->nk; i++) tile |= fused->k[i].mode == KM_TILE;
+	for (int i = 0; i < unfused->nk; i++) tile |= unfused->k[i].mode == KM_TILE;
+	if (tile) emit_tile_library(out);
 	emit_cuda_kernels(m, fused, out);
 	emit_cuda_kernels(m, unfused, out);
 }

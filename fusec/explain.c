@@ -28,10 +28,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			const Stage *sg = &m->stage[m->stmt[s].stage];
 			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
 			prev = sg->name;
-			if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
-				fprintf(out, "      tensor_eligible: %s\n", k->mode == KM_MATMUL ?
-				        "tiled CUDA-core kernel, f32 accumulation (tensor-core path not yet generated)" :
-				        "not a matrix tile, CUDA cores");
+			if ((k->mode == KM_MATMUL || k->mode == KM_TILE) && s == k->first_stmt && k->path_why)
+				fprintf(out, "      contraction on %s\n", k->path_why);
+			else if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
+				fputs("      tensor_eligible: not a matrix tile, CUDA cores\n", out);
 		}
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 			if (m->tensor[t].kind != TK_TEMP) continue;

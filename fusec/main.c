@@ -51,7 +51,7 @@ static void usage(FILE *f)
 	      "                     write artifacts DIR/<fusion>.*: CUDA, PTX per target,\n"
 	      "                     header, float64 reference C and manifest (DIR is created;\n"
 	      "                     each file is replaced atomically, the manifest last)\n"
-	      "  --arch=sm_80,sm_90 PTX targets, each once: sm_80, sm_90, sm_90a (default sm_80,sm_90)\n"
+	      "  --arch=sm_80,sm_90 PTX targets, each once: sm_80, sm_90, sm_90a (default all three)\n"
 	      "  -MD -MF FILE       also write a make depfile (its folder is created)\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
 	      "  --help             this text\n"
@@ -66,8 +66,8 @@ int main(int argc, char **argv)
 	int emit = EMIT_NONE, max_errors = 50, nfiles = 0;
 	const char *out_dir = NULL, *depfile = NULL;
 	int want_dep = 0;
-	const char *archs[8] = {"sm_80", "sm_90"};
-	int narch = 2;
+	const char *archs[8] = {"sm_80", "sm_90", "sm_90a"};
+	int narch = 3;
 	char *arch_buf = NULL;
 	const char **files = calloc((size_t)argc, sizeof *files);
 	if (!files) return 3;

@@ -66,6 +66,40 @@ int plan_matmul_swapped(const Module *m, const Stmt *s)
 
 int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
 
+/* Is load e the input tensor read plainly as X(i, j), row-major? */
+static int plain_load(const Module *m, int e, int i, int j)
+{
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD || x->nargs != 2 || m->tensor[x->tensor].kind != TK_INPUT) return 0;
+	const Expr *a = &m->expr[x->args[0]], *b = &m->expr[x->args[1]];
+	return a->op == IR_INDEX && a->index == i && b->op == IR_INDEX && b->index == j;
+}
+
+/* A matrix contraction goes to the tensor-core tile template when its stage
+ * asks (tensor_eligible) and the operands are what the tensor cores take:
+ * two input matrices of one 16-bit float type read as A(m,k) and B(k,n),
+ * accumulated in f32, unmasked. Otherwise the CUDA-core tile kernel; *why
+ * says which, for --explain. */
+static int tile_eligible(const Module *m, const Stmt *s, const char **why)
+{
+	int sw = plan_matmul_swapped(m, s), i0 = s->first_index, i1 = i0 + 1, kx = i0 + 2;
+	int ea = sw ? s->contract_b : s->contract_a, eb = sw ? s->contract_a : s->contract_b;
+	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
+	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
+	if (!(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
+	else if (s->nindex != 3 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (batched or masked contractions are not on tensor cores yet)";
+	else if (!plain_load(m, ea, i0, kx) || !plain_load(m, eb, kx, i1))
+		*why = "CUDA cores: the operands are not input matrices read as A(m,k) and B(k,n)";
+	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16)) *why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, not generated yet)";
+	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
+	else {
+		*why = "tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+		       "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators";
+		return 1;
+	}
+	return 0;
+}
+
 /* Is the reduced index the last subscript of every load that uses it?
  * Then a block can walk it with coalesced reads (a row kernel). */
 static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
@@ -235,7 +269,7 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	if (s->pattern == PAT_SCATTER) {
 		k->mode = KM_SCATTER;
 	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
-		k->mode = KM_MATMUL;
+		k->mode = tile_eligible(m, s, &k->path_why) ? KM_TILE : KM_MATMUL;
 		k->nspace = stmt_space(m, s, k->space);
 	} else if (plan_is_scalar_map(s)) {
 		k->mode = KM_SCALAR, k->par.block = 32;
@@ -266,7 +300,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
 	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
 	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
-	if (k->mode == KM_MATMUL) {
+	if (k->mode == KM_MATMUL || k->mode == KM_TILE) {
 		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
 	} else if (k->mode == KM_SCALAR) {
 		if (!plan_is_scalar_map(s)) return SPLIT_SPACE;
@@ -381,7 +415,8 @@ static void assign_steps(const Module *m, Schedule *p, const unsigned char *stor
 			switch (k->mode) {
 			case KM_SCATTER: op = STEP_SCATTER; break;
 			case KM_SCALAR: op = STEP_SCALAR; break;
-			case KM_MATMUL: op = sid == k->first_stmt ? STEP_CONTRACT : STEP_MAP; break;
+			case KM_MATMUL:
+			case KM_TILE: op = sid == k->first_stmt ? STEP_CONTRACT : STEP_MAP; break;
 			default:
 				if (plan_is_scalar_map(s)) op = STEP_EPILOGUE;
 				else if (plan_is_grid_reduction(s)) op = STEP_GRID_REDUCE;
@@ -577,6 +612,17 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 		if (k->mode == KM_MATMUL) {
 			k->par.tile_m = k->par.tile_n = 64, k->par.tile_k = 16;
 			k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+		}
+		/* Tensor-core tiles: one block an SM (a persistent grid), 384 threads
+		   (a loading warpgroup, two multiplying), 128 x 256 x 64 tiles in a
+		   ring of 4 stages of 48 KB; the template narrows to 128 x 128 when
+		   there are fewer tiles than blocks. */
+		if (k->mode == KM_TILE) {
+			k->par.block = 384, k->par.min_blocks = 1;
+			k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_k = 64, k->par.stages = 4;
+			k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+			/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
+			k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
 		}
 	}
 

@@ -80,8 +80,9 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		fprintf(out, " grid-reductions=%d\n", k->ntail);
 		fprintf(out, "    params block=%d min_blocks=%d unroll=%d vec=%d slices=%d rcache=%d warp_rows=%d", p->block,
 		        p->min_blocks, p->unroll, p->vec, p->slices, p->rcache, p->warp_rows);
-		if (k->mode == KM_MATMUL)
+		if (k->mode == KM_MATMUL || k->mode == KM_TILE)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
+		if (k->mode == KM_TILE) fprintf(out, " stages=%d smem=%d", p->stages, p->smem);
 		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];

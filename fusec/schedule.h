@@ -27,7 +27,8 @@
 /* Targets a schedule can be built for: enum name, --arch spelling. */
 #define TARGETS(X) \
 	X(SM_80, "sm_80") \
-	X(SM_90, "sm_90")
+	X(SM_90, "sm_90") \
+	X(SM_90A, "sm_90a") /* Hopper's arch-specific features: wgmma, setmaxnreg */
 
 typedef enum {
 #define X(e, s) TGT_##e,
@@ -39,11 +40,12 @@ extern const char *const target_name[TGT_N];
 int target_lookup(const char *s); /* -1 if unknown */
 
 /* How a kernel maps its iteration space onto the grid; one template each
- * (kern_point.c, kern_row.c, kern_matmul.c, kern_scatter.c, kern_scalar.c). */
+ * (kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c). */
 #define KERNEL_MODES(X) \
 	X(POINT, "point")   /* a thread per point of the space, grid-stride; reductions loop serially */ \
 	X(ROW, "row")       /* a block (or warp) per point; reductions over the row's last index cooperate */ \
 	X(MATMUL, "matmul") /* a tiled matrix contraction with its epilogue in registers */ \
+	X(TILE, "tile")     /* the same on tensor cores: f16/bf16 operands, f32 accumulators (kern_tile.c) */ \
 	X(SCATTER, "scatter") /* a warp per outer point, lanes over a ragged range, atomics */ \
 	X(SCALAR, "scalar") /* one thread: rank-0 work with no space */
 
@@ -132,8 +134,10 @@ typedef struct KernelParams {
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
-	int tile_m, tile_n, tile_k; /* MATMUL: block tile and k-step */
-	int swapped;      /* MATMUL: the contraction's operands in the order (B, A) */
+	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step */
+	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
+	int stages;       /* TILE: shared-memory stages in the load ring */
+	int smem;         /* TILE: dynamic shared memory a block asks for, bytes */
 	const char *tuned; /* the tuning-table entry used; NULL: built-in rules */
 } KernelParams;
 
@@ -151,6 +155,7 @@ typedef struct Kernel {
 	int nphase;
 	Phase phase[MAX_PHASES];
 	KernelParams par;
+	const char *path_why;     /* MATMUL, TILE: why its contraction runs where it runs (--explain) */
 } Kernel;
 
 /* Why two adjacent stages were not fused. */

@@ -97,103 +97,394 @@ typedef struct fz_matmul_bias_gelu_args {
 	unsigned int *ws_count; /* blocks finished; the last resets it */
 } fz_matmul_bias_gelu_args;
 
+/* ---- tensor-core tiles: C[M,N] = A[M,K] B[K,N], f32 accumulation ----
+   A and B f16 or bf16, row-major (k contiguous in A, n in B). A block of 384
+   threads owns a 128 x BN tile at a time (BN 256 or 128, persistent over
+   tiles): warpgroup 0 loads, warpgroups 1 and 2 multiply 64 rows each.
+   Shared memory is a ring of stages, each in the 128-byte swizzle that TMA
+   writes and the tensor cores read: A as 128 rows of 64 k (128 B a row), B
+   as four boxes of 64 k rows of 64 n. A full barrier per stage says it is
+   loaded, an empty barrier says both multiplying warpgroups are done with it.
+   sm_90a: TMA loads, wgmma. Elsewhere (or when the runtime could not make the
+   tensor maps: unaligned rows or pointers) the loading warpgroup copies with
+   plain loads into the same layout; sm_80/sm_90 multiply with ldmatrix and
+   mma.sync. Tails: TMA fills out-of-range elements with zeros, the plain
+   loader writes zeros, the epilogue skips points outside [M,N]. */
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define FZ_TILE_WGMMA 1
+#else
+#define FZ_TILE_WGMMA 0
+#endif
+#define FZ_TILE_STAGES 4                 /* at most; fewer when the device gives less shared memory */
+#define FZ_TILE_A_BYTES 16384
+#define FZ_TILE_STAGE_BYTES 49152
+/* wgmma's epilogue goes through shared memory, 64 rows x 32 columns of f32
+   a multiplying warpgroup at a time (rows padded by 4 words), so that the
+   epilogue's loads and stores are coalesced along rows */
+#define FZ_TILE_EPI_LD 36
+#define FZ_TILE_EPI_BYTES (FZ_TILE_WGMMA ? 2 * 64 * FZ_TILE_EPI_LD * 4 : 0)
+/* barriers, slack to align the ring to 1024 bytes, the ring, the epilogue's buffers */
+#define FZ_TILE_SMEM (64 + 1023 + FZ_TILE_STAGES * FZ_TILE_STAGE_BYTES + 2 * 64 * FZ_TILE_EPI_LD * 4)
+
+/* The tensor maps the runtime makes at launch (cuTensorMapEncodeTiled):
+   A as {K, M} in boxes of {64, 128}, B as {N, K} in boxes of {64, 64}, both
+   with 128-byte swizzle; ok is 1 when both were made. */
+struct __align__(64) fz_tmap { unsigned long long w[16]; };
+struct fz_tile_maps { fz_tmap a, b; unsigned long long ok; };
+
+__device__ __forceinline__ unsigned fz_su32(const void *p) { return (unsigned)__cvta_generic_to_shared(p); }
+__device__ __forceinline__ void fz_bar_init(unsigned b, unsigned count)
+{
+	asm volatile("mbarrier.init.shared.b64 [%0], %1;" ::"r"(b), "r"(count));
+}
+__device__ __forceinline__ void fz_bar_arrive(unsigned b)
+{
+	asm volatile("mbarrier.arrive.shared.b64 _, [%0];" ::"r"(b) : "memory");
+}
+__device__ __forceinline__ void fz_bar_wait(unsigned b, unsigned parity)
+{
+#if __CUDA_ARCH__ >= 900
+	asm volatile("{\n.reg .pred p;\nFZ_WAIT:\nmbarrier.try_wait.parity.shared.b64 p, [%0], %1;\n@!p bra FZ_WAIT;\n}\n" ::"r"(b), "r"(parity) : "memory");
+#else
+	asm volatile("{\n.reg .pred p;\nFZ_WAIT:\nmbarrier.test_wait.parity.shared.b64 p, [%0], %1;\n@!p bra FZ_WAIT;\n}\n" ::"r"(b), "r"(parity) : "memory");
+#endif
+}
+/* byte offset of the 16-byte chunk c of row r in a 128-byte-swizzled block */
+__device__ __forceinline__ unsigned fz_swz(unsigned r, unsigned c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
+
+/* one stage by plain loads, all 128 threads of the loading warpgroup: chunks
+   of 8 elements, 16-byte loads where the whole chunk is in range and aligned */
+__device__ __forceinline__ uint4 fz_chunk(const unsigned short *p, long long row, long long rows, long long col, long long cols, long long ld)
+{
+	uint4 v = make_uint4(0u, 0u, 0u, 0u);
+	if (row >= rows || col >= cols) return v;
+	const unsigned short *q = p + row * ld + col;
+	if (col + 8 <= cols && ((unsigned long long)q & 15ull) == 0) return *(const uint4 *)q;
+	unsigned short e[8];
+#pragma unroll
+	for (int i = 0; i < 8; ++i) e[i] = col + i < cols ? q[i] : (unsigned short)0;
+	v.x = e[0] | ((unsigned)e[1] << 16), v.y = e[2] | ((unsigned)e[3] << 16);
+	v.z = e[4] | ((unsigned)e[5] << 16), v.w = e[6] | ((unsigned)e[7] << 16);
+	return v;
+}
+__device__ __noinline__ void fz_tile_load_plain(unsigned char *st, const unsigned short *A, const unsigned short *B, long long M,
+	long long N, long long K, long long m0, long long n0, long long k0, int bn, int t)
+{
+	for (int q = t; q < 1024; q += 128) { /* A: 128 rows x 8 chunks */
+		const int r = q >> 3, c = q & 7;
+		*(uint4 *)(st + fz_swz(r, c)) = fz_chunk(A, m0 + r, M, k0 + 8 * c, K, K);
+	}
+	for (int q = t; q < 8 * bn; q += 128) { /* B: 64 k rows x bn/8 chunks */
+		const int r = q / (bn >> 3), c = q % (bn >> 3);
+		*(uint4 *)(st + FZ_TILE_A_BYTES + (c >> 3) * 8192 + fz_swz(r, c & 7)) = fz_chunk(B, k0 + r, K, n0 + 8 * c, N, N);
+	}
+}
+
+#if FZ_TILE_WGMMA
+__device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned lbo, unsigned sbo)
+{
+	return (unsigned long long)((addr & 0x3ffffu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
+	       ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
+}
+template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
+{
+	if constexpr (BN == 256 && ET == 0) {
+		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+			"wgmma.mma_async.sync.aligned.m64n256k16.f32.f16.f16 {"
+			"%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+			"%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+			"%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+			"%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+			"%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+			"}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+			: "l"(da), "l"(db), "r"(scale));
+	} else if constexpr (BN == 256) {
+		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
+			"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
+			"%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,"
+			"%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,"
+			"%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
+			"%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
+			"%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
+			"}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
+			: "l"(da), "l"(db), "r"(scale));
+	} else if constexpr (ET == 0) {
+		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+			"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
+			"%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+			"}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+			: "l"(da), "l"(db), "r"(scale));
+	} else {
+		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
+			"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
+			"%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,"
+			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
+			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
+			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
+			"}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
+			: "l"(da), "l"(db), "r"(scale));
+	}
+}
+#endif
+
+#if !FZ_TILE_WGMMA
+template <int ET> __device__ __forceinline__ void fz_mma16816(float *d, const unsigned *a, unsigned b0, unsigned b1)
+{
+	if constexpr (ET == 0)
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+	else
+		asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+__device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
+{
+	if (trans)
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+			: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+	else
+		asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];\n"
+			: "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3]) : "r"(addr));
+}
+#endif
+
+/* The multiplying warpgroup c (rows 64c..64c+63 of each tile) over this
+   block's tiles; it walks the ring in the loader's order (stage s, parity ph). */
+template <int ET, int BN, class Epi>
+__device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *ring, unsigned long long *bars, float *ebuf,
+	int nst, long long M, long long N, long long nk, long long tiles, long long mt, int c, int t)
+{
+	const int lane = t & 31, w = t >> 5;
+	int s = 0;
+	unsigned ph = 0;
+	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+		const long long m0 = (tile % mt) * 128, n0 = (tile / mt) * BN;
+#if FZ_TILE_WGMMA
+		float d[BN / 2];
+#pragma unroll
+		for (int i = 0; i < BN / 2; ++i) d[i] = 0.f;
+		int prev = -1;
+		for (long long kb = 0; kb < nk; ++kb) {
+			fz_bar_wait(fz_su32(&bars[s]), ph);
+			const unsigned a0 = fz_su32(ring + s * FZ_TILE_STAGE_BYTES) + c * 8192, b0 = a0 - c * 8192 + FZ_TILE_A_BYTES;
+			asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
+#pragma unroll
+			for (int ks = 0; ks < 4; ++ks) /* A k-major: +32 B a k16 step; B n-major: +16 rows */
+				fz_wgmma<ET, BN>(d, fz_wg_desc(a0 + 32 * ks, 16, 1024), fz_wg_desc(b0 + 2048 * ks, 8192, 1024), 1);
+			asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
+			/* one stage's multiplies stay in flight; the one before is done: release it */
+			asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
+			if (prev >= 0 && lane == 0) fz_bar_arrive(fz_su32(&bars[FZ_TILE_STAGES + prev]));
+			prev = s;
+			if (++s == nst) s = 0, ph ^= 1u;
+		}
+		asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+		if (prev >= 0 && lane == 0) fz_bar_arrive(fz_su32(&bars[FZ_TILE_STAGES + prev]));
+		/* the epilogue, 32 columns at a time: the accumulators (thread t holds
+		   rows 16w + lane/4 (+8), column pairs 8j + 2(lane%4)) into the buffer,
+		   then each warp walks 16 rows with a lane a column */
+		const unsigned eb = fz_su32(ebuf), ew = eb + 4u * ((16 * w + (lane >> 2)) * FZ_TILE_EPI_LD + 2 * (lane & 3));
+		const unsigned er = eb + 4u * (16 * w * FZ_TILE_EPI_LD + lane);
+		/* a whole tile inside [M,N] takes the epilogue without tests, so that
+		   its loads are not held behind branches */
+		const bool inside = m0 + 128 <= M && n0 + BN <= N;
+		const long long rb = m0 + 64 * c + 16 * w;
+#pragma unroll
+		for (int q = 0; q < BN / 32; ++q) {
+#pragma unroll
+			for (int j = 4 * q; j < 4 * q + 4; ++j) {
+				const unsigned e = ew + 32u * (j - 4 * q);
+				asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(e), "f"(d[4 * j]), "f"(d[4 * j + 1]) : "memory");
+				asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(e + 32u * FZ_TILE_EPI_LD), "f"(d[4 * j + 2]), "f"(d[4 * j + 3]) : "memory");
+			}
+			asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+			float v[16];
+#pragma unroll
+			for (int r = 0; r < 16; ++r) asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v[r]) : "r"(er + 4u * r * FZ_TILE_EPI_LD) : "memory");
+			asm volatile("bar.sync %0, 128;\n" ::"r"(2 + c) : "memory");
+			const long long s1 = n0 + 32 * q + lane;
+			if (inside) {
+#pragma unroll
+				for (int r = 0; r < 16; ++r) epi(rb + r, s1, v[r]);
+			} else {
+#pragma unroll
+				for (int r = 0; r < 16; ++r)
+					if (rb + r < M && s1 < N) epi(rb + r, s1, v[r]);
+			}
+		}
+#else
+		constexpr int NT = BN / 32; /* n8 tiles of this warp: columns w*BN/4 .. +BN/4 */
+		float d[4][NT][4];
+#pragma unroll
+		for (int i = 0; i < 4; ++i)
+#pragma unroll
+			for (int j = 0; j < NT; ++j)
+#pragma unroll
+				for (int q = 0; q < 4; ++q) d[i][j][q] = 0.f;
+		for (long long kb = 0; kb < nk; ++kb) {
+			fz_bar_wait(fz_su32(&bars[s]), ph);
+			const unsigned sa = fz_su32(ring + s * FZ_TILE_STAGE_BYTES), sb = sa + FZ_TILE_A_BYTES;
+#pragma unroll
+			for (int ks = 0; ks < 4; ++ks) {
+				unsigned b[NT][2];
+#pragma unroll
+				for (int j = 0; j < NT; j += 2) {
+					const int n = w * (BN / 4) + 8 * j + 8 * (lane >> 4), kr = 16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1);
+					unsigned r[4];
+					fz_ldsm4(r, sb + (n >> 6) * 8192 + fz_swz(kr, (n & 63) >> 3), true);
+					b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
+				}
+#pragma unroll
+				for (int i = 0; i < 4; ++i) {
+					unsigned a[4];
+					fz_ldsm4(a, sa + fz_swz(64 * c + 16 * i + (lane & 15), 2 * ks + (lane >> 4)), false);
+#pragma unroll
+					for (int j = 0; j < NT; ++j) fz_mma16816<ET>(d[i][j], a, b[j][0], b[j][1]);
+				}
+			}
+			__syncwarp();
+			if (lane == 0) fz_bar_arrive(fz_su32(&bars[FZ_TILE_STAGES + s]));
+			if (++s == nst) s = 0, ph ^= 1u;
+		}
+		(void)ebuf;
+		const bool inside = m0 + 128 <= M && n0 + BN <= N;
+#pragma unroll
+		for (int i = 0; i < 4; ++i)
+#pragma unroll
+			for (int j = 0; j < NT; ++j)
+#pragma unroll
+				for (int q = 0; q < 4; ++q) {
+					const long long s0 = m0 + 64 * c + 16 * i + (lane >> 2) + 8 * (q >> 1);
+					const long long s1 = n0 + w * (BN / 4) + 8 * j + 2 * (lane & 3) + (q & 1);
+					if (inside || (s0 < M && s1 < N)) epi(s0, s1, d[i][j][q]);
+				}
+#endif
+	}
+}
+
+/* The whole tile kernel's body: ET 0 f16, 1 bf16; epi(s0, s1, v) is the
+   fused epilogue at point (s0, s1) of C, called only inside [M,N]. */
+template <int ET, class Epi>
+__device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps &tm, const unsigned short *A,
+	const unsigned short *B, long long M, long long N, long long K)
+{
+	extern __shared__ unsigned char fz_smem_raw[];
+	unsigned long long *bars = (unsigned long long *)fz_smem_raw;
+	unsigned char *ring = (unsigned char *)(((unsigned long long)fz_smem_raw + 64ull + 1023ull) & ~1023ull);
+	/* as many stages as the shared memory the launch gave holds (the runtime
+	   gives what the kernel asks, or the device's most) */
+	unsigned dyn;
+	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
+	int nst = (int)((dyn - (unsigned)(ring - fz_smem_raw) - FZ_TILE_EPI_BYTES) / FZ_TILE_STAGE_BYTES);
+	if (dyn < (unsigned)(ring - fz_smem_raw) + FZ_TILE_EPI_BYTES + FZ_TILE_STAGE_BYTES) __trap(); /* the launch gave too little */
+	if (nst > FZ_TILE_STAGES) nst = FZ_TILE_STAGES;
+	float *ebuf = (float *)(ring + nst * FZ_TILE_STAGE_BYTES);
+	const int wg = threadIdx.x >> 7, t = threadIdx.x & 127;
+	const long long mt = (M + 127) >> 7;
+	/* wgmma: 128 x 256 tiles when there are at least as many as blocks, else
+	   128 x 128 (the launch gives min(128 x 128 tiles, SMs) blocks); mma.sync:
+	   128 x 128, 64 accumulators a thread */
+	const int bn = FZ_TILE_WGMMA && mt * ((N + 255) >> 8) >= (long long)gridDim.x ? 256 : 128;
+	const long long tiles = mt * ((N + bn - 1) / bn), nk = (K + 63) >> 6;
+	if (threadIdx.x == 0) {
+		for (int s = 0; s < nst; ++s)
+			fz_bar_init(fz_su32(&bars[s]), 1), fz_bar_init(fz_su32(&bars[FZ_TILE_STAGES + s]), 8);
+#if __CUDA_ARCH__ >= 900
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+	}
+	__syncthreads();
+	if (wg == 0) {
+#if FZ_TILE_WGMMA
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n");
+		const bool tma = tm.ok != 0;
+#else
+		const bool tma = false;
+#endif
+		int s = 0;
+		unsigned ph = 0;
+		for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+			const long long m0 = (tile % mt) * 128, n0 = (tile / mt) * bn;
+			for (long long kb = 0; kb < nk; ++kb) {
+				const unsigned full = fz_su32(&bars[s]);
+				unsigned char *st = ring + s * FZ_TILE_STAGE_BYTES;
+				if (tma) {
+#if FZ_TILE_WGMMA
+					if (t == 0) {
+						fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
+						asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full), "r"(FZ_TILE_A_BYTES + 128 * bn) : "memory");
+						asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+							::"r"(fz_su32(st)), "l"(&tm.a), "r"((int)(kb * 64)), "r"((int)m0), "r"(full) : "memory");
+						for (int j = 0; j < bn / 64; ++j)
+							asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+								::"r"(fz_su32(st + FZ_TILE_A_BYTES + 8192 * j)), "l"(&tm.b), "r"((int)(n0 + 64 * j)), "r"((int)(kb * 64)), "r"(full) : "memory");
+					}
+#endif
+				} else {
+					fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
+					fz_tile_load_plain(st, A, B, M, N, K, m0, n0, kb * 64, bn, t);
+#if FZ_TILE_WGMMA
+					/* the tensor cores read through the async proxy */
+					asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+					asm volatile("bar.sync 1, 128;\n" ::: "memory");
+					if (t == 0) fz_bar_arrive(full);
+				}
+				if (++s == nst) s = 0, ph ^= 1u;
+			}
+		}
+	} else {
+#if FZ_TILE_WGMMA
+		asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
+		if (bn == 256) fz_tile_consume<ET, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+		else
+#endif
+			fz_tile_consume<ET, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+	}
+}
+
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_gelu_f0(const fz_matmul_bias_gelu_args a)
-{
-	__shared__ float As[16][68];
-	__shared__ float Bs[16][68];
-	const long long M = a.n_M, N = a.n_N, K = a.n_K;
-	const long long m0 = (long long)blockIdx.y * 64, n0 = (long long)blockIdx.x * 64;
-	const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-	float acc[4][4];
-#pragma unroll
-	for (int i = 0; i < 4; ++i)
-#pragma unroll
-		for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-	for (long long k0 = 0; k0 < K; k0 += 16) {
-		for (int q = threadIdx.x; q < 1024; q += blockDim.x) {
-			const int mm = q / 16, kk = q % 16;
-			const long long gm = m0 + mm, gk = k0 + kk;
-			As[kk][mm] = gm < M && gk < K ? (float)(fz_h2f(a.t_A[((long long)(gm) * a.n_K + (long long)(gk))])) : 0.f;
-		}
-		for (int q = threadIdx.x; q < 1024; q += blockDim.x) {
-			const int kk = q / 64, nn = q % 64;
-			const long long gn = n0 + nn, gk = k0 + kk;
-			Bs[kk][nn] = gn < N && gk < K ? (float)(fz_h2f(a.t_B[((long long)(gk) * a.n_N + (long long)(gn))])) : 0.f;
-		}
-		__syncthreads();
-#pragma unroll
-		for (int kk = 0; kk < 16; ++kk) {
-			float av[4], bv[4];
-#pragma unroll
-			for (int i = 0; i < 4; ++i) av[i] = As[kk][ty + 16 * i], bv[i] = Bs[kk][tx + 16 * i];
-#pragma unroll
-			for (int i = 0; i < 4; ++i)
-#pragma unroll
-				for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-		}
-		__syncthreads();
+struct matmul_bias_gelu_f0_epi {
+	const fz_matmul_bias_gelu_args &a;
+	__device__ __forceinline__ void operator()(const long long s0, const long long s1, const float v_acc_) const
+	{
+		const float v_C = (float)(fz_geluf((v_acc_ + fz_h2f(__ldg(&a.t_bias[(long long)(s1)])))));
+		a.t_C[((long long)(s0) * a.n_N + (long long)(s1))] = fz_f2h(v_C);
 	}
-#pragma unroll
-	for (int i = 0; i < 4; ++i)
-#pragma unroll
-		for (int j = 0; j < 4; ++j) {
-			const long long s0 = m0 + ty + 16 * i, s1 = n0 + tx + 16 * j;
-			if (s0 >= M || s1 >= N) continue;
-			const float v_acc_ = acc[i][j];
-			const float v_C = (float)(fz_geluf((v_acc_ + fz_h2f(a.t_bias[(long long)(s1)]))));
-			a.t_C[((long long)(s0) * a.n_N + (long long)(s1))] = fz_f2h(v_C);
-		}
+};
+
+extern "C" __global__ void __launch_bounds__(384, 1) matmul_bias_gelu_f0(const __grid_constant__ fz_matmul_bias_gelu_args a, const __grid_constant__ fz_tile_maps tm)
+{
+	fz_tile_gemm<0>(matmul_bias_gelu_f0_epi{a}, tm, a.t_A, a.t_B, a.n_M, a.n_N, a.n_K);
 }
 
 /* u variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_gelu_u0(const fz_matmul_bias_gelu_args a)
-{
-	__shared__ float As[16][68];
-	__shared__ float Bs[16][68];
-	const long long M = a.n_M, N = a.n_N, K = a.n_K;
-	const long long m0 = (long long)blockIdx.y * 64, n0 = (long long)blockIdx.x * 64;
-	const int tx = threadIdx.x % 16, ty = threadIdx.x / 16;
-	float acc[4][4];
-#pragma unroll
-	for (int i = 0; i < 4; ++i)
-#pragma unroll
-		for (int j = 0; j < 4; ++j) acc[i][j] = 0.f;
-	for (long long k0 = 0; k0 < K; k0 += 16) {
-		for (int q = threadIdx.x; q < 1024; q += blockDim.x) {
-			const int mm = q / 16, kk = q % 16;
-			const long long gm = m0 + mm, gk = k0 + kk;
-			As[kk][mm] = gm < M && gk < K ? (float)(fz_h2f(a.t_A[((long long)(gm) * a.n_K + (long long)(gk))])) : 0.f;
-		}
-		for (int q = threadIdx.x; q < 1024; q += blockDim.x) {
-			const int kk = q / 64, nn = q % 64;
-			const long long gn = n0 + nn, gk = k0 + kk;
-			Bs[kk][nn] = gn < N && gk < K ? (float)(fz_h2f(a.t_B[((long long)(gk) * a.n_N + (long long)(gn))])) : 0.f;
-		}
-		__syncthreads();
-#pragma unroll
-		for (int kk = 0; kk < 16; ++kk) {
-			float av[4], bv[4];
-#pragma unroll
-			for (int i = 0; i < 4; ++i) av[i] = As[kk][ty + 16 * i], bv[i] = Bs[kk][tx + 16 * i];
-#pragma unroll
-			for (int i = 0; i < 4; ++i)
-#pragma unroll
-				for (int j = 0; j < 4; ++j) acc[i][j] = fmaf(av[i], bv[j], acc[i][j]);
-		}
-		__syncthreads();
+struct matmul_bias_gelu_u0_epi {
+	const fz_matmul_bias_gelu_args &a;
+	__device__ __forceinline__ void operator()(const long long s0, const long long s1, const float v_acc_) const
+	{
+		a.t_acc[((long long)(s0) * a.n_N + (long long)(s1))] = (float)(v_acc_);
 	}
-#pragma unroll
-	for (int i = 0; i < 4; ++i)
-#pragma unroll
-		for (int j = 0; j < 4; ++j) {
-			const long long s0 = m0 + ty + 16 * i, s1 = n0 + tx + 16 * j;
-			if (s0 >= M || s1 >= N) continue;
-			const float v_acc_ = acc[i][j];
-			a.t_acc[((long long)(s0) * a.n_N + (long long)(s1))] = (float)(v_acc_);
-		}
+};
+
+extern "C" __global__ void __launch_bounds__(384, 1) matmul_bias_gelu_u0(const __grid_constant__ fz_matmul_bias_gelu_args a, const __grid_constant__ fz_tile_maps tm)
+{
+	fz_tile_gemm<0>(matmul_bias_gelu_u0_epi{a}, tm, a.t_A, a.t_B, a.n_M, a.n_N, a.n_K);
 }
 
 extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_gelu_u1(const fz_matmul_bias_gelu_args a)
@@ -215,10 +506,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_gelu_u1(const f
 		const long long s1_3 = s1_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
-		const float v_C_0 = (float)(fz_geluf((fz_vl0[0] + fz_h2f(a.t_bias[(long long)(s1_0)]))));
-		const float v_C_1 = (float)(fz_geluf((fz_vl0[1] + fz_h2f(a.t_bias[(long long)(s1_1)]))));
-		const float v_C_2 = (float)(fz_geluf((fz_vl0[2] + fz_h2f(a.t_bias[(long long)(s1_2)]))));
-		const float v_C_3 = (float)(fz_geluf((fz_vl0[3] + fz_h2f(a.t_bias[(long long)(s1_3)]))));
+		const float v_C_0 = (float)(fz_geluf((fz_vl0[0] + fz_h2f(__ldg(&a.t_bias[(long long)(s1_0)])))));
+		const float v_C_1 = (float)(fz_geluf((fz_vl0[1] + fz_h2f(__ldg(&a.t_bias[(long long)(s1_1)])))));
+		const float v_C_2 = (float)(fz_geluf((fz_vl0[2] + fz_h2f(__ldg(&a.t_bias[(long long)(s1_2)])))));
+		const float v_C_3 = (float)(fz_geluf((fz_vl0[3] + fz_h2f(__ldg(&a.t_bias[(long long)(s1_3)])))));
 		a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = fz_f2h(v_C_0);
 		a.t_C[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = fz_f2h(v_C_1);
 		a.t_C[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = fz_f2h(v_C_2);
@@ -231,25 +522,25 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_gelu_u1(const f
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_C_0 = (float)(fz_geluf(((a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]) + fz_h2f(a.t_bias[(long long)(s1_0)]))));
+		const float v_C_0 = (float)(fz_geluf(((a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]) + fz_h2f(__ldg(&a.t_bias[(long long)(s1_0)])))));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
 		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_C_1 = (float)(fz_geluf(((a.t_acc[((long long)(s0_1) * a.n_N + (long long)(s1_1))]) + fz_h2f(a.t_bias[(long long)(s1_1)]))));
+		const float v_C_1 = (float)(fz_geluf(((a.t_acc[((long long)(s0_1) * a.n_N + (long long)(s1_1))]) + fz_h2f(__ldg(&a.t_bias[(long long)(s1_1)])))));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
 		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_C_2 = (float)(fz_geluf(((a.t_acc[((long long)(s0_2) * a.n_N + (long long)(s1_2))]) + fz_h2f(a.t_bias[(long long)(s1_2)]))));
+		const float v_C_2 = (float)(fz_geluf(((a.t_acc[((long long)(s0_2) * a.n_N + (long long)(s1_2))]) + fz_h2f(__ldg(&a.t_bias[(long long)(s1_2)])))));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
 		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_C_3 = (float)(fz_geluf(((a.t_acc[((long long)(s0_3) * a.n_N + (long long)(s1_3))]) + fz_h2f(a.t_bias[(long long)(s1_3)]))));
+		const float v_C_3 = (float)(fz_geluf(((a.t_acc[((long long)(s0_3) * a.n_N + (long long)(s1_3))]) + fz_h2f(__ldg(&a.t_bias[(long long)(s1_3)])))));
 		if (ok_0) {
 		a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = fz_f2h(v_C_0);
 		}

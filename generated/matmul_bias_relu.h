@@ -99,14 +99,14 @@ static inline int fz_matmul_bias_relu_fused_ops(const fz_matmul_bias_relu_args *
 {
 	int n = 0;
 	if (sm <= 0) sm = 132;
-	{ /* matmul_bias_relu_f0: matmul */
-		unsigned long long gx = fz_grid(a->n_N, 64, 0);
-		const unsigned long long gy = fz_grid(a->n_M, 64, 0);
+	{ /* matmul_bias_relu_f0: tile */
+		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 127) / 128), 1, sm);
+		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_bias_relu_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -135,14 +135,14 @@ static inline int fz_matmul_bias_relu_unfused_ops(const fz_matmul_bias_relu_args
 {
 	int n = 0;
 	if (sm <= 0) sm = 132;
-	{ /* matmul_bias_relu_u0: matmul */
-		unsigned long long gx = fz_grid(a->n_N, 64, 0);
-		const unsigned long long gy = fz_grid(a->n_M, 64, 0);
+	{ /* matmul_bias_relu_u0: tile */
+		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 127) / 128), 1, sm);
+		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_bias_relu_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* matmul_bias_relu_u1: point */

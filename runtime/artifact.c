@@ -70,7 +70,8 @@ int fz_check_ops(const fz_artifact_info *info, const fz_op *ops, int nops, const
 	return rc;
 }
 
-/* the newest target at most the device's capability */
+/* the newest target at most the device's capability; an arch-specific one
+   (sm_90a: wgmma) only on exactly its capability, and there before sm_90 */
 static const fz_target_info *pick_target(const fz_artifact_info *info, const fz_device *d, char *err)
 {
 	int cc = d->cc_major * 10 + d->cc_minor;
@@ -128,7 +129,11 @@ static int load_module(fz_artifact *a, const char *ptx, char *err)
 		return rc;
 	}
 	a->fn = calloc((size_t)a->info.nkernels + 1, sizeof *a->fn);
-	if (!a->fn) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	a->smem = calloc((size_t)a->info.nkernels + 1, sizeof *a->smem);
+	if (!a->fn || !a->smem) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	int optin = 0; /* tile kernels take what the device gives a block, up to what they ask */
+	r = fr_cu->cuDeviceGetAttribute(&optin, CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN, a->dev->dev);
+	if (r != CUDA_SUCCESS) return fr_cuda_error(err, "cuDeviceGetAttribute(shared memory per block)", r);
 	for (int i = 0; i < a->info.nkernels; i++) {
 		r = fr_cu->cuModuleGetFunction(&a->fn[i], a->mod, a->info.kernels[i].name);
 		if (r != CUDA_SUCCESS) {
@@ -139,8 +144,54 @@ static int load_module(fz_artifact *a, const char *ptx, char *err)
 			snprintf(err + n, FZ_ERRMSG_SIZE - n, " (%s, target %s)", a->target->file, a->target->arch);
 			return rc;
 		}
+		int want = a->info.kernels[i].smem;
+		a->smem[i] = want < optin ? want : optin;
+		if (a->smem[i] > 48 * 1024) {
+			r = fr_cu->cuFuncSetAttribute(a->fn[i], CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, a->smem[i]);
+			if (r != CUDA_SUCCESS) {
+				char call[160];
+				snprintf(call, sizeof call, "cuFuncSetAttribute(%s, %d bytes of shared memory)", a->info.kernels[i].name, a->smem[i]);
+				return fr_cuda_error(err, call, r);
+			}
+		}
 	}
 	return FZ_OK;
+}
+
+/* A tile kernel's second parameter: the tensor maps of A (boxes of 64 k x
+   128 rows) and B (64 n x 64 k rows), 128-byte swizzle, then a flag the
+   kernel reads: 1 when both were made. Without them (not sm_90a, or a row
+   or pointer not 16-byte aligned) the kernel loads with plain loads. The
+   layout is tile_gemm.cuh's struct fz_tile_maps. */
+typedef struct tile_maps {
+	CUtensorMap a, b;
+	unsigned long long ok;
+} tile_maps;
+
+static int encode_map(const fz_artifact_info *info, const void *args, int t, int box_rows, CUtensorMap *map)
+{
+	const fz_tensor_info *x = &info->tensors[t];
+	unsigned long long ptr;
+	long long dim[2];
+	memcpy(&ptr, (const char *)args + 8 * (size_t)t, 8);
+	for (int d = 0; d < 2; d++) {
+		if (x->dim_size[d] < 0) dim[d] = x->dim_value[d];
+		else memcpy(&dim[d], (const char *)args + 8 * (size_t)(info->ntensors + x->dim_size[d]), 8);
+	}
+	if ((ptr & 15) || (dim[1] * 2) % 16 || dim[0] <= 0 || dim[1] <= 0 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
+	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)dim[1] * 2};
+	cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
+	return fr_cu->cuTensorMapEncodeTiled(map, strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
+	                                     2, (void *)(uintptr_t)ptr, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+	                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+	                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
+}
+
+static void make_tile_maps(const fz_artifact *a, const fz_kernel_info *k, const void *args, tile_maps *tm)
+{
+	memset(tm, 0, sizeof *tm);
+	tm->ok = a->target->specific && encode_map(&a->info, args, k->tma[0], 128, &tm->a) &&
+	         encode_map(&a->info, args, k->tma[1], 64, &tm->b);
 }
 
 static void release(fz_artifact *a)
@@ -150,7 +201,7 @@ static void release(fz_artifact *a)
 		fr_cu->cuModuleUnload(a->mod);
 		if (entered) fr_leave(a->dev);
 	}
-	free(a->fn);
+	free(a->fn), free(a->smem);
 	fz_artifact_info_free(&a->info);
 	free(a);
 }
@@ -234,7 +285,11 @@ int fz_run(fz_artifact *a, const fz_op *ops, int nops, const void *args, size_t 
 			}
 		} else {
 			int k = find_kernel(&a->info, op->kernel);
-			r = fr_cu->cuLaunchKernel(a->fn[k], op->grid[0], op->grid[1], op->grid[2], op->block, 1, 1, 0, st, params, NULL);
+			tile_maps tm;
+			void *tparams[] = {(void *)args, &tm};
+			if (a->info.kernels[k].tma[0] >= 0) make_tile_maps(a, &a->info.kernels[k], args, &tm);
+			r = fr_cu->cuLaunchKernel(a->fn[k], op->grid[0], op->grid[1], op->grid[2], op->block, 1, 1, (unsigned)a->smem[k], st,
+			                          a->info.kernels[k].tma[0] >= 0 ? tparams : params, NULL);
 			if (r != CUDA_SUCCESS) {
 				snprintf(call, sizeof call, "cuLaunchKernel(op %d, %s)", i, op->kernel);
 				rc = fr_cuda_error(a->err, call, r);

@@ -46,7 +46,12 @@
 	X(cuEventDestroy_v2, NULL, (CUevent event)) \
 	X(cuEventRecord, NULL, (CUevent event, CUstream stream)) \
 	X(cuEventSynchronize, NULL, (CUevent event)) \
-	X(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end))
+	X(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
+	X(cuFuncSetAttribute, NULL, (CUfunction f, CUfunction_attribute attrib, int value)) \
+	X(cuTensorMapEncodeTiled, NULL, (CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr, \
+	                                 const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box, \
+	                                 const cuuint32_t *elem_strides, CUtensorMapInterleave il, CUtensorMapSwizzle sw, \
+	                                 CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill))
 
 typedef struct fr_cuda {
 #define FR_FIELD(sym, alt, params) CUresult (*sym) params;

@@ -144,6 +144,9 @@ typedef struct fz_kernel_info {
 	int block;
 	const char *space;                 /* e.g. "[N]", or "" */
 	int grid_reduction;
+	int smem;                          /* dynamic shared memory it asks for (bytes; 0: none) */
+	int tma[2];                        /* tile kernels: the tensors (indices) read as A and B,
+	                                      whose tensor maps are its second parameter; -1: none */
 } fz_kernel_info;
 
 typedef struct fz_target_info {

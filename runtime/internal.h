@@ -21,6 +21,7 @@ struct fz_artifact {
 	const fz_target_info *target;
 	CUmodule mod;
 	CUfunction *fn;   /* one per info.kernels[] */
+	int *smem;        /* one per kernel: the dynamic shared memory its launches get */
 	char err[FZ_ERRMSG_SIZE];
 };
 

@@ -1,7 +1,8 @@
 #!/bin/sh
 # CPU-side tests of fusec's code generator and of the committed artifacts:
 #   a. ptxas assembles every generated/*.sm_XX.ptx: no spills, no stack frame,
-#      registers within budget (64 a kernel; 128 for matmul-mode kernels)
+#      registers within budget (64 a kernel; 128 for matmul-mode kernels; 168
+#      for tensor-core tile kernels: 384 threads, one block an SM), sm_90a too
 #   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
 #      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c), and those of
 #      the language's test specs (tests/ref/lang/NAME.fuse, test_NAME.c)
@@ -17,6 +18,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 PTXAS=$CUDA_HOME/bin/ptxas
 REG_BUDGET=${REG_BUDGET:-64}               # registers a kernel may use
 REG_BUDGET_MATMUL=${REG_BUDGET_MATMUL:-128} # ... a matmul-mode kernel (per the manifest)
+REG_BUDGET_TILE=${REG_BUDGET_TILE:-168}     # ... a tile-mode kernel: 65536 registers / 384 threads
 B=build/tests
 CG=build/cg
 pass=0
@@ -74,7 +76,7 @@ if [ ! -x "$PTXAS" ]; then
 	no "ptxas" "$PTXAS not found: the CUDA toolkit is required (set CUDA_HOME)"
 else
 	: > "$B/ptx/usage.txt"
-	for ptx in generated/*.sm_80.ptx generated/*.sm_90.ptx; do
+	for ptx in generated/*.sm_80.ptx generated/*.sm_90.ptx generated/*.sm_90a.ptx; do
 		[ -e "$ptx" ] || { no "ptxas" "no $ptx"; continue; }
 		base=$(basename "$ptx" .ptx)   # NAME.sm_XX
 		arch=${base##*.}
@@ -85,7 +87,7 @@ else
 			continue
 		fi
 		# budgets from the manifest's kernel modes; the report against them
-		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" '
+		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" -v TBUDGET="$REG_BUDGET_TILE" '
 			FNR == NR { if ($1 == "kernel") mode[$3] = $4; next }
 			/Compiling entry function/ {
 				k = $0; sub(/.*function \047/, "", k); sub(/\047.*/, "", k); cur = k; seen[k] = 1; next
@@ -101,7 +103,7 @@ else
 			/Used [0-9]+ registers/ {
 				r = $0; sub(/.*Used /, "", r); sub(/ registers.*/, "", r); r += 0
 				if (!(cur in mode)) { print cur ": not a kernel of the manifest"; next }
-				budget = mode[cur] == "matmul" ? MMBUDGET : BUDGET
+				budget = mode[cur] == "matmul" ? MMBUDGET : mode[cur] == "tile" ? TBUDGET : BUDGET
 				if (r > budget) print cur ": " r " registers (budget " budget ")"
 				printf "%s %s %s %d %d %d/%d\n", cur, ARCH, mode[cur], r, st[cur], ss[cur], sl[cur] >> USAGE
 				next

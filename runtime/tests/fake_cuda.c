@@ -156,6 +156,7 @@ API CUresult cuDeviceGetAttribute(int *v, CUdevice_attribute a, CUdevice d)
 	if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR) *v = cc() / 10;
 	else if (a == CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR) *v = cc() % 10;
 	else if (a == CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT) *v = 132;
+	else if (a == CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN) *v = 227 * 1024;
 	else return CUDA_ERROR_INVALID_VALUE;
 	return CUDA_SUCCESS;
 }
@@ -415,5 +416,22 @@ API CUresult cuEventElapsedTime_v2(float *ms, CUevent a, CUevent b)
 	fevent *x = (fevent *)(void *)a, *y = (fevent *)(void *)b;
 	if (!x->stamp || !y->stamp) return CUDA_ERROR_INVALID_HANDLE;
 	*ms = (float)(y->stamp - x->stamp) * 1e-3f;
+	return CUDA_SUCCESS;
+}
+
+API CUresult cuFuncSetAttribute(CUfunction f, CUfunction_attribute a, int v)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	(void)a;
+	return f && v >= 0 && v <= 227 * 1024 ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
+}
+API CUresult cuTensorMapEncodeTiled(CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr, const cuuint64_t *dims,
+                                    const cuuint64_t *strides, const cuuint32_t *box, const cuuint32_t *es, CUtensorMapInterleave il,
+                                    CUtensorMapSwizzle sw, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill)
+{
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	(void)type, (void)il, (void)sw, (void)l2, (void)fill, (void)es, (void)box, (void)strides, (void)dims;
+	if (!map || !addr || rank < 1 || rank > 5) return CUDA_ERROR_INVALID_VALUE;
+	memset(map, 0, sizeof *map);
 	return CUDA_SUCCESS;
 }

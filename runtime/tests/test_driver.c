@@ -104,8 +104,8 @@ void test_fake_device(void)
 	fz_artifact *a = NULL;
 	rc = fz_artifact_load(d, path2(p, gen_dir, "kl_divergence.manifest"), &a);
 	if (!expect("load kl_divergence", rc, FZ_OK, fz_device_error(d), NULL)) return;
-	check(!strcmp(fz_artifact_target(a), "sm_90") && !strcmp(fz_artifact_get_info(a)->fusion, "kl_divergence") &&
-	          fz_artifact_device(a) == d, "sm_90 chosen on 9.0", NULL);
+	check(!strcmp(fz_artifact_target(a), "sm_90a") && !strcmp(fz_artifact_get_info(a)->fusion, "kl_divergence") &&
+	          fz_artifact_device(a) == d, "sm_90a chosen on 9.0", NULL);
 	const fz_kernel_info *ki;
 	expect("kernel lookup", fz_kernel_lookup(a, "kl_divergence_u1", &ki), FZ_OK, "", NULL);
 	expect("the header's layout is the artifact's", fz_artifact_check_layout(a, FZ_kl_divergence_LAYOUT), FZ_OK, "", NULL);
@@ -194,7 +194,7 @@ void test_fake_device(void)
 	check(fake.live() == 0, "everything released", fake.describe());
 
 	/* the target each device gets */
-	static const struct { const char *cc, *want; } pick[] = {{"80", "sm_80"}, {"86", "sm_80"}, {"89", "sm_80"}, {"90", "sm_90"}, {"120", "sm_90"}};
+	static const struct { const char *cc, *want; } pick[] = {{"80", "sm_80"}, {"86", "sm_80"}, {"89", "sm_80"}, {"90", "sm_90a"}, {"100", "sm_90"}, {"120", "sm_90"}};
 	for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++) {
 		d = open_cc(pick[i].cc, err);
 		a = NULL;
@@ -228,7 +228,7 @@ void test_fake_device(void)
 	setenv("FAKECUDA_FAIL", "cuModuleLoadDataEx", 1);
 	expect("a JIT failure names the call, the CUDA error, the file and the log",
 	       fz_artifact_load(d, path2(p, gen_dir, "kl_divergence.manifest"), &a), FZ_ERR_CUDA, fz_device_error(d),
-	       "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed", "kl_divergence.sm_90.ptx", "JIT log: ptxas", NULL);
+	       "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX: a PTX JIT compilation failed", "kl_divergence.sm_90a.ptx", "JIT log: ptxas", NULL);
 	unsetenv("FAKECUDA_FAIL");
 	expect("a refused artifact on a device", fz_artifact_load(d, "/nonexistent.manifest", &a), FZ_ERR_IO, fz_device_error(d),
 	       "/nonexistent.manifest", NULL);

@@ -4,12 +4,13 @@
  *   cc -DFZ_NAME=kl_divergence -Igenerated -include kl_divergence.h \
  *      tests/gpu/validate.c generated/kl_divergence_ref.c -lcuda -lm
  * Until libfuserun exists this speaks the Driver API itself.
- * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign]
+ * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign] [--no-tma]
  * (--dir: the artifacts' folder, default generated/). An input with a
  * domain (the manifest's domain=LO..HI) is drawn from it; an inout tensor
  * (updated in place) is filled like an input before every run and
  * checked like an output. --misalign: every tensor one element past a
- * 16-byte boundary, for the kernels' scalar fallbacks. */
+ * 16-byte boundary, for the kernels' scalar fallbacks. --no-tma: tile
+ * kernels load with plain loads. */
 #include <cuda.h>
 #include <math.h>
 #include <stdint.h>
@@ -50,6 +51,12 @@ typedef struct T {
 } T;
 static T ts[MAXT];
 static int nt, nsym;
+/* kernels that take more than the plain args: dynamic shared memory, and for
+   tile kernels the tensor maps of A and B (manifest: smem=, tma=A,B) */
+enum { MAXK = 32 };
+static struct { char name[96]; int smem, tma[2]; } kx[MAXK];
+static int nkx;
+static int tmaps_ok = 1; /* 0: the PTX is not sm_90a, or --no-tma */
 static char syms[MAXS][64];
 static long long symval[MAXS];
 
@@ -136,6 +143,16 @@ static void read_manifest(const char *path)
 					t->dimval[t->rank++] = k < 0 ? atoll(tok) : 0;
 				}
 			(void)b;
+		} else if (!strncmp(line, "kernel ", 7) && strstr(line, " smem=") && nkx < MAXK) {
+			char *sm = strstr(line, " smem="), *tm = strstr(line, " tma=");
+			if (sscanf(line, "kernel %63s %95s", a, kx[nkx].name) != 2) continue;
+			kx[nkx].smem = atoi(sm + 6), kx[nkx].tma[0] = kx[nkx].tma[1] = -1;
+			if (tm && sscanf(tm, " tma=%63[^,],%63s", c, d) == 2)
+				for (int i = 0; i < nt; i++) {
+					if (!strcmp(ts[i].name, c)) kx[nkx].tma[0] = i;
+					if (!strcmp(ts[i].name, d)) kx[nkx].tma[1] = i;
+				}
+			nkx++;
 		}
 	}
 	fclose(f);
@@ -278,6 +295,21 @@ static double now_median(float *v, int n)
 }
 
 static CUmodule mod;
+/* the tile kernels' second parameter, as libfuserun makes it (runtime/artifact.c) */
+typedef struct tile_maps { CUtensorMap a, b; unsigned long long ok; } tile_maps;
+static int encode_map(uint64_t *args, int t, int box_rows, CUtensorMap *map)
+{
+	const T *x = &ts[t];
+	long long dim[2];
+	for (int d = 0; d < 2; d++) dim[d] = x->dimsym[d] >= 0 ? symval[x->dimsym[d]] : x->dimval[d];
+	if ((args[t] & 15) || (dim[1] * 2) % 16 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
+	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)dim[1] * 2};
+	cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
+	CK(cuTensorMapEncodeTiled(map, strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+	                          (void *)(uintptr_t)args[t], dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+	                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
+	return 1;
+}
 static int run_ops(uint64_t *args, fz_op *ops, int n, CUstream st)
 {
 	for (int i = 0; i < n; i++) {
@@ -287,8 +319,18 @@ static int run_ops(uint64_t *args, fz_op *ops, int n, CUstream st)
 		}
 		CUfunction fn;
 		CK(cuModuleGetFunction(&fn, mod, ops[i].kernel));
-		void *params[] = {args};
-		CK(cuLaunchKernel(fn, ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block, 1, 1, 0, st, params, NULL));
+		static tile_maps tm; /* launches copy their parameters */
+		void *params[] = {args, &tm};
+		int smem = 0, k = 0;
+		while (k < nkx && strcmp(kx[k].name, ops[i].kernel)) k++;
+		if (k < nkx) {
+			smem = kx[k].smem;
+			CK(cuFuncSetAttribute(fn, CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES, smem));
+			memset(&tm, 0, sizeof tm);
+			if (kx[k].tma[0] >= 0)
+				tm.ok = tmaps_ok && encode_map(args, kx[k].tma[0], 128, &tm.a) && encode_map(args, kx[k].tma[1], 64, &tm.b);
+		}
+		CK(cuLaunchKernel(fn, ops[i].grid[0], ops[i].grid[1], ops[i].grid[2], ops[i].block, 1, 1, (unsigned)smem, st, params, NULL));
 	}
 	return n;
 }
@@ -374,9 +416,8 @@ int main(int argc, char **argv)
 	for (int i = 1; i + 1 < argc; i++)
 		if (!strcmp(argv[i], "--dir")) dir = argv[i + 1];
 	char ptx_buf[512], man_buf[512];
-	snprintf(ptx_buf, sizeof ptx_buf, "%s/%s.sm_90.ptx", dir, STR(FZ_NAME));
 	snprintf(man_buf, sizeof man_buf, "%s/%s.manifest", dir, STR(FZ_NAME));
-	const char *ptx_path = ptx_buf;
+	const char *ptx_path = NULL; /* default: sm_90a on compute capability 9.0, else sm_90 */
 	int reps = 100, verbose = 0, time_only = 0, misalign = 0;
 	read_manifest(man_buf);
 	for (int i = 1; i < argc; i++) {
@@ -387,6 +428,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--ptx") && i + 1 < argc) ptx_path = argv[++i];
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc) i++;
 		else if (!strcmp(argv[i], "-v")) verbose = 1;
+		else if (!strcmp(argv[i], "--no-tma")) tmaps_ok = 0; /* tile kernels load with plain loads */
 		else if (!strcmp(argv[i], "--time-only")) time_only = 1; /* sizes whose CPU reference would take minutes */
 		else if (!strcmp(argv[i], "--misalign")) misalign = 1; /* every tensor one element past a 16-byte boundary */
 		else if (!strcmp(argv[i], "--series") && i + 1 < argc) series = argv[++i];
@@ -403,6 +445,14 @@ int main(int argc, char **argv)
 	CK(cuCtxSetCurrent(ctx));
 	int sm = 0;
 	CK(cuDeviceGetAttribute(&sm, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, dev));
+	int ccmaj = 0, ccmin = 0;
+	CK(cuDeviceGetAttribute(&ccmaj, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR, dev));
+	CK(cuDeviceGetAttribute(&ccmin, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR, dev));
+	if (!ptx_path) {
+		snprintf(ptx_buf, sizeof ptx_buf, "%s/%s.%s.ptx", dir, STR(FZ_NAME), ccmaj == 9 && ccmin == 0 ? "sm_90a" : "sm_90");
+		ptx_path = ptx_buf;
+	}
+	if (!strstr(ptx_path, "sm_90a")) tmaps_ok = 0;
 	FILE *pf = fopen(ptx_path, "rb");
 	if (!pf) { perror(ptx_path); return 2; }
 	fseek(pf, 0, SEEK_END);
