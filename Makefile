@@ -20,7 +20,7 @@ EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_
              fusec/cuda_stmt.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
              fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_tile.c fusec/kern_scatter.c fusec/kern_scalar.c \
              fusec/emit_ref.c
-BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/ptx.c fusec/sha256.c fusec/tune.c
+BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/ptx.c runtime/sha256.c fusec/tune.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
 CUDA_HOME ?= /usr/local/cuda
 CPPFLAGS  += -I$(CUDA_HOME)/include
@@ -48,6 +48,7 @@ build/.tools:
 build/gen/grammar.c build/gen/grammar.h &: dsl/grammar.y | build/.tools
 	@mkdir -p build/gen
 	lemon -q -T$(LEMPAR) -dbuild/gen $<
+	@touch build/gen/grammar.h # lemon leaves an unchanged header as it was: older than grammar.y, remade every time
 
 build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
 	@mkdir -p build/gen
@@ -58,6 +59,19 @@ build/gen/tile_gemm.inc: fusec/tile_gemm.cuh
 	@mkdir -p build/gen
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 build/rel/kern_tile.o build/san/kern_tile.o build/fuzz/kern_tile.o: build/gen/tile_gemm.inc
+
+# SHA-256: one source (runtime/sha256.c) for the runtime and for fusec.
+build/rel/sha256.o: runtime/sha256.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
+build/san/sha256.o: runtime/sha256.c
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/fuzz/sha256.o: runtime/sha256.c
+	@mkdir -p $(@D)
+	$(CLANG) $(CPPFLAGS) $(WARN) -O1 -g -fsanitize=fuzzer-no-link,address,undefined -MMD -MP -c $< -o $@
+# the copy fusec had; depfiles of earlier builds still name it
+fusec/sha256.c fusec/sha256.h:
 
 # Three builds of the same sources: release, sanitized (tests), fuzzing.
 build/rel/%.o: fusec/%.c build/gen/grammar.h

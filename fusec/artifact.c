@@ -15,7 +15,7 @@
 #include "emit.h"
 #include "ptx.h"
 #include "plan.h"
-#include "sha256.h"
+#include "../runtime/sha256.h" /* one SHA-256 for fusec and the runtime */
 #include "version.h"
 
 typedef struct Buf {
@@ -213,7 +213,7 @@ void artifact_layout(const Module *m, int fusion, char hex[65])
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
 		tensor_words(m, f, &m->tensor[i], b.f), fputc('\n', b.f);
 	buf_close(&b);
-	sha256_hex(b.p, b.n, hex);
+	fr_sha256_hex(b.p, b.n, hex);
 	free(b.p);
 }
 
@@ -410,7 +410,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		snprintf(name, sizeof name, "%s.%s.ptx", f->name, o->archs[a]);
 		set_path(&out[nout], dir, name);
 		out[nout].data = px[a].p, out[nout++].n = px[a].n;
-		sha256_hex(px[a].p, px[a].n, hex);
+		fr_sha256_hex(px[a].p, px[a].n, hex);
 		fprintf(man.f, "target %s %s %s\n", o->archs[a], name, hex);
 	}
 	struct { const char *suffix; Buf *b; } files[] = {{".cu", &cu}, {".h", &hdr}, {"_ref.c", &ref}};
@@ -418,7 +418,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		snprintf(name, sizeof name, "%s%s", f->name, files[i].suffix);
 		set_path(&out[nout], dir, name);
 		out[nout].data = files[i].b->p, out[nout++].n = files[i].b->n;
-		sha256_hex(files[i].b->p, files[i].b->n, hex);
+		fr_sha256_hex(files[i].b->p, files[i].b->n, hex);
 		fprintf(man.f, "file %s %s\n", name, hex);
 	}
 	artifact_layout(m, fusion, hex);
@@ -438,7 +438,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		free(ex.p);
 	}
 	fflush(man.f);
-	sha256_hex(man.p, man.n, hex);
+	fr_sha256_hex(man.p, man.n, hex);
 	fprintf(man.f, "manifest-sha256 %s\n", hex);
 	buf_close(&man);
 	snprintf(name, sizeof name, "%s.manifest", f->name);
@@ -465,7 +465,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 int artifact_write(const FrontEnd *fe, const ArtifactOpts *o)
 {
 	char hash[65];
-	sha256_hex(fe->src.text, fe->src.len, hash);
+	fr_sha256_hex(fe->src.text, fe->src.len, hash);
 	if (artifact_make_dirs(o->out_dir)) return ARTIFACT_USER_ERROR;
 	int rc = 0;
 	for (int i = 0; i < fe->mod.nfusion && !rc; i++) rc = write_fusion(fe, i, o, hash);

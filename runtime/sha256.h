@@ -1,5 +1,6 @@
-/* SHA-256 (FIPS 180-4), copied from fusec/sha256.c with the names prefixed:
- * the runtime checks artifact hashes without linking the compiler. */
+/* SHA-256 (FIPS 180-4): the one source of it, for the runtime (which checks
+ * artifact hashes) and for fusec (which writes them); names prefixed fr_ as
+ * the runtime library's are. */
 #ifndef FUSERUN_SHA256_H
 #define FUSERUN_SHA256_H
 #include <stddef.h>
