@@ -1,7 +1,6 @@
 /* The float64 reference: each stage in order, as written, every
  * intermediate in memory. Deliberately naive: it is what the kernels are
  * checked against, so it shares no scheduling with them. */
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -244,8 +243,7 @@ void emit_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
 	Rx rx = {.m = m, .fusion = fusion};
-	rx.bind = calloc((size_t)m->nindex + 1, sizeof *rx.bind);
-	if (!rx.bind) abort();
+	rx.bind = xcalloc((unsigned long)m->nindex + 1, sizeof *rx.bind);
 	rx.w = (ExprWriter){.m = m, .leaf = rleaf, .compute = ET_F64, .cuda = 0, .user = &rx};
 	fputs("#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n", out);
 	fprintf(out, "#include \"%s.h\"\n\n", f->name);

@@ -69,16 +69,12 @@ void ir_free(Module *m)
 }
 
 /* Grows an array by one zeroed element; allocation failure is fatal in the
- * compiler (a CLI tool, not the runtime library). */
+ * compiler (die(), exit 3), never in the runtime library. */
 static void *grow(void *p, int *n, int *cap, size_t sz)
 {
 	if (*n == *cap) {
 		*cap = *cap ? *cap * 2 : 16;
-		p = realloc(p, (size_t)*cap * sz);
-		if (!p) {
-			fputs("fusec: fatal: out of memory\n", stderr);
-			exit(3);
-		}
+		p = xrealloc(p, (unsigned long)*cap, sz);
 	}
 	memset((char *)p + (size_t)*n * sz, 0, sz);
 	(*n)++;

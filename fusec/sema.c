@@ -1,10 +1,11 @@
 #include "sema.h"
 #include "die.h"
 
-#include <assert.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "../runtime/fuserun.h" /* the runtime's limits on names and counts */
 
 #define MAX_CONSTS 256
 
@@ -73,8 +74,7 @@ static int name_is(Sema *s, int node, unsigned off, unsigned len)
 
 static char *dup_name(Sema *s, int node)
 {
-	char *p = malloc(N(s, node)->len + 1);
-	if (!p) abort();
+	char *p = xcalloc(N(s, node)->len + 1, 1);
 	memcpy(p, TXT(s, node), N(s, node)->len);
 	p[N(s, node)->len] = 0;
 	return p;
@@ -126,15 +126,37 @@ static void dim_name(Sema *s, Dim d, char *buf, size_t n)
 	fclose(f);
 }
 
+/* What an artifact's manifest can hold (runtime/fuserun.h): the checker
+ * refuses longer names, so that every spec it accepts is also an artifact
+ * the runtime loads. A fusion's name leaves room for its kernels' suffixes
+ * (NAME_f0 .. NAME_u255). */
+#define MAX_FUSION_NAME (FZ_MAX_NAME - 5)
+
+static void name_fits(Sema *s, int node, const char *what, int max, const char *why)
+{
+	if (N(s, node)->len <= (unsigned)max) return;
+	diag_error(s->d, N(s, node)->off, "the name of %s '%.24s...' is %u characters long: at most %d%s", what, TXT(s, node),
+	           N(s, node)->len, max, why);
+}
+
+/* One more tensor of this fusion, within the runtime's count. */
+static void count_tensor(Sema *s, int node)
+{
+	if (++F(s)->ntensor == FZ_MAX_TENSORS + 1)
+		diag_error(s->d, N(s, node)->off, "too many tensors in one fusion (the runtime takes at most %d)", FZ_MAX_TENSORS);
+	name_fits(s, node, "tensor", FZ_MAX_NAME, "");
+}
+
 static int sym_intern(Sema *s, int node)
 {
 	Fusion *f = F(s);
 	for (int i = 0; i < f->nsym; i++)
 		if (strlen(f->sym[i]) == N(s, node)->len && !memcmp(f->sym[i], TXT(s, node), N(s, node)->len))
 			return i;
-	char **p = realloc(f->sym, (size_t)(f->nsym + 1) * sizeof *p);
-	if (!p) abort();
-	f->sym = p;
+	name_fits(s, node, "size", FZ_MAX_NAME, "");
+	if (f->nsym == FZ_MAX_SIZES)
+		diag_error(s->d, N(s, node)->off, "too many sizes in one fusion (the runtime takes at most %d)", FZ_MAX_SIZES);
+	f->sym = xrealloc(f->sym, (unsigned long)f->nsym + 1, sizeof *f->sym);
 	f->sym[f->nsym] = dup_name(s, node);
 	return f->nsym++;
 }
@@ -159,6 +181,20 @@ static void declare_const(Sema *s, int node)
 	s->consts[s->nconst++] = (Const){N(s, node)->off, N(s, node)->len, v, N(s, node)->flag && v == floor(v) && fabs(v) < 9e15};
 }
 
+/* Literal sizes are multiplied in 64 bits everywhere after the checker
+ * (scratch sizes, index spaces, offsets): their products stay below this. */
+#define LITERAL_LIMIT 4611686018427387904.0 /* 2^62 */
+
+/* The product of the sizes among d[0..n) that are numbers (symbols are
+ * bound at launch, by the caller). */
+static double literal_product(const Dim *d, int n)
+{
+	double p = 1;
+	for (int i = 0; i < n; i++)
+		if (d[i].sym < 0 && !dim_derived(d[i])) p *= (double)d[i].value;
+	return p;
+}
+
 /* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
 static void declare_tensor(Sema *s, int node, TensorKind kind)
 {
@@ -172,7 +208,7 @@ static void declare_tensor(Sema *s, int node, TensorKind kind)
 	}
 	int t = type_lookup(s, N(s, node)->a);
 	int id = ir_add_tensor(s->m);
-	F(s)->ntensor++;
+	count_tensor(s, node);
 	Tensor *x = &s->m->tensor[id];
 	x->name = dup_name(s, node);
 	x->kind = kind;
@@ -201,6 +237,10 @@ static void declare_tensor(Sema *s, int node, TensorKind kind)
 			}
 		}
 	}
+	double bytes = elem_info[x->type].bytes * literal_product(x->dim, x->rank);
+	if (bytes > LITERAL_LIMIT)
+		diag_error(s->d, N(s, node)->off, "'%.*s' would hold %.3g bytes: sizes written as numbers must keep a tensor "
+		           "within 2^62 bytes (64-bit sizes and offsets wrap beyond)", NAMEF(s, node), bytes);
 }
 
 /* --- names: misspellings and knock-on errors ----------------------------- */
@@ -257,9 +297,20 @@ static const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, c
 	return buf;
 }
 
+/* A read of the name the statement being checked defines: a temp is
+ * defined once, so it cannot be read there (t(i) = t(i) + x(i)). */
+static int reads_own_definition(Sema *s, unsigned off, unsigned len)
+{
+	if (!s->cur_lhs || !name_is(s, s->cur_lhs, off, len)) return 0;
+	diag_error(s->d, off, "'%.*s' is read in its own definition: a temp is defined once, by one statement; "
+	           "give the new value another name", (int)len, s->ast->text + off);
+	return 1;
+}
+
 static void undefined_name(Sema *s, unsigned off, unsigned len)
 {
 	char buf[96];
+	if (reads_own_definition(s, off, len)) return;
 	diag_error(s->d, off, "use of undefined name '%.*s'%s", (int)len, s->ast->text + off, did_you_mean(s, off, len, 0, buf, sizeof buf));
 }
 
@@ -736,6 +787,7 @@ static int build_ref(Sema *s, int node)
 			return 0;
 		}
 		if (!b && is_failed(s, node)) return 0; /* its definition's error is reported */
+		if (!b && reads_own_definition(s, x->off, x->len)) return 0;
 		if (!b) {
 			char buf[96];
 			diag_error(s->d, x->off, "unknown function or tensor '%.*s'%s", NAMEF(s, node),
@@ -863,8 +915,7 @@ static int build(Sema *s, int node)
 		return mk(s, op, t, x->off, a, b, 0);
 	}
 	default:
-		assert(!"not an expression");
-		return 0;
+		die("checker: AST node kind %d is not an expression", x->kind);
 	}
 }
 
@@ -976,7 +1027,7 @@ static void classify(Sema *s, Stmt *st)
 static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 {
 	int id = ir_add_tensor(s->m);
-	F(s)->ntensor++;
+	count_tensor(s, lhs);
 	Tensor *x = &s->m->tensor[id];
 	x->name = dup_name(s, lhs);
 	x->kind = TK_TEMP;
@@ -1028,6 +1079,7 @@ static void check_stmt(Sema *s, int node)
 	check_stmt_body(s, node);
 	for (int i = 0; i < s->nundef; i++) /* not met by pass 2: reported all the same */
 		if (!s->undef[i].done) undefined_name(s, s->undef[i].off, s->undef[i].len);
+	s->cur_lhs = 0; /* names read outside a statement (constants) define nothing */
 	int t = tensor_find(s, x->kind == AST_APPEND ? node : x->a);
 	if (t < 0) mark_failed(s, x->kind == AST_APPEND ? node : x->a);
 	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) {
@@ -1186,14 +1238,25 @@ static void check_stmt_body(Sema *s, int node)
 	for (int k = 0; k < n; k++) {
 		int id = ir_add_index(m);
 		Index *ix = &m->index[id];
-		ix->name = malloc(s->slot[k].len + 1);
-		if (!ix->name) abort();
+		ix->name = xcalloc(s->slot[k].len + 1, 1);
 		memcpy(ix->name, s->ast->text + s->slot[k].off, s->slot[k].len);
 		ix->name[s->slot[k].len] = 0;
 		ix->off = s->slot[k].off;
 		ix->kind = s->slot[k].ragged ? IX_RAGGED : IX_DENSE;
 		ix->range = s->slot[k].range;
 		ix->reduced = k >= nfree && red != RED_ACCUM && red != RED_APPEND && red != RED_NONE;
+	}
+	{
+		Dim r[MAX_IDX];
+		int nr = 0;
+		for (int k = 0; k < n; k++)
+			if (!s->slot[k].ragged) r[nr++] = s->slot[k].range;
+		double pts = literal_product(r, nr);
+		if (pts > LITERAL_LIMIT) {
+			diag_error(s->d, x->off, "this statement ranges over %.3g points: sizes written as numbers must keep it "
+			           "within 2^62 (64-bit index arithmetic wraps beyond)", pts);
+			return;
+		}
 	}
 	for (int k = nfree; red == RED_NONE && k < n; k++) {
 		const Slot *sl = &s->slot[k];
@@ -1432,6 +1495,7 @@ static void check_fusion(Sema *s, int node)
 			diag_error(s->d, N(s, node)->off, "redefinition of fusion '%.*s'", NAMEF(s, node));
 			return;
 		}
+	name_fits(s, node, "fusion", MAX_FUSION_NAME, ", so that its kernels' names (NAME_f0 ...) are within the runtime's 63");
 	s->fusion = ir_add_fusion(m);
 	Fusion *f = F(s);
 	f->name = dup_name(s, node);

@@ -116,6 +116,40 @@ group_outputs() {
 		check "outputs/a FIFO as a spec is refused without blocking" "$why"
 	fi
 
+	# names at the limits of the manifest (a 58-character fusion, whose
+	# kernels NAME_u2 are 61; 63-character tensors and sizes), C keywords and
+	# the templates' own locals as names, an index s_end beside a ragged s:
+	# the PTX entries are the manifest's kernels (they were NAME_f beside
+	# NAME_f0), the header compiles as C and C++, the runtime verifies it
+	fn=$(repeat 58 f) tn=$(repeat 62 t) sn=$(repeat 63 S)
+	cat >"$O/$fn.fuse" <<-EOF
+	fusion $fn(${tn}a: f32[$sn], int: f32[$sn], total: f32[$sn], row_ptr: i32[NP1], w: f32[S]) -> (${tn}b: f32[$sn], return: f32, y: f32[$sn]) {
+	    stage a { ${tn}c(i) = ${tn}a(i) * int(i) + total(i) }
+	    stage b [reduction] { return +=! ${tn}c(fz_vec) }
+	    stage c { ${tn}b(i) = ${tn}c(i) / return }
+	    stage d [reduction] { y(n) +=! w(s) * total(s_end) for s in row_ptr(n) .. row_ptr(n + 1) }
+	}
+	EOF
+	out_expect "names at the manifest's limits" 0 "" -o "$O/g5" --arch=sm_80,sm_90a "$O/$fn.fuse"
+	why=
+	kernels=$(sed -n 's/^kernel [a-z]* \([^ ]*\) .*/\1/p' "$O/g5/$fn.manifest" | sort)
+	[ -n "$kernels" ] || why="no kernel lines in the manifest"
+	for a in sm_80 sm_90a; do
+		entries=$(sed -n 's/^\.visible \.entry \([A-Za-z0-9_]*\)(.*/\1/p' "$O/g5/$fn.$a.ptx" 2>/dev/null | sort)
+		[ "$entries" = "$kernels" ] || why="${why:+$why; }$a PTX entries differ from the manifest's kernels"
+	done
+	printf '#include "%s.h"\nint main(void) { return 0; }\n' "$fn" >"$O/g5/h.c"
+	cp "$O/g5/h.c" "$O/g5/h.cpp"
+	$CC -std=c11 -Wall -Wextra -Werror -I"$O/g5" -c "$O/g5/h.c" -o "$O/g5/h.o" >"$TMP/cc" 2>&1 || why="${why:+$why; }the header does not compile as C: $(head -n 1 "$TMP/cc")"
+	if command -v c++ >/dev/null 2>&1; then
+		c++ -Wall -Wextra -Werror -I"$O/g5" -c "$O/g5/h.cpp" -o "$O/g5/h2.o" >"$TMP/cc" 2>&1 || why="${why:+$why; }the header does not compile as C++: $(head -n 1 "$TMP/cc")"
+	fi
+	$CC -std=c11 -Wall -Wextra -Werror -I"$O/g5" -c "$O/g5/${fn}_ref.c" -o "$O/g5/ref.o" >"$TMP/cc" 2>&1 || why="${why:+$why; }the reference does not compile: $(head -n 1 "$TMP/cc")"
+	if [ -x "$ROOT/bin/fuserun" ]; then
+		"$ROOT/bin/fuserun" list "$O/g5/$fn.manifest" >"$TMP/fr" 2>&1 || why="${why:+$why; }fuserun list refused it: $(head -n 1 "$TMP/fr")"
+	fi
+	check "outputs/names at the limits: PTX entries, manifest, header, reference, runtime agree" "$why"
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"
