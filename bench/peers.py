@@ -182,6 +182,10 @@ def matmul_residual(A, B, s, bias, R):
     return R + F.gelu(s[:, None] * (A @ B) + bias, approximate="tanh")
 
 
+def linear_bias_gelu(X, W, bias):  # W as nn.Linear keeps it, [out, in]
+    return F.gelu(F.linear(X, W, bias), approximate="tanh")
+
+
 def batchnorm_inference(X, mean, var, gamma, beta, eps):
     return (X - mean) * torch.rsqrt(var + eps) * gamma + beta
 
@@ -318,6 +322,12 @@ def cases(quick):
                            uni(m, dtype=torch.bfloat16), uni((m, m), dtype=torch.bfloat16)))
         out.append(Case("matmul_residual", f"{m}^3 bf16", mk, matmul_residual, 4 * m * m * 2, 2 * m ** 3,
                         note="R + gelu(s * (A @ B) + bias)", tol=2e-2))
+
+    for m in ([512] if quick else [1024, 4096, 8192]):
+        mk = (lambda m=m: (uni((m, m), dtype=torch.bfloat16), uni((m, m), dtype=torch.bfloat16),
+                           uni(m, dtype=torch.bfloat16)))
+        out.append(Case("linear_bias_gelu", f"{m}^3 bf16", mk, linear_bias_gelu, 3 * m * m * 2, 2 * m ** 3,
+                        note="F.linear (X W^T + bias) + gelu(tanh)", tol=2e-2))
 
     te_sizes = [1024, 2048, 8192] if quick else [8192, 1 << 14, 1 << 16]
     for i, n in enumerate(te_sizes):

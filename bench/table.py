@@ -25,8 +25,9 @@ def size_key(chain, size):
         return '%sx%s' % (d['R'], d['C'])
     if chain == 'batchnorm_inference':
         return '%sx%s' % (d['B'], d['C'])
-    if chain.startswith('matmul'):
-        return '%s^3 f16' % d['M']
+    if chain.startswith('matmul') or chain.startswith('linear'):
+        bf16 = chain.endswith('_bf16') or chain in ('matmul_residual', 'linear_bias_gelu')
+        return '%s^3 %s' % (d['M'], 'bf16' if bf16 else 'f16')
     if chain == 'transfer_entropy':
         return 'N=2^%d' % (int(d['N']).bit_length() - 1)
     if chain == 'spike_burst':

@@ -20,7 +20,7 @@ static const char tile_lib[] =
 
 void emit_tile_library(FILE *out) { fputs(tile_lib, out), fputc('\n', out); }
 
-/* the operands as A(m,k), B(k,n) */
+/* the operands A(m,k) and B(k,n) or B(n,k) */
 static void operands(const Module *m, const Kernel *k, int *ta, int *tb)
 {
 	const Stmt *c = &m->stmt[k->first_stmt];
@@ -69,7 +69,9 @@ static void emit(Cx *cx)
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-	fprintf(out, "\tfz_tile_gemm<%d>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16, k->name, m->tensor[ta].name, m->tensor[tb].name);
+	/* B read as B(n,k): the mainloop's k-major B (template argument BT) */
+	fprintf(out, "\tfz_tile_gemm<%d%s>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16, k->par.b_kmajor ? ", 1" : "", k->name,
+	        m->tensor[ta].name, m->tensor[tb].name);
 	dim_c(cx, k->space[0], out), fputs(", ", out), dim_c(cx, k->space[1], out), fputs(", ", out);
 	dim_c(cx, m->index[c->first_index + 2].range, out);
 	fputs(");\n}\n\n", out);

@@ -75,26 +75,46 @@ static int plain_load(const Module *m, int e, int i, int j)
 	return a->op == IR_INDEX && a->index == i && b->op == IR_INDEX && b->index == j;
 }
 
+static int input_load(const Module *m, int e)
+{
+	return m->expr[e].op == IR_LOAD && m->tensor[m->expr[e].tensor].kind == TK_INPUT;
+}
+
+/* Is a tile kernel's B read as B(n,k), k contiguous (x W^T)? */
+static int tile_b_kmajor(const Module *m, const Stmt *s)
+{
+	int eb = plan_matmul_swapped(m, s) ? s->contract_a : s->contract_b;
+	return plain_load(m, eb, s->first_index + 1, s->first_index + 2);
+}
+
 /* A matrix contraction goes to the tensor-core tile template when its stage
  * asks (tensor_eligible) and the operands are what the tensor cores take:
- * two input matrices of one 16-bit float type read as A(m,k) and B(k,n),
- * accumulated in f32, unmasked. Otherwise the CUDA-core tile kernel; *why
- * says which, for --explain. */
+ * two input matrices of one 16-bit float type read as A(m,k) and B(k,n) or
+ * B(n,k), accumulated in f32, unmasked. Otherwise the CUDA-core tile
+ * kernel; *why says which, for --explain. */
 static int tile_eligible(const Module *m, const Stmt *s, const char **why)
 {
 	int sw = plan_matmul_swapped(m, s), i0 = s->first_index, i1 = i0 + 1, kx = i0 + 2;
 	int ea = sw ? s->contract_b : s->contract_a, eb = sw ? s->contract_a : s->contract_b;
 	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
 	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
+	int bt = plain_load(m, eb, i1, kx);
 	if (!(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
 	else if (s->nindex != 3 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (batched or masked contractions are not on tensor cores yet)";
-	else if (!plain_load(m, ea, i0, kx) || !plain_load(m, eb, kx, i1))
-		*why = "CUDA cores: the operands are not input matrices read as A(m,k) and B(k,n)";
+	else if (!input_load(m, ea) || !input_load(m, eb))
+		*why = "CUDA cores: an operand is an intermediate, not an input matrix (a prologue on an operand is not on "
+		       "tensor cores yet: the loaders copy inputs to shared memory as they are stored)";
+	else if (plain_load(m, ea, kx, i0) && (plain_load(m, eb, kx, i1) || bt))
+		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k)";
+	else if (!plain_load(m, ea, i0, kx) || !(plain_load(m, eb, kx, i1) || bt))
+		*why = "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
 	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16)) *why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, not generated yet)";
 	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
 	else {
-		*why = "tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
-		       "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators";
+		*why = bt ? "tensor cores, B read as B(n,k): sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+		            "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators"
+		          : "tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+		            "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators";
 		return 1;
 	}
 	return 0;
@@ -621,6 +641,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 			k->par.block = 384, k->par.min_blocks = 1;
 			k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_k = 64, k->par.stages = 4;
 			k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+			k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
 			/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 			k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
 		}

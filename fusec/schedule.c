@@ -82,7 +82,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		        p->min_blocks, p->unroll, p->vec, p->slices, p->rcache, p->warp_rows);
 		if (k->mode == KM_MATMUL || k->mode == KM_TILE)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
-		if (k->mode == KM_TILE) fprintf(out, " stages=%d smem=%d", p->stages, p->smem);
+		if (k->mode == KM_TILE) fprintf(out, " stages=%d smem=%d%s", p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
 		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];

@@ -136,6 +136,7 @@ typedef struct KernelParams {
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
+	int b_kmajor;     /* TILE: B read as B(n,k), k contiguous (x W^T); 0: B(k,n) */
 	int stages;       /* TILE: shared-memory stages in the load ring */
 	int smem;         /* TILE: dynamic shared memory a block asks for, bytes */
 	const char *tuned; /* the tuning-table entry used; NULL: built-in rules */

@@ -98,18 +98,21 @@ typedef struct fz_matmul_bias_relu_bf16_args {
 } fz_matmul_bias_relu_bf16_args;
 
 /* ---- tensor-core tiles: C[M,N] = A[M,K] B[K,N], f32 accumulation ----
-   A and B f16 or bf16, row-major (k contiguous in A, n in B). A block of 384
+   A and B f16 or bf16, row-major: k contiguous in A; n contiguous in B, or k
+   when B is stored transposed as B[N,K] (BT = 1, x W^T). A block of 384
    threads owns a 128 x BN tile at a time (BN 256 or 128, persistent over
    tiles): warpgroup 0 loads, warpgroups 1 and 2 multiply 64 rows each.
    Shared memory is a ring of stages, each in the 128-byte swizzle that TMA
    writes and the tensor cores read: A as 128 rows of 64 k (128 B a row), B
-   as four boxes of 64 k rows of 64 n. A full barrier per stage says it is
-   loaded, an empty barrier says both multiplying warpgroups are done with it.
+   as four boxes of 64 k rows of 64 n (BT: like A, 256 n rows of 64 k). A
+   full barrier per stage says it is loaded, an empty barrier says both
+   multiplying warpgroups are done with it.
    sm_90a: TMA loads, wgmma. Elsewhere (or when the runtime could not make the
    tensor maps: unaligned rows or pointers) the loading warpgroup copies with
-   plain loads into the same layout; sm_80/sm_90 multiply with ldmatrix and
-   mma.sync. Tails: TMA fills out-of-range elements with zeros, the plain
-   loader writes zeros, the epilogue skips points outside [M,N]. */
+   cp.async into the same layout, nst - 1 stages in flight; sm_80/sm_90
+   multiply with ldmatrix and mma.sync. Tails: TMA fills out-of-range elements
+   with zeros, so does cp.async's source size, the epilogue skips points
+   outside [M,N]. */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FZ_TILE_WGMMA 1
 #else
@@ -127,8 +130,8 @@ typedef struct fz_matmul_bias_relu_bf16_args {
 #define FZ_TILE_SMEM (64 + 1023 + FZ_TILE_STAGES * FZ_TILE_STAGE_BYTES + 2 * 64 * FZ_TILE_EPI_LD * 4)
 
 /* The tensor maps the runtime makes at launch (cuTensorMapEncodeTiled):
-   A as {K, M} in boxes of {64, 128}, B as {N, K} in boxes of {64, 64}, both
-   with 128-byte swizzle; ok is 1 when both were made. */
+   A as {K, M} in boxes of {64, 128}, B as {N, K} (BT: {K, N}) in boxes of
+   {64, 64}, both with 128-byte swizzle; ok is 1 when both were made. */
 struct __align__(64) fz_tmap { unsigned long long w[16]; };
 struct fz_tile_maps { fz_tmap a, b; unsigned long long ok; };
 
@@ -152,32 +155,64 @@ __device__ __forceinline__ void fz_bar_wait(unsigned b, unsigned parity)
 /* byte offset of the 16-byte chunk c of row r in a 128-byte-swizzled block */
 __device__ __forceinline__ unsigned fz_swz(unsigned r, unsigned c) { return r * 128u + ((c ^ (r & 7u)) << 4); }
 
-/* one stage by plain loads, all 128 threads of the loading warpgroup: chunks
-   of 8 elements, 16-byte loads where the whole chunk is in range and aligned */
-__device__ __forceinline__ uint4 fz_chunk(const unsigned short *p, long long row, long long rows, long long col, long long cols, long long ld)
+/* One stage without TMA, all 128 threads of the loading warpgroup, in
+   chunks of 8 elements: cp.async (left in flight; the loop waits for the
+   stage's group a few stages later) where the chunk is whole and starts
+   16-byte aligned, or lies wholly outside the matrix (zero-filled: a source
+   size of 0 reads nothing); element by element where it is cut by the row's
+   end or not aligned (a row length not a multiple of 8). A cut chunk is not
+   given to cp.async with a short source size: the last row's copy would then
+   start a 16-byte access that runs past the end of the allocation
+   (compute-sanitizer memcheck flagged it at K=67). */
+__device__ __forceinline__ void fz_chunk(unsigned d, const unsigned short *p, long long row, long long rows, long long col,
+	long long cols, long long ld)
 {
-	uint4 v = make_uint4(0u, 0u, 0u, 0u);
-	if (row >= rows || col >= cols) return v;
-	const unsigned short *q = p + row * ld + col;
-	if (col + 8 <= cols && ((unsigned long long)q & 15ull) == 0) return *(const uint4 *)q;
+	const long long have = row < rows && col < cols ? (cols - col < 8 ? cols - col : 8) : 0;
+	const unsigned short *q = have ? p + row * ld + col : p;
+	if (have == 0 || (have == 8 && ((unsigned long long)q & 15ull) == 0)) {
+		asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(q), "r"((unsigned)(2 * have)) : "memory");
+		return;
+	}
 	unsigned short e[8];
 #pragma unroll
-	for (int i = 0; i < 8; ++i) e[i] = col + i < cols ? q[i] : (unsigned short)0;
-	v.x = e[0] | ((unsigned)e[1] << 16), v.y = e[2] | ((unsigned)e[3] << 16);
-	v.z = e[4] | ((unsigned)e[5] << 16), v.w = e[6] | ((unsigned)e[7] << 16);
-	return v;
+	for (int i = 0; i < 8; ++i) e[i] = i < have ? q[i] : (unsigned short)0;
+	asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(d), "r"(e[0] | ((unsigned)e[1] << 16)),
+		"r"(e[2] | ((unsigned)e[3] << 16)), "r"(e[4] | ((unsigned)e[5] << 16)), "r"(e[6] | ((unsigned)e[7] << 16)) : "memory");
 }
-__device__ __noinline__ void fz_tile_load_plain(unsigned char *st, const unsigned short *A, const unsigned short *B, long long M,
+template <int BT>
+__device__ __noinline__ void fz_tile_load_plain(unsigned st, const unsigned short *A, const unsigned short *B, long long M,
 	long long N, long long K, long long m0, long long n0, long long k0, int bn, int t)
 {
 	for (int q = t; q < 1024; q += 128) { /* A: 128 rows x 8 chunks */
 		const int r = q >> 3, c = q & 7;
-		*(uint4 *)(st + fz_swz(r, c)) = fz_chunk(A, m0 + r, M, k0 + 8 * c, K, K);
+		fz_chunk(st + fz_swz(r, c), A, m0 + r, M, k0 + 8 * c, K, K);
 	}
-	for (int q = t; q < 8 * bn; q += 128) { /* B: 64 k rows x bn/8 chunks */
-		const int r = q / (bn >> 3), c = q % (bn >> 3);
-		*(uint4 *)(st + FZ_TILE_A_BYTES + (c >> 3) * 8192 + fz_swz(r, c & 7)) = fz_chunk(B, k0 + r, K, n0 + 8 * c, N, N);
-	}
+	if (BT)
+		for (int q = t; q < 8 * bn; q += 128) { /* B[N,K]: bn n rows x 8 chunks, as A */
+			const int r = q >> 3, c = q & 7;
+			fz_chunk(st + FZ_TILE_A_BYTES + fz_swz(r, c), B, n0 + r, N, k0 + 8 * c, K, K);
+		}
+	else
+		for (int q = t; q < 8 * bn; q += 128) { /* B: 64 k rows x bn/8 chunks */
+			const int r = q / (bn >> 3), c = q % (bn >> 3);
+			fz_chunk(st + FZ_TILE_A_BYTES + (c >> 3) * 8192 + fz_swz(r, c & 7), B, k0 + r, K, n0 + 8 * c, N, N);
+		}
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+}
+/* Wait until at most n of this thread's stages are in flight, then say the
+   oldest one is loaded: every loading thread arrives on the stage's full
+   barrier (128 arrivals without TMA) once its own copies are done, so each
+   thread's arrival releases its own writes (and, for wgmma, makes them
+   visible to the async proxy first). */
+__device__ __forceinline__ void fz_tile_publish(int n, unsigned full)
+{
+	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#if FZ_TILE_WGMMA
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	fz_bar_arrive(full);
 }
 
 #if FZ_TILE_WGMMA
@@ -186,7 +221,8 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 	return (unsigned long long)((addr & 0x3ffffu) >> 4) | ((unsigned long long)(lbo >> 4) << 16) |
 	       ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
-template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
+/* tnsp-b: 1 reads B n-major (B[K,N]), 0 k-major like A (B[N,K]) */
+template <int ET, int BN, int BT> __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
 	if constexpr (BN == 256 && ET == 0) {
 		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
@@ -199,9 +235,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, uns
 			"%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
 			"%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
 			"%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
-			"}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+			"}, %128, %129, p, 1, 1, 0, %131;\n}\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-			: "l"(da), "l"(db), "r"(scale));
+			: "l"(da), "l"(db), "r"(scale), "n"(1 - BT));
 	} else if constexpr (BN == 256) {
 		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %130, 0;\n"
 			"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16 {"
@@ -213,9 +249,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, uns
 			"%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,"
 			"%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,"
 			"%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
-			"}, %128, %129, p, 1, 1, 0, 1;\n}\n"
+			"}, %128, %129, p, 1, 1, 0, %131;\n}\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63]), "+f"(d[64]), "+f"(d[65]), "+f"(d[66]), "+f"(d[67]), "+f"(d[68]), "+f"(d[69]), "+f"(d[70]), "+f"(d[71]), "+f"(d[72]), "+f"(d[73]), "+f"(d[74]), "+f"(d[75]), "+f"(d[76]), "+f"(d[77]), "+f"(d[78]), "+f"(d[79]), "+f"(d[80]), "+f"(d[81]), "+f"(d[82]), "+f"(d[83]), "+f"(d[84]), "+f"(d[85]), "+f"(d[86]), "+f"(d[87]), "+f"(d[88]), "+f"(d[89]), "+f"(d[90]), "+f"(d[91]), "+f"(d[92]), "+f"(d[93]), "+f"(d[94]), "+f"(d[95]), "+f"(d[96]), "+f"(d[97]), "+f"(d[98]), "+f"(d[99]), "+f"(d[100]), "+f"(d[101]), "+f"(d[102]), "+f"(d[103]), "+f"(d[104]), "+f"(d[105]), "+f"(d[106]), "+f"(d[107]), "+f"(d[108]), "+f"(d[109]), "+f"(d[110]), "+f"(d[111]), "+f"(d[112]), "+f"(d[113]), "+f"(d[114]), "+f"(d[115]), "+f"(d[116]), "+f"(d[117]), "+f"(d[118]), "+f"(d[119]), "+f"(d[120]), "+f"(d[121]), "+f"(d[122]), "+f"(d[123]), "+f"(d[124]), "+f"(d[125]), "+f"(d[126]), "+f"(d[127])
-			: "l"(da), "l"(db), "r"(scale));
+			: "l"(da), "l"(db), "r"(scale), "n"(1 - BT));
 	} else if constexpr (ET == 0) {
 		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
 			"wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 {"
@@ -223,9 +259,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, uns
 			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
 			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
 			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-			"}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+			"}, %64, %65, p, 1, 1, 0, %67;\n}\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-			: "l"(da), "l"(db), "r"(scale));
+			: "l"(da), "l"(db), "r"(scale), "n"(1 - BT));
 	} else {
 		asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"
 			"wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 {"
@@ -233,9 +269,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_wgmma(float *d, uns
 			"%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,"
 			"%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,"
 			"%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
-			"}, %64, %65, p, 1, 1, 0, 1;\n}\n"
+			"}, %64, %65, p, 1, 1, 0, %67;\n}\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-			: "l"(da), "l"(db), "r"(scale));
+			: "l"(da), "l"(db), "r"(scale), "n"(1 - BT));
 	}
 }
 #endif
@@ -263,7 +299,7 @@ __device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
 
 /* The multiplying warpgroup c (rows 64c..64c+63 of each tile) over this
    block's tiles; it walks the ring in the loader's order (stage s, parity ph). */
-template <int ET, int BN, class Epi>
+template <int ET, int BT, int BN, class Epi>
 __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *ring, unsigned long long *bars, float *ebuf,
 	int nst, long long M, long long N, long long nk, long long tiles, long long mt, int c, int t)
 {
@@ -282,8 +318,9 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 			const unsigned a0 = fz_su32(ring + s * FZ_TILE_STAGE_BYTES) + c * 8192, b0 = a0 - c * 8192 + FZ_TILE_A_BYTES;
 			asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
-			for (int ks = 0; ks < 4; ++ks) /* A k-major: +32 B a k16 step; B n-major: +16 rows */
-				fz_wgmma<ET, BN>(d, fz_wg_desc(a0 + 32 * ks, 16, 1024), fz_wg_desc(b0 + 2048 * ks, 8192, 1024), 1);
+			for (int ks = 0; ks < 4; ++ks) /* k-major: +32 B a k16 step; n-major: +16 rows */
+				fz_wgmma<ET, BN, BT>(d, fz_wg_desc(a0 + 32 * ks, 16, 1024),
+					BT ? fz_wg_desc(b0 + 32 * ks, 16, 1024) : fz_wg_desc(b0 + 2048 * ks, 8192, 1024), 1);
 			asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 			/* one stage's multiplies stay in flight; the one before is done: release it */
 			asm volatile("wgmma.wait_group.sync.aligned 1;\n" ::: "memory");
@@ -342,9 +379,14 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 				unsigned b[NT][2];
 #pragma unroll
 				for (int j = 0; j < NT; j += 2) {
-					const int n = w * (BN / 4) + 8 * j + 8 * (lane >> 4), kr = 16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1);
 					unsigned r[4];
-					fz_ldsm4(r, sb + (n >> 6) * 8192 + fz_swz(kr, (n & 63) >> 3), true);
+					if (BT) { /* n rows of k: the fragments as stored */
+						const int n = w * (BN / 4) + 8 * j + (lane & 7) + 8 * (lane >> 4);
+						fz_ldsm4(r, sb + fz_swz(n, 2 * ks + ((lane >> 3) & 1)), false);
+					} else { /* k rows of n: transposed on the way */
+						const int n = w * (BN / 4) + 8 * j + 8 * (lane >> 4), kr = 16 * ks + (lane & 7) + 8 * ((lane >> 3) & 1);
+						fz_ldsm4(r, sb + (n >> 6) * 8192 + fz_swz(kr, (n & 63) >> 3), true);
+					}
 					b[j][0] = r[0], b[j][1] = r[1], b[j + 1][0] = r[2], b[j + 1][1] = r[3];
 				}
 #pragma unroll
@@ -375,9 +417,10 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 	}
 }
 
-/* The whole tile kernel's body: ET 0 f16, 1 bf16; epi(s0, s1, v) is the
-   fused epilogue at point (s0, s1) of C, called only inside [M,N]. */
-template <int ET, class Epi>
+/* The whole tile kernel's body: ET 0 f16, 1 bf16; BT 1: B stored as B[N,K];
+   epi(s0, s1, v) is the fused epilogue at point (s0, s1) of C, called only
+   inside [M,N]. */
+template <int ET, int BT = 0, class Epi>
 __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps &tm, const unsigned short *A,
 	const unsigned short *B, long long M, long long N, long long K)
 {
@@ -399,9 +442,14 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	   128 x 128, 64 accumulators a thread */
 	const int bn = FZ_TILE_WGMMA && mt * ((N + 255) >> 8) >= (long long)gridDim.x ? 256 : 128;
 	const long long tiles = mt * ((N + bn - 1) / bn), nk = (K + 63) >> 6;
-	if (threadIdx.x == 0) {
+#if FZ_TILE_WGMMA
+	const bool tma = tm.ok != 0;
+#else
+	const bool tma = false;
+#endif
+	if (threadIdx.x == 0) { /* full: one arrival with TMA's byte count, or each loading thread's */
 		for (int s = 0; s < nst; ++s)
-			fz_bar_init(fz_su32(&bars[s]), 1), fz_bar_init(fz_su32(&bars[FZ_TILE_STAGES + s]), 8);
+			fz_bar_init(fz_su32(&bars[s]), tma ? 1 : 128), fz_bar_init(fz_su32(&bars[FZ_TILE_STAGES + s]), 8);
 #if __CUDA_ARCH__ >= 900
 		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
 #endif
@@ -410,11 +458,8 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	if (wg == 0) {
 #if FZ_TILE_WGMMA
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n");
-		const bool tma = tm.ok != 0;
-#else
-		const bool tma = false;
 #endif
-		int s = 0;
+		int s = 0, ps = 0, lag = nst - 1, pending = 0;
 		unsigned ph = 0;
 		for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
 			const long long m0 = (tile % mt) * 128, n0 = (tile / mt) * bn;
@@ -430,29 +475,38 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 							::"r"(fz_su32(st)), "l"(&tm.a), "r"((int)(kb * 64)), "r"((int)m0), "r"(full) : "memory");
 						for (int j = 0; j < bn / 64; ++j)
 							asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-								::"r"(fz_su32(st + FZ_TILE_A_BYTES + 8192 * j)), "l"(&tm.b), "r"((int)(n0 + 64 * j)), "r"((int)(kb * 64)), "r"(full) : "memory");
+								::"r"(fz_su32(st + FZ_TILE_A_BYTES + 8192 * j)), "l"(&tm.b), "r"(BT ? (int)(kb * 64) : (int)(n0 + 64 * j)),
+								"r"(BT ? (int)(n0 + 64 * j) : (int)(kb * 64)), "r"(full) : "memory");
 					}
 #endif
 				} else {
+					/* nst - 1 stages in flight: the oldest is said loaded before
+					   this one waits for its slot (which the multipliers free
+					   only once they hold the stage after it) */
+					if (pending > 0 && pending >= lag) {
+						fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+						pending--;
+						if (++ps == nst) ps = 0;
+					}
 					fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
-					fz_tile_load_plain(st, A, B, M, N, K, m0, n0, kb * 64, bn, t);
-#if FZ_TILE_WGMMA
-					/* the tensor cores read through the async proxy */
-					asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-					asm volatile("bar.sync 1, 128;\n" ::: "memory");
-					if (t == 0) fz_bar_arrive(full);
+					fz_tile_load_plain<BT>(fz_su32(st), A, B, M, N, K, m0, n0, kb * 64, bn, t);
+					pending++;
 				}
+				(void)full;
 				if (++s == nst) s = 0, ph ^= 1u;
 			}
+		}
+		for (; pending > 0; pending--) { /* the last stages */
+			fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+			if (++ps == nst) ps = 0;
 		}
 	} else {
 #if FZ_TILE_WGMMA
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
-		if (bn == 256) fz_tile_consume<ET, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+		if (bn == 256) fz_tile_consume<ET, BT, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
 		else
 #endif
-			fz_tile_consume<ET, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+			fz_tile_consume<ET, BT, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
 	}
 }
 

@@ -21,7 +21,7 @@ sizes() {
 	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
 	belief_update) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
-	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual)
+	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu)
 		echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=1024,K=1024,N=1024" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
@@ -74,7 +74,7 @@ if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-s
 			fi
 		done
 		# tensor-core tiles: the TMA path too (the awkward size above loads with plain loads)
-		case $s in matmul_*) for tool in memcheck racecheck synccheck; do
+		case $s in matmul_*|linear_*) for tool in memcheck racecheck synccheck; do
 			if $CS --tool $tool --error-exitcode 9 $B/v_$s M=256 K=128 N=512 --reps 2 > $B/cs.txt 2>&1; then
 				pass=$((pass + 1)); echo "compute-sanitizer $tool $s M=256 K=128 N=512: clean" | tee -a "$log"
 			else
