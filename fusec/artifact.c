@@ -347,12 +347,25 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	nvrtc_version(&major, &minor);
 	const char *dir = o->out_dir;
 
-	/* One .cu serves every target while their schedules agree (today they
-	   do): it is built for the first. */
+	/* One .cu serves every target while their schedules agree (today the
+	   planner reads the target nowhere, and the tile kernel's mainloop picks
+	   wgmma or mma.sync with the preprocessor): it is built for the first
+	   target, and the others' schedules are checked to be the same. */
 	int tgt = target_lookup(o->archs[0]);
 	Schedule fused, unfused;
 	plan_build(m, fusion, 1, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fused);
 	plan_build(m, fusion, 0, tgt < 0 ? TGT_SM_80 : (Target)tgt, &unfused);
+	for (int a = 1; a < o->narch; a++) {
+		int t = target_lookup(o->archs[a]);
+		if (t < 0) continue;
+		Schedule fu, un;
+		plan_build(m, fusion, 1, (Target)t, &fu);
+		plan_build(m, fusion, 0, (Target)t, &un);
+		if (!sched_same(m, &fused, &fu) || !sched_same(m, &unfused, &un))
+			die("fusion %s: the schedules for %s and %s differ, and an artifact with a .cu per target is not "
+			    "implemented", f->name, o->archs[0], o->archs[a]);
+		sched_free(&fu), sched_free(&un);
+	}
 	if (representable(m, f, &fused, &unfused, spec, fe->src.path) || name_taken(dir, f, fe->src.path)) {
 		sched_free(&fused), sched_free(&unfused);
 		return ARTIFACT_USER_ERROR;

@@ -1,5 +1,4 @@
 /* Pieces every backend shares: rendering, linear offsets, argument structs. */
-#include <assert.h>
 #include <stdlib.h>
 #include <string.h>
 

@@ -1,7 +1,6 @@
 #include "ir.h"
 #include "die.h"
 
-#include <assert.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>

@@ -4,6 +4,8 @@
 
 #include <string.h>
 
+static int str_same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
+
 const char *const target_name[TGT_N] = {
 #define X(e, s) s,
 	TARGETS(X)
@@ -103,4 +105,50 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if ((x->zero_init || counts) && s->reset_by[t] < 0) fputs(", zeroed by a memset before the run", out);
 		fputc('\n', out);
 	}
+}
+
+/* Two schedules of one fusion and variant that differ at most in their
+ * target. While every target's schedule is the same, an artifact holds one
+ * .cu for all of them (what differs per architecture inside a template is
+ * chosen by the preprocessor when NVRTC compiles each target); artifact.c
+ * and the back-end fuzzer check it. */
+static int params_same(const KernelParams *a, const KernelParams *b)
+{
+	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
+	       a->slices == b->slices && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
+	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->swapped == b->swapped && a->stages == b->stages &&
+	       a->smem == b->smem && str_same(a->tuned, b->tuned);
+}
+
+static int kernel_same(const Kernel *a, const Kernel *b)
+{
+	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
+	    a->fusion != b->fusion || a->nspace != b->nspace || a->has_inner != b->has_inner ||
+	    (a->has_inner && !dim_same(a->inner, b->inner)) || a->has_tail != b->has_tail || a->ntail != b->ntail ||
+	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why))
+		return 0;
+	for (int d = 0; d < a->nspace; d++)
+		if (!dim_same(a->space[d], b->space[d])) return 0;
+	for (int i = 0; i < a->nphase; i++)
+		if (a->phase[i].kind != b->phase[i].kind || a->phase[i].first_stmt != b->phase[i].first_stmt ||
+		    a->phase[i].nstmt != b->phase[i].nstmt || a->phase[i].after != b->phase[i].after)
+			return 0;
+	return 1;
+}
+
+int sched_same(const Module *m, const Schedule *a, const Schedule *b)
+{
+	if (a->fused != b->fused || a->variant != b->variant || a->fusion != b->fusion || a->first_stmt != b->first_stmt ||
+	    a->last_stmt != b->last_stmt || a->nk != b->nk)
+		return 0;
+	for (int i = 0; i < a->nk; i++)
+		if (!kernel_same(&a->k[i], &b->k[i])) return 0;
+	for (int s = a->first_stmt; s < a->last_stmt; s++)
+		if (a->why[s] != b->why[s] || a->stmt_kernel[s] != b->stmt_kernel[s] || a->op[s] != b->op[s] ||
+		    a->merge[s] != b->merge[s] || a->remat[s] != b->remat[s])
+			return 0;
+	const Fusion *f = &m->fusion[a->fusion];
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+		if (a->storage[t] != b->storage[t] || a->writer[t] != b->writer[t] || a->reset_by[t] != b->reset_by[t]) return 0;
+	return 1;
 }

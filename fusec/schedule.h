@@ -208,6 +208,8 @@ typedef struct Schedule {
  * per-stage variant. Defined in plan.c. */
 void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *s);
 void sched_free(Schedule *s);
+/* 1 if a and b (one fusion, one variant) differ at most in their target. */
+int sched_same(const Module *m, const Schedule *a, const Schedule *b);
 static inline int sched_stored(const Schedule *s, int t) { return s->storage[t] == ST_STORED; }
 /* --emit=schedule (schedule.c) and --explain (explain.c). */
 void sched_print(const Module *m, const Schedule *s, FILE *out);

@@ -453,33 +453,44 @@ group_specs() {
 	done
 }
 
-# --- unit: lexer, parser and diagnostics in C ---------------------------
+# --- unit: lexer, parser and diagnostics; the planner's schedules; in C ---
 
-group_unit() {
-	for s in $UNIT_SRC; do
-		[ -e "$s" ] || { check "unit/build" "missing $s (run make first)"; return; }
+# unit_suite NAME BINARY SOURCES...: builds the unit test (ASan+UBSan), runs
+# it and adds its "NAME: P passed, F failed" line to our counts.
+unit_suite() {
+	_name=$1 _bin=$2
+	shift 2
+	for s in "$@"; do
+		[ -e "$s" ] || { check "$_name/build" "missing $s (run make first)"; return; }
 	done
 	# shellcheck disable=SC2086
-	if ! build "$UNIT" tests/unit_frontend.c $UNIT_SRC -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
+	if ! build "$_bin" "$@" -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
 		-Wall -Wextra -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
 		-Ifusec -Ibuild/gen $SAN; then
-		check "unit/build" "tests/unit_frontend.c does not build"
+		check "$_name/build" "$1 does not build"
 		return
 	fi
-	"$UNIT" >"$TMP/unit" 2>&1
+	"$_bin" >"$TMP/unit" 2>&1
 	urc=$?
 	# its failures: a "FAIL" line each, details indented under it
 	awk '/^FAIL /{p=1; print; next} p && /^    /{print; next} {p=0}' "$TMP/unit"
-	last=$(sed -n 's/^unit: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed$/\1 \2/p' "$TMP/unit")
+	last=$(sed -n "s/^$_name: \([0-9][0-9]*\) passed, \([0-9][0-9]*\) failed\$/\1 \2/p" "$TMP/unit")
 	if [ -z "$last" ] || sanitized "$TMP/unit"; then
 		sed -n '1,40p' "$TMP/unit" >"$TMP/details"
-		check "unit" "crashed or did not finish (exit status $urc)"
+		check "$_name" "crashed or did not finish (exit status $urc)"
 		return
 	fi
 	# shellcheck disable=SC2086
 	set -- $last
 	npass=$((npass + $1)) nfail=$((nfail + $2))
-	[ "$2" = 0 ] && [ "$urc" != 0 ] && check "unit" "exit status $urc with no failed case"
+	[ "$2" = 0 ] && [ "$urc" != 0 ] && check "$_name" "exit status $urc with no failed case"
+}
+
+group_unit() {
+	# shellcheck disable=SC2086
+	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
+	# shellcheck disable=SC2086
+	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan.c fusec/schedule.c fusec/namer.c fusec/tune.c
 }
 
 # --- tune: the tuning table reader, and the committed table ---------------

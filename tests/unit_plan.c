@@ -1,0 +1,320 @@
+/* Unit tests of the planner on the schedule struct itself (schedule.h), not
+ * on printed text: for specs written here, the kernels' kinds, spaces,
+ * phases and barriers, each statement's step and split rule, each tensor's
+ * storage, the names the namer made, and that every target gets the same
+ * schedule (one .cu serves them all). Also the one path of internal errors:
+ * die() exits 3 naming the spec. Prints "unit_plan: N passed, N failed". */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "die.h"
+#include "frontend.h"
+#include "namer.h"
+#include "plan.h"
+
+static int npass, nfail;
+static const char *cur; /* the case being run */
+
+#define EXPECT(cond)                                                                                \
+	do {                                                                                            \
+		if (cond) npass++;                                                                          \
+		else nfail++, printf("FAIL %s: %s\n    at tests/unit_plan.c:%d\n", cur, #cond, __LINE__); \
+	} while (0)
+
+typedef struct Case {
+	FrontEnd fe;
+	Schedule fu, un;
+} Case;
+
+/* Checks and plans `text` (one fusion) for sm_80; 0 if it has errors. */
+static int load(Case *c, const char *name, const char *text)
+{
+	cur = name;
+	memset(c, 0, sizeof *c);
+	c->fe.src.path = "unit.fuse";
+	c->fe.src.len = strlen(text);
+	c->fe.src.text = malloc(c->fe.src.len + 1);
+	memcpy(c->fe.src.text, text, c->fe.src.len + 1);
+	FILE *sink = fopen("/dev/null", "w");
+	int errors = frontend_check(&c->fe, sink ? sink : stderr, 20);
+	if (sink) fclose(sink);
+	if (errors || c->fe.mod.nfusion != 1) {
+		nfail++, printf("FAIL %s: the spec does not check (%d errors)\n", name, errors);
+		frontend_free(&c->fe);
+		return 0;
+	}
+	plan_build(&c->fe.mod, 0, 1, TGT_SM_80, &c->fu);
+	plan_build(&c->fe.mod, 0, 0, TGT_SM_80, &c->un);
+	/* every target's schedule is the sm_80 one (artifact.c relies on it) */
+	for (int t = 1; t < TGT_N; t++) {
+		Schedule fu, un;
+		plan_build(&c->fe.mod, 0, 1, (Target)t, &fu);
+		plan_build(&c->fe.mod, 0, 0, (Target)t, &un);
+		EXPECT(fu.target == (Target)t);
+		EXPECT(sched_same(&c->fe.mod, &c->fu, &fu));
+		EXPECT(sched_same(&c->fe.mod, &c->un, &un));
+		sched_free(&fu), sched_free(&un);
+	}
+	return 1;
+}
+
+static void done(Case *c)
+{
+	sched_free(&c->fu), sched_free(&c->un);
+	frontend_free(&c->fe);
+}
+
+static int tensor(const Case *c, const char *name)
+{
+	for (int t = 0; t < c->fe.mod.ntensor; t++)
+		if (!strcmp(c->fe.mod.tensor[t].name, name)) return t;
+	printf("    (no tensor %s)\n", name);
+	return c->fe.mod.ntensor; /* schedules' per-tensor arrays have one spare element */
+}
+
+/* the statement defining tensor `name` */
+static int stmt(const Case *c, const char *name)
+{
+	int t = tensor(c, name);
+	for (int s = 0; s < c->fe.mod.nstmt; s++)
+		if (c->fe.mod.stmt[s].out == t) return s;
+	printf("    (no statement defines %s)\n", name);
+	return c->fe.mod.nstmt;
+}
+
+#define STORAGE(c, sch, name) ((c)->sch.storage[tensor(c, name)])
+#define OP(c, sch, name) ((c)->sch.op[stmt(c, name)])
+#define WHY(c, sch, name) ((c)->sch.why[stmt(c, name)])
+#define KERNEL_OF(c, sch, name) ((c)->sch.stmt_kernel[stmt(c, name)])
+
+/* Pointwise chain: a temp over inputs is inlined and recomputed; a masked
+ * one (which no other point can recompute) read at another point is stored
+ * and splits the kernel. */
+static void test_point(void)
+{
+	Case c;
+	if (!load(&c, "point", "fusion pt(x: f32[N], g: i32[N]) -> (y: f32[N], z: f32[N]) {\n"
+	                       "  stage a { t(i) = x(i) * 2.0 }\n"
+	                       "  stage b { u(i) = t(i) + x(i) where x(i) > 0.0 }\n"
+	                       "  stage c { y(i) = u(i) * u(i) }\n"
+	                       "  stage d { z(i) = u(g(i)) }\n"
+	                       "}\n"))
+		return;
+	EXPECT(c.fu.fused == 1 && c.fu.variant == 'f' && c.fu.target == TGT_SM_80);
+	EXPECT(c.fu.nk == 2);
+	EXPECT(c.fu.k[0].mode == KM_POINT && c.fu.k[0].nspace == 1 && !c.fu.k[0].has_tail);
+	EXPECT(c.fu.k[0].nphase == 1 && c.fu.k[0].phase[0].kind == KM_POINT && c.fu.k[0].phase[0].after == BAR_NONE);
+	EXPECT(c.fu.nk == 2 && !strcmp(c.fu.k[0].name, "pt_f0") && !strcmp(c.fu.k[1].name, "pt_f1"));
+	EXPECT(OP(&c, fu, "t") == STEP_INLINE && KERNEL_OF(&c, fu, "t") == -1);
+	EXPECT(STORAGE(&c, fu, "t") == ST_RECOMPUTED);
+	EXPECT(OP(&c, fu, "u") == STEP_MAP && OP(&c, fu, "y") == STEP_MAP);
+	EXPECT(KERNEL_OF(&c, fu, "u") == 0 && KERNEL_OF(&c, fu, "y") == 0 && KERNEL_OF(&c, fu, "z") == 1);
+	EXPECT(WHY(&c, fu, "y") == SPLIT_NONE);
+	EXPECT(WHY(&c, fu, "z") == SPLIT_NOT_AT_POINT); /* u(g(i)): another point */
+	EXPECT(STORAGE(&c, fu, "u") == ST_STORED);      /* so u leaves its kernel */
+	EXPECT(STORAGE(&c, fu, "x") == ST_PARAM && STORAGE(&c, fu, "y") == ST_STORED);
+	/* unfused: a kernel a stage, each split as such, every temp stored */
+	EXPECT(c.un.fused == 0 && c.un.variant == 'u' && c.un.nk == 4);
+	EXPECT(c.un.nk == 4 && !strcmp(c.un.k[0].name, "pt_u0") && !strcmp(c.un.k[3].name, "pt_u3"));
+	EXPECT(WHY(&c, un, "y") == SPLIT_UNFUSED && WHY(&c, un, "z") == SPLIT_UNFUSED);
+	EXPECT(STORAGE(&c, un, "u") == ST_STORED && STORAGE(&c, un, "t") == ST_STORED);
+	done(&c);
+}
+
+/* Row kernel: reductions over the row's last index in registers, an
+ * element nobody stores recomputed by its readers. */
+static void test_row(void)
+{
+	Case c;
+	if (!load(&c, "row", "fusion sm(X: f32[R,C]) -> (Y: f32[R,C]) {\n"
+	                     "  stage mx [reduction] { rmax(r) max=! X(r,c) }\n"
+	                     "  stage ex { e(r,c) = exp(X(r,c) - rmax(r)) }\n"
+	                     "  stage sm [reduction] { rsum(r) +=! e(r,c) }\n"
+	                     "  stage no { Y(r,c) = e(r,c) / rsum(r) }\n"
+	                     "}\n"))
+		return;
+	EXPECT(c.fu.nk == 1);
+	EXPECT(c.fu.k[0].mode == KM_ROW && c.fu.k[0].has_inner && c.fu.k[0].nspace == 1);
+	EXPECT(c.fu.k[0].first_stmt == stmt(&c, "rmax") && c.fu.k[0].nstmt == 4);
+	EXPECT(OP(&c, fu, "rmax") == STEP_REDUCE && OP(&c, fu, "rsum") == STEP_REDUCE);
+	EXPECT(OP(&c, fu, "e") == STEP_ROW_ONCHIP && OP(&c, fu, "Y") == STEP_ROW_ELEM);
+	EXPECT(STORAGE(&c, fu, "rmax") == ST_REGISTERS && STORAGE(&c, fu, "rsum") == ST_REGISTERS);
+	EXPECT(STORAGE(&c, fu, "e") == ST_RECOMPUTED);
+	EXPECT(c.fu.k[0].par.block > 0 && c.fu.k[0].par.block % 32 == 0);
+	EXPECT(c.un.nk == 4 && STORAGE(&c, un, "e") == ST_STORED && STORAGE(&c, un, "rmax") == ST_STORED);
+	done(&c);
+}
+
+/* Whole-grid reduction: partials folded by the last block (a phase ending
+ * in the grid fold), then the rank-0 epilogue as a second phase. */
+static void test_grid_fold(void)
+{
+	Case c;
+	if (!load(&c, "grid fold", "fusion mr(x: f32[N], y: f32[N]) -> (mean: f32, d: f32[N]) {\n"
+	                           "  stage r [reduction] { s +=! x(i) * y(i) }\n"
+	                           "  stage e { mean = s / 4.0 }\n"
+	                           "  stage f { d(i) = x(i) - mean }\n"
+	                           "}\n"))
+		return;
+	EXPECT(c.fu.nk == 2);
+	const Kernel *k = &c.fu.k[0];
+	EXPECT(k->mode == KM_POINT && k->has_tail && k->ntail == 1);
+	EXPECT(k->nphase == 2 && k->phase[0].after == BAR_GRID_FOLD && k->phase[1].kind == KM_SCALAR);
+	EXPECT(k->phase[1].first_stmt == stmt(&c, "mean") && k->phase[1].nstmt == 1);
+	EXPECT(OP(&c, fu, "s") == STEP_GRID_REDUCE && OP(&c, fu, "mean") == STEP_EPILOGUE);
+	EXPECT(WHY(&c, fu, "d") == SPLIT_AFTER_GLOBAL);
+	EXPECT(STORAGE(&c, fu, "mean") == ST_STORED);
+	/* unfused: the epilogue is a scalar kernel of its own */
+	EXPECT(c.un.nk == 3 && c.un.k[0].mode == KM_POINT && c.un.k[1].mode == KM_SCALAR && c.un.k[1].nspace == 0);
+	EXPECT(OP(&c, un, "mean") == STEP_SCALAR);
+	done(&c);
+}
+
+/* Matrix contractions: CUDA cores for f32 (and why), tensor cores for a
+ * tensor_eligible bf16 one, the epilogue joined in registers. */
+static void test_contractions(void)
+{
+	Case c;
+	if (load(&c, "matmul", "fusion mm(A: f32[M,K], B: f32[K,N], b: f32[N]) -> (C: f32[M,N]) {\n"
+	                       "  stage m { acc(m,n) +=! A(m,k) * B(k,n) }\n"
+	                       "  stage e { C(m,n) = relu(acc(m,n) + b(n)) }\n"
+	                       "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_MATMUL && c.fu.k[0].nspace == 2);
+		EXPECT(c.fu.k[0].par.tile_m > 0 && c.fu.k[0].par.tile_n > 0 && c.fu.k[0].par.tile_k > 0);
+		EXPECT(c.fu.k[0].path_why && strstr(c.fu.k[0].path_why, "CUDA cores"));
+		EXPECT(OP(&c, fu, "acc") == STEP_CONTRACT && OP(&c, fu, "C") == STEP_MAP);
+		EXPECT(STORAGE(&c, fu, "acc") == ST_REGISTERS && STORAGE(&c, un, "acc") == ST_STORED);
+		done(&c);
+	}
+	if (load(&c, "tile", "fusion tl(X: bf16[M,K], W: bf16[K,N]) -> (C: bf16[M,N]) {\n"
+	                     "  stage m [tensor_eligible, precision = f32] { acc(m,n) +=! X(m,k) * W(k,n) }\n"
+	                     "  stage e { C(m,n) = relu(acc(m,n)) }\n"
+	                     "}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_TILE && k->nphase == 1 && k->phase[0].kind == KM_TILE);
+		EXPECT(k->par.stages > 1 && k->par.smem > 0 && k->par.block == 384);
+		EXPECT(k->path_why && strstr(k->path_why, "tensor cores"));
+		EXPECT(OP(&c, fu, "acc") == STEP_CONTRACT && STORAGE(&c, fu, "acc") == ST_REGISTERS);
+		done(&c);
+	}
+}
+
+/* Scatter-add into a temp: its own kernel, the reader split after it and
+ * zeroing the temp for the next run; a compaction; rank-0 work alone. */
+static void test_scatter_compact_scalar(void)
+{
+	Case c;
+	if (load(&c, "scatter", "fusion sc(idx: i32[M], w: f32[M]) -> (y: f32[N]) {\n"
+	                        "  temp T: f32[N]\n"
+	                        "  stage a [scatter] { T(idx(m)) += w(m) }\n"
+	                        "  stage b { y(i) = T(i) * 2.0 }\n"
+	                        "}\n")) {
+		EXPECT(c.fu.nk == 2 && c.fu.k[0].mode == KM_SCATTER && c.fu.k[1].mode == KM_POINT);
+		EXPECT(OP(&c, fu, "T") == STEP_SCATTER && WHY(&c, fu, "y") == SPLIT_SCATTER);
+		EXPECT(STORAGE(&c, fu, "T") == ST_STORED);
+		EXPECT(c.fu.reset_by[tensor(&c, "T")] == 1); /* its reader zeroes it: no memset */
+		done(&c);
+	}
+	if (load(&c, "compact", "fusion cp(u: f32[N], v: f32) -> (idx: i32[N], count: i32) {\n"
+	                        "  stage f [compact] { idx[count] <- n where u(n) >= v }\n"
+	                        "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_POINT && OP(&c, fu, "idx") == STEP_COMPACT);
+		EXPECT(STORAGE(&c, fu, "count") == ST_STORED && c.fu.reset_by[tensor(&c, "count")] == -1); /* a memset */
+		done(&c);
+	}
+	if (load(&c, "scalar", "fusion sa(a: f32, b: f32) -> (c: f32) {\n"
+	                       "  stage x { c = a * b }\n"
+	                       "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_SCALAR && c.fu.k[0].nspace == 0);
+		EXPECT(OP(&c, fu, "c") == STEP_SCALAR && STORAGE(&c, fu, "c") == ST_STORED);
+		done(&c);
+	}
+}
+
+/* Stages that cannot share a kernel, each with its rule. */
+static void test_split_rules(void)
+{
+	Case c;
+	if (!load(&c, "split rules", "fusion sp(W: f32[R,C], x: f32[C], v: f32[N]) -> (y: f32[R], z: f32[N], q: f32[R]) {\n"
+	                             "  stage a [reduction] { g(r) +=! W(r,c) * x(c) }\n"
+	                             "  stage b { y(r) = g(r) * 2.0 }\n"
+	                             "  stage c { z(i) = v(i) + 1.0 }\n"
+	                             "  stage d { q(r) = y(r) + 1.0 }\n"
+	                             "}\n"))
+		return;
+	EXPECT(KERNEL_OF(&c, fu, "g") == KERNEL_OF(&c, fu, "y"));
+	EXPECT(c.fu.k[KERNEL_OF(&c, fu, "g")].mode == KM_ROW);
+	EXPECT(STORAGE(&c, fu, "g") == ST_REGISTERS);
+	EXPECT(WHY(&c, fu, "y") == SPLIT_NONE);
+	EXPECT(WHY(&c, fu, "z") == SPLIT_ROW_MODE || WHY(&c, fu, "z") == SPLIT_SPACE);
+	EXPECT(KERNEL_OF(&c, fu, "z") != KERNEL_OF(&c, fu, "y"));
+	EXPECT(WHY(&c, fu, "q") != SPLIT_NONE);
+	done(&c);
+}
+
+/* The namer: made names are distinct from each other and from reserved
+ * ones, whatever their length. */
+static void test_namer(void)
+{
+	cur = "namer";
+	Namer nm;
+	namer_init(&nm);
+	namer_reserve(&nm, "k_f0");
+	const char *a = namer_make(&nm, "%s_f%d", "k", 0);
+	const char *b = namer_make(&nm, "%s_f%d", "k", 0);
+	EXPECT(strcmp(a, "k_f0") && strcmp(b, "k_f0") && strcmp(a, b));
+	EXPECT(namer_taken(&nm, a) && namer_taken(&nm, b) && !namer_taken(&nm, "k_f1"));
+	char longname[600];
+	memset(longname, 'n', sizeof longname - 1), longname[sizeof longname - 1] = 0;
+	const char *l1 = namer_make(&nm, "%s", longname), *l2 = namer_make(&nm, "%s", longname);
+	EXPECT(!strcmp(l1, longname) && strcmp(l2, longname) && !strncmp(l2, longname, sizeof longname - 1));
+	for (int i = 0; i < 1000; i++) namer_make(&nm, "x%d", i % 10); /* grows its table */
+	EXPECT(namer_taken(&nm, "x3") && namer_taken(&nm, "x3_100"));
+	namer_free(&nm);
+}
+
+/* Internal errors: one path, exit status 3, the spec named. */
+static void test_die(void)
+{
+	cur = "die";
+	int fd[2];
+	if (pipe(fd)) {
+		nfail++, printf("FAIL die: pipe\n");
+		return;
+	}
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		dup2(fd[1], 2);
+		close(fd[0]);
+		die_set_spec("specs/some.fuse");
+		die("plan: kernel %s has no statements", "x_f0");
+	}
+	close(fd[1]);
+	char buf[512] = {0};
+	size_t n = 0;
+	ssize_t r;
+	while (n < sizeof buf - 1 && (r = read(fd[0], buf + n, sizeof buf - 1 - n)) > 0) n += (size_t)r;
+	close(fd[0]);
+	int status = 0;
+	waitpid(pid, &status, 0);
+	EXPECT(WIFEXITED(status) && WEXITSTATUS(status) == 3);
+	EXPECT(strstr(buf, "fusec: internal error compiling specs/some.fuse: plan: kernel x_f0 has no statements") != NULL);
+}
+
+int main(void)
+{
+	test_point();
+	test_row();
+	test_grid_fold();
+	test_contractions();
+	test_scatter_compact_scalar();
+	test_split_rules();
+	test_namer();
+	test_die();
+	printf("unit_plan: %d passed, %d failed\n", npass, nfail);
+	return nfail != 0;
+}
