@@ -63,6 +63,10 @@ static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
 	if (s->op[sid] == STEP_REDUCE && !s->merge[sid]) fputs(", merged into the one before", out);
 	if (s->remat[sid] && s->op[sid] != STEP_INLINE) fputs(", recomputable", out);
 	int k = s->stmt_kernel[sid];
+	const Kernel *kk = k >= 0 ? &s->k[k] : NULL;
+	if ((m->stage[st->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && st->pattern == PAT_CONTRACT &&
+	    !(kk && (kk->mode == KM_MATMUL || kk->mode == KM_TILE) && sid == kk->first_stmt && kk->path_why))
+		fputs(", tensor_eligible: not a matrix tile, CUDA cores", out);
 	if (s->why[sid] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid]]);
 	else if (k >= 0 && sid != s->k[k].first_stmt) fputs(", joined", out);
 	fputc('\n', out);
@@ -86,6 +90,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
 		if (k->mode == KM_TILE) fprintf(out, " stages=%d smem=%d%s", p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
 		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
+		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];
 			fprintf(out, "    phase %d %s, then %s\n", ph, kernel_mode_name[q->kind], barrier_name[q->after]);

@@ -31,7 +31,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit specs unit tune artifacts runtime fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -575,6 +575,12 @@ sub_suite() {
 		tail -n 20 "$TMP/sub" >"$TMP/details"
 		check "$_name" "exit $_rc with no failure counted"
 	fi
+}
+
+# --emit=schedule shows every fact --explain gives, for every spec that
+# checks (tests/explain_schedule.sh).
+group_explain() {
+	sub_suite explain_schedule env FUSEC="$FUSEC" sh tests/explain_schedule.sh
 }
 
 # Generated artifacts: ptxas, the float64 references, golden CUDA and

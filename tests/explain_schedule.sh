@@ -1,0 +1,157 @@
+#!/bin/sh
+# --emit=schedule shows everything --explain explains: for every spec in
+# specs/, tests/codegen/ and tests/emit/ that checks, each fact of the
+# explanation is found in the fused schedule:
+#   "fusion F: N stages in K kernels"      K kernel lines in F's schedule
+#   "kernel NAME: MODE over [D], rows of X, whole-grid reduction ..."
+#                                          kernel NAME MODE space=[D] inner=X grid-reductions>0
+#   "stage S" under a kernel               a statement of stage S in that kernel
+#   "contraction on WHY"                   path WHY under that kernel
+#   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
+#   "T: stored in device memory"           tensor T stored
+#   "T: kept on chip"                      tensor T registers (or recomputed: a row element)
+#   "T (stage S): ... never stored"        stmt (stage S) T: inline, tensor T recomputed
+#   "A -> B: split: RULE"                  B's first statement ends with ", RULE"
+#   "A -> B: fused"                        B's first statement joined (or first of its kernel)
+#   "A -> B: fused (inlined)"              a statement of A or B inline
+# A self-test first: a doctored explanation must fail.
+# A test per spec: a FAIL line per missing fact, then "explain_schedule: P passed, F failed".
+# Run from the repository root; FUSEC (default bin/fusec).
+set -u
+FUSEC=${FUSEC:-bin/fusec}
+T=$(mktemp -d "${TMPDIR:-/tmp}/explain-schedule.XXXXXX") || exit 2
+trap 'rm -rf "$T"' EXIT
+pass=0 fail=0
+
+# compare SCHEDULE EXPLAIN LABEL: prints "ok" per fact found, "FAIL ..." per fact missing
+compare() {
+	awk -v label="$3" '
+	function fact(ok, what) {
+		if (ok) print "ok"
+		else print "FAIL explain_schedule " label ": " what
+	}
+	FNR == 1 { file++ }
+	# ---- the schedule (fused sections only)
+	file == 1 && /^schedule / { fu = $2; in_fused = ($3 == "fused"); kern = ""; next }
+	file == 1 && !in_fused { next }
+	file == 1 && /^  kernel / {
+		kern = $2; nk[fu]++
+		mode[fu, kern] = $3
+		sp = $0; sub(/.* space=/, "", sp); sub(/ .*/, "", sp); space[fu, kern] = sp
+		inner[fu, kern] = ""
+		if (match($0, / inner=[^ ]*/)) inner[fu, kern] = substr($0, RSTART + 7, RLENGTH - 7)
+		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
+		next
+	}
+	file == 1 && /^    path / { path[fu, kern] = substr($0, 10); next }
+	file == 1 && /^ *stmt [0-9]+ \(stage / {
+		top = ($0 ~ /^  stmt/)
+		n = $2 + 0; st = $4; sub(/\)$/, "", st)
+		t = $5; sub(/:$/, "", t)
+		rest = $0; sub(/^[^:]*: /, "", rest)
+		if (!top) in_kern[fu, st, kern] = 1
+		if (rest ~ /^inline/) { inl[fu, st] = 1; inl_t[fu, st, t] = 1 }
+		if (rest ~ /tensor_eligible: not a matrix tile/) tel[fu, kern] = 1
+		if (!((fu, st) in first) || n < first[fu, st]) { first[fu, st] = n; firstrest[fu, st] = rest }
+		next
+	}
+	file == 1 && /^  tensor / { stor[fu, $2] = $3; sub(/,$/, "", stor[fu, $2]); next }
+	# ---- the explanation
+	file == 2 && /^fusion / {
+		fe = $2; sub(/:$/, "", fe)
+		fact(nk[fe] == $(NF - 1), "fusion " fe ": " $(NF - 1) " kernels explained, " nk[fe] + 0 " in the schedule")
+		next
+	}
+	file == 2 && /^  kernel / {
+		ke = $2; sub(/:$/, "", ke)
+		line = $0
+		m = $3; sub(/,$/, "", m)
+		sp = "[]"
+		if (match(line, / over \[[^]]*\]/)) sp = substr(line, RSTART + 6, RLENGTH - 6)
+		rows = ""
+		if (match(line, /, rows of [^,]*/)) rows = substr(line, RSTART + 10, RLENGTH - 10)
+		wg = (line ~ /whole-grid reduction/)
+		fact((fe, ke) in mode, "kernel " ke " is not in the schedule")
+		fact(mode[fe, ke] == m, "kernel " ke ": mode " m " explained, " mode[fe, ke] " in the schedule")
+		fact(space[fe, ke] == sp, "kernel " ke ": space " sp " explained, " space[fe, ke] " in the schedule")
+		fact(inner[fe, ke] == rows, "kernel " ke ": rows of \"" rows "\" explained, inner=\"" inner[fe, ke] "\" in the schedule")
+		fact((grid[fe, ke] > 0) == wg, "kernel " ke ": whole-grid reduction " (wg ? "explained" : "not explained") ", grid-reductions=" grid[fe, ke] + 0)
+		next
+	}
+	file == 2 && /^    stage / { fact(in_kern[fe, $2, ke], "stage " $2 " in kernel " ke ": no statement of it there in the schedule"); next }
+	file == 2 && /^      contraction on / {
+		w = substr($0, 22)
+		fact(path[fe, ke] == w, "kernel " ke ": contraction on \"" w "\" explained, path \"" path[fe, ke] "\" in the schedule")
+		next
+	}
+	file == 2 && /^      tensor_eligible: not a matrix tile/ { fact(tel[fe, ke], "kernel " ke ": the tensor_eligible note is not in the schedule"); next }
+	file == 2 && /^      [^ ]+: stored in device memory$/ {
+		t = $1; sub(/:$/, "", t)
+		fact(stor[fe, t] == "stored", t " stored in device memory explained, " stor[fe, t] " in the schedule")
+		next
+	}
+	file == 2 && /^      [^ ]+: kept on chip$/ {
+		t = $1; sub(/:$/, "", t)
+		fact(stor[fe, t] == "registers" || stor[fe, t] == "recomputed", t " kept on chip explained, " stor[fe, t] " in the schedule")
+		next
+	}
+	file == 2 && /^  [^ ]+ \(stage [^)]*\): .*never stored$/ {
+		t = $1; st = $3; sub(/\):$/, "", st)
+		fact(inl_t[fe, st, t] && stor[fe, t] == "recomputed", t " (stage " st ") inlined explained; the schedule has " (inl_t[fe, st, t] ? "" : "no inline statement, ") "storage " stor[fe, t])
+		next
+	}
+	file == 2 && /^    [^ ]+ -> [^ ]+: / {
+		a = $1; b = $3; sub(/:$/, "", b)
+		r = $0; sub(/^[^:]*: /, "", r)
+		if (r == "fused (inlined)") fact(inl[fe, a] || inl[fe, b], a " -> " b ": inlined explained, no inline statement of either in the schedule")
+		else if (r == "fused") fact(firstrest[fe, b] ~ /, joined$/ || firstrest[fe, b] !~ /, /, a " -> " b ": fused explained, the schedule has \"" firstrest[fe, b] "\"")
+		else {
+			sub(/^split: /, "", r)
+			fact(substr(firstrest[fe, b], length(firstrest[fe, b]) - length(r) + 1) == r, a " -> " b ": \"" r "\" explained, the schedule has \"" firstrest[fe, b] "\"")
+		}
+		next
+	}
+	file == 2 && /^  stage boundaries:$/ { next }
+	file == 2 { fact(0, "a line the test does not know: " $0) }
+	' "$1" "$2"
+}
+
+# one test a spec: every fact of its explanation found
+count() {
+	if grep '^FAIL' "$1"; then fail=$((fail + 1))
+	elif grep -q '^ok$' "$1"; then pass=$((pass + 1))
+	else fail=$((fail + 1)); echo "FAIL explain_schedule $2: no fact compared"; fi
+}
+
+# self-test: facts found in a real pair; a doctored explanation is caught
+s=specs/softmax.fuse
+if "$FUSEC" --emit=schedule "$s" >"$T/s" 2>/dev/null && "$FUSEC" --explain "$s" >"$T/e" 2>/dev/null; then
+	compare "$T/s" "$T/e" self >"$T/r"
+	if grep -q '^ok$' "$T/r" && ! grep -q FAIL "$T/r"; then pass=$((pass + 1))
+	else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: softmax's real pair does not agree"; fi
+	for doctor in 's/: row over/: point over/' 's/kept on chip/stored in device memory/' 's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'; do
+		sed "$doctor" "$T/e" >"$T/e2"
+		if cmp -s "$T/e" "$T/e2"; then fail=$((fail + 1)); echo "FAIL explain_schedule self-test: '$doctor' changed nothing"; continue; fi
+		compare "$T/s" "$T/e2" self >"$T/r"
+		if grep -q FAIL "$T/r"; then pass=$((pass + 1))
+		else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: a doctored explanation ($doctor) passed"; fi
+	done
+else
+	fail=$((fail + 1)); echo "FAIL explain_schedule self-test: fusec failed on $s"
+fi
+
+n=0
+for s in specs/*.fuse tests/codegen/*.fuse tests/emit/*.fuse; do
+	[ -e "$s" ] || continue
+	"$FUSEC" --check "$s" >/dev/null 2>&1 || continue
+	if ! "$FUSEC" --emit=schedule "$s" >"$T/s" 2>"$T/err" || ! "$FUSEC" --explain "$s" >"$T/e" 2>>"$T/err"; then
+		fail=$((fail + 1)); echo "FAIL explain_schedule $s: fusec failed: $(head -n 1 "$T/err")"
+		continue
+	fi
+	compare "$T/s" "$T/e" "$s" >"$T/r"
+	count "$T/r" "$s"
+	n=$((n + 1))
+done
+[ $n -ge 20 ] || { fail=$((fail + 1)); echo "FAIL explain_schedule: only $n specs compared"; }
+echo "explain_schedule: $pass passed, $fail failed"
+[ $fail = 0 ]
