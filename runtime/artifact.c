@@ -175,6 +175,9 @@ static int encode_map(const fz_artifact_info *info, const void *args, int t, int
 	long long dim[2];
 	memcpy(&ptr, (const char *)args + 8 * (size_t)t, 8);
 	for (int d = 0; d < 2; d++) {
+		/* a derived dimension (fusec never gives a tile operand one): no
+		   maps, rather than a map the buffer might not fill */
+		if (x->dim_add[d] || x->dim_div[d] > 1 || x->dim_per[d] >= 0) return 0;
 		if (x->dim_size[d] < 0) dim[d] = x->dim_value[d];
 		else memcpy(&dim[d], (const char *)args + 8 * (size_t)(info->ntensors + x->dim_size[d]), 8);
 	}

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define FZ_RUNTIME_VERSION "0.1.0"
+#define FZ_RUNTIME_VERSION "0.2.0"
 /* artifacts of this fusec major version load; their format line is
    `fusec-artifact FZ_ARTIFACT_FORMAT` */
 #define FZ_ARTIFACT_MAJOR 0
@@ -129,9 +129,18 @@ typedef struct fz_tensor_info {
 	const char *type;                  /* f64 f32 bf16 f16 i64 i32 */
 	int elem_bytes;                    /* on the device */
 	int rank;                          /* 0: a scalar */
-	const char *dim[FZ_MAX_RANK];      /* each dimension as written: a size symbol or a number */
-	int dim_size[FZ_MAX_RANK];         /* index into sizes[], or -1 for a number */
-	long long dim_value[FZ_MAX_RANK];  /* the number, where dim_size is -1 */
+	/* Each dimension as written: a size symbol or a number, or derived
+	   from one by fusec's range inference through an affine subscript
+	   (c in X(r, 2*c) ranges over (C+1)/2): B+K, B-K, B/D, B/S, (B+K)/D,
+	   (B-K)/D, (B+K)/S, (B-K)/S. Its value is max(B + dim_add, 0) / dim_div,
+	   or / the size dim_per when that is not -1 (as the generated code
+	   computes it; fz_tensor_shape evaluates it). */
+	const char *dim[FZ_MAX_RANK];
+	int dim_size[FZ_MAX_RANK];         /* B: index into sizes[], or -1 for a number */
+	long long dim_value[FZ_MAX_RANK];  /* B, where dim_size is -1 */
+	long long dim_add[FZ_MAX_RANK];    /* K: 0 when not derived */
+	long long dim_div[FZ_MAX_RANK];    /* D: 1 when it does not divide */
+	int dim_per[FZ_MAX_RANK];          /* S: index into sizes[], or -1 */
 	const char *by;                    /* how it is computed: input, map, reduce, compact, ... */
 	int has_domain;                    /* the spec gave the values' domain: */
 	double domain_lo, domain_hi;       /* finite, lo <= hi (param lines' domain=LO..HI) */
@@ -193,6 +202,15 @@ typedef struct fz_artifact_info {
    NULL, else FZ_ERRMSG_SIZE bytes) says which check failed for which file. */
 int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *errbuf);
 void fz_artifact_info_free(fz_artifact_info *info);
+
+/* The dimensions (dims, FZ_MAX_RANK entries; may be NULL) and the element
+   count of tensor `tensor` of the artifact when its sizes are sizes[]
+   (sizes[i] for info->sizes[i]). A derived dimension is computed as the
+   generated code computes it, so it may be 0 (C/2 at C = 1); a scalar has
+   1 element. FZ_ERR_BAD_SIZE if a size is not from 1 to 2^62 or the count
+   (or its bytes) would pass 2^62; FZ_ERR_INVALID for a bad argument. */
+int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *sizes, long long *dims,
+                    long long *elements, char *errbuf);
 
 /* The checks fz_run makes before launching anything, usable without a GPU:
    the args size, every launch naming a kernel of the artifact, every memset

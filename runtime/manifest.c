@@ -3,6 +3,7 @@
  * every name must be a C identifier, every number is parsed strictly. The
  * checks that need the whole manifest (required lines, agreement between
  * lines, the layout fingerprint) are in verify.c. */
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,8 +69,8 @@ static int strict_count(const char *s, long long max, long long *out)
 	if (!*s || (*s == '0' && s[1])) return 0;
 	for (; *s; s++) {
 		if (*s < '0' || *s > '9') return 0;
+		if (v > (max - (*s - '0')) / 10) return 0; /* v * 10 + digit > max, without overflowing */
 		v = v * 10 + (*s - '0');
-		if (v > max) return 0;
 	}
 	*out = v;
 	return 1;
@@ -132,6 +133,65 @@ static int size_index(const fz_artifact_info *info, const char *s)
 	return -1;
 }
 
+/* a size's name or a number from 1 to max at *s, advancing past it:
+   *size the size's index or -1, *value the number */
+static int dim_term(const fz_artifact_info *info, const char **s, long long max, int *size, long long *value)
+{
+	const char *q = *s;
+	char name[FZ_MAX_NAME + 1];
+	size_t n = 0;
+	if (*q >= '0' && *q <= '9') {
+		while (q[n] >= '0' && q[n] <= '9') n++;
+		if (n > 19) return 0;
+		memcpy(name, q, n), name[n] = 0;
+		if (!strict_count(name, max, value) || *value == 0) return 0;
+		*size = -1;
+	} else {
+		while ((q[n] >= 'A' && q[n] <= 'Z') || (q[n] >= 'a' && q[n] <= 'z') || (q[n] >= '0' && q[n] <= '9') || q[n] == '_') n++;
+		if (!n || n > FZ_MAX_NAME) return 0;
+		memcpy(name, q, n), name[n] = 0;
+		if ((*size = size_index(info, name)) < 0) return 0;
+		*value = 0;
+	}
+	*s = q + n;
+	return 1;
+}
+
+/* Dimension r of x, spelt exactly as fusec's dim_write (fusec/ir.c) spells
+   it, since the layout fingerprint hashes the text: B, B+K, B-K, B/D, B/S,
+   (B+K)/D, (B-K)/D, (B+K)/S, (B-K)/S, with B a size or a number, K and D
+   numbers (K != 0, D >= 2), S a size; the parentheses exactly when K is
+   added before a division. Never both a /D and a /S (fusec's Dim divides
+   by one of them). */
+static int parse_dim(const fz_artifact_info *info, const char *d, fz_tensor_info *x, int r)
+{
+	const char *s = d;
+	int paren = *s == '(', per = -1;
+	long long k = 0, div = 1, v;
+	s += paren;
+	if (!dim_term(info, &s, 1ll << 40, &x->dim_size[r], &x->dim_value[r])) return 0;
+	if (*s == '+' || *s == '-') {
+		int neg = *s++ == '-', sz;
+		if (!dim_term(info, &s, LLONG_MAX, &sz, &v) || sz >= 0) return 0;
+		k = neg ? -v : v;
+	}
+	if (paren) {
+		if (!k || s[0] != ')' || s[1] != '/') return 0;
+		s++;
+	} else if (k && *s) {
+		return 0; /* B+K/D: fusec writes (B+K)/D */
+	}
+	if (*s == '/') {
+		s++;
+		if (!dim_term(info, &s, LLONG_MAX, &per, &v)) return 0;
+		if (per < 0 && v < 2) return 0;
+		if (per < 0) div = v;
+	}
+	if (*s) return 0;
+	x->dim_add[r] = k, x->dim_div[r] = div, x->dim_per[r] = per;
+	return 1;
+}
+
 /* param NAME ROLE TYPE DIMS by=HOW [domain=LO..HI], temp the same without domain */
 static int parse_tensor(parser *p, char **t, int n, int temp)
 {
@@ -158,11 +218,9 @@ static int parse_tensor(parser *p, char **t, int n, int temp)
 			if (x->rank == FZ_MAX_RANK) return bad(p, "%s %s: more than %d dimensions", t[0], t[1], FZ_MAX_RANK);
 			int r = x->rank++;
 			x->dim[r] = d;
-			x->dim_size[r] = size_index(info, d);
-			if (x->dim_size[r] < 0 && !strict_count(d, 1ll << 40, &x->dim_value[r]))
-				return bad(p, "%s %s: dimension '%s' is neither a size nor a number from 1 to 2^40", t[0], t[1], d);
-			if (x->dim_size[r] < 0 && x->dim_value[r] == 0)
-				return bad(p, "%s %s: dimension '%s' is neither a size nor a number from 1 to 2^40", t[0], t[1], d);
+			if (!parse_dim(info, d, x, r))
+				return bad(p, "%s %s: dimension '%s' is neither a size, a number from 1 to 2^40, nor a size derived "
+				           "as fusec writes one (B+K, B-K, B/D, B/S, (B+K)/D, (B-K)/S, ...)", t[0], t[1], d);
 		}
 	}
 	int have_by = 0;

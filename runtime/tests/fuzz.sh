@@ -16,6 +16,9 @@ for m in generated/*.manifest; do
 	{ printf '\017\052'; sed '$d' "$m"; } >"$seeds/$n.15"
 	{ printf '\000\000'; cat "$m"; } >"$seeds/$n.0"
 	{ printf '\017\003'; sed '$d' "$m" | sed 's/ by=input$/ by=input domain=0.5..2/'; } >"$seeds/$n.domain"
+	# derived dimensions as fusec writes them ((N+1)/2, R,C/2; the dictionary has more): none of the shipped manifests has one
+	{ printf '\017\004'; sed '$d' "$m" | sed -e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\) /\1 (\2+1)\/2 /' \
+		-e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\),\([A-Z][A-Z0-9]*\) /\1 \2,\3\/2 /'; } >"$seeds/$n.derived"
 done
 log=build/rt/fuzz-manifest.log
 # the fuzz folder on tmpfs when there is one: every execution writes a manifest

@@ -124,6 +124,42 @@ if [ -x bin/fusec ] && bin/fusec -o $U/gen $U/user_axpy.fuse >$U/fusec.log 2>&1;
 	else
 		bad "fusec compiles tests/ref/lang/sgd_inplace.fuse" "$(cat $U/fusec.log)"
 	fi
+	# derived dimensions, every form fusec writes: C/2, (C+1)/2, N-1, N/K
+	cat > $U/derived.fuse <<'EOF2'
+fusion dd_odd(X: f32[R,C]) -> (y: f32[R]) {
+    stage evens            { p(r,c) = X(r, 2*c) }
+    stage sums [reduction] { y(r) +=! p(r,c) }
+}
+fusion dd_diff(x: f32[N]) -> (y: f32) {
+    stage d                { p(i) = x(i + 1) - x(i) }
+    stage sums [reduction] { y +=! p(i) * p(i) }
+}
+fusion dd_blocks(x: f32[N], S: f32[K]) -> (y: f32) {
+    stage d                { p(i, c) = x(i*K + c) * S(c) }
+    stage sums [reduction] { y +=! p(i, c) }
+}
+EOF2
+	if bin/fusec -o $U/dd $U/derived.fuse examples/newcomers/pair_sum.fuse >$U/fusec.log 2>&1; then
+		for d in "pair_sum R,C/2" "dd_odd R,(C+1)/2" "dd_diff N-1" "dd_blocks N/K,K"; do
+			n=${d% *} shape=${d#* }
+			expect "fuserun list $n: a derived dimension $shape" 0 "p .*temp .*\\[$shape\\]" -- $FUSERUN list $U/dd/$n.manifest
+		done
+		# the fake runs no kernel: MISMATCH (exit 1) says the case was built, sized and run
+		for sz in R=1,C=1 R=3,C=2 R=37,C=1001; do
+			expect "fuserun validate pair_sum at $sz (temp R,C/2)" 1 "y .*MISMATCH" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/pair_sum.manifest --size $sz --seed 5
+		done
+		expect "fuserun validate dd_diff at N=1 (temp N-1 of 0 elements)" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/dd_diff.manifest --size N=1 --seed 5
+		expect "fuserun validate dd_blocks at N=10,K=3 (temp N/K,K)" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/dd_blocks.manifest --size N=10,K=3 --seed 5
+		expect "fuserun validate dd_odd: sizes whose tensor passes 2^62 bytes" 2 "X: more than 2^62 bytes" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/dd_odd.manifest --size R=1,C=4611686018427387904
+		expect "fuserun bench pair_sum: % of the copy floor" 0 "% of copy floor" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/dd/pair_sum.manifest --size R=5,C=9 --reps 3
+	else
+		bad "fusec compiles specs with derived dimensions" "$(cat $U/fusec.log)"
+	fi
 else
 	bad "fusec compiles a user's spec for fuserun" "$(cat $U/fusec.log 2>/dev/null)"
 fi

@@ -23,31 +23,6 @@ static int edited(const char *casename, const char *from, const char *to, char *
 	return verify(dir, M, err);
 }
 
-/* the manifest with its layout line recomputed (as an attacker would) from
-   its fusion, size, param and temp lines without by= and domain= */
-static void relayout(const char *path)
-{
-	size_t n;
-	char *t = slurp(path, &n), *text = calloc(n + 1, 1), line[8192], old[8200] = "", hex[65];
-	size_t k = 0;
-	for (char *s = t; *s;) {
-		size_t l = strcspn(s, "\n");
-		snprintf(line, sizeof line, "%.*s", (int)l, s);
-		if (!strncmp(line, "layout ", 7)) snprintf(old, sizeof old, "%s", line);
-		if (!strncmp(line, "fusion ", 7) || !strncmp(line, "size ", 5) || !strncmp(line, "param ", 6) || !strncmp(line, "temp ", 5)) {
-			char *by = strstr(line, " by=");
-			if (by) *by = 0;
-			k += (size_t)sprintf(text + k, "%s\n", line);
-		}
-		s += l + (s[l] == '\n');
-	}
-	fr_sha256_hex(text, k, hex);
-	char neu[100];
-	snprintf(neu, sizeof neu, "layout %s", hex);
-	free(t), free(text);
-	edit(path, old, neu, 1);
-}
-
 /* a manifest with `extra` inserted before its first `before` line, re-hashed */
 static void insert_before(const char *path, const char *before, const char *extra)
 {

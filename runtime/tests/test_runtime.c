@@ -22,6 +22,7 @@ int main(int argc, char **argv)
 	test_op_block();
 	test_refusals();
 	test_hostile();
+	test_shapes();
 	test_strerror();
 	test_checks();
 	test_compare();

@@ -132,6 +132,54 @@ void manifest_line(const char *path, const char *prefix, char *line, size_t cap)
 	free(t);
 }
 
+/* the manifest with its layout line recomputed (as an attacker would) from
+   its fusion, size, param and temp lines without by= and domain= */
+void relayout(const char *path)
+{
+	size_t n;
+	char *t = slurp(path, &n), *text = calloc(n + 1, 1), line[8192], old[8200] = "", hex[65];
+	size_t k = 0;
+	for (char *s = t; *s;) {
+		size_t l = strcspn(s, "\n");
+		snprintf(line, sizeof line, "%.*s", (int)l, s);
+		if (!strncmp(line, "layout ", 7)) snprintf(old, sizeof old, "%s", line);
+		if (!strncmp(line, "fusion ", 7) || !strncmp(line, "size ", 5) || !strncmp(line, "param ", 6) || !strncmp(line, "temp ", 5)) {
+			char *by = strstr(line, " by=");
+			if (by) *by = 0;
+			k += (size_t)sprintf(text + k, "%s\n", line);
+		}
+		s += l + (s[l] == '\n');
+	}
+	fr_sha256_hex(text, k, hex);
+	char neu[100];
+	snprintf(neu, sizeof neu, "layout %s", hex);
+	free(t), free(text);
+	edit(path, old, neu, 1);
+}
+
+/* relayout, and the header's FZ_NAME_LAYOUT and its file line made to
+   agree: a consistent artifact whose manifest was edited (what fusec would
+   have written had it produced those lines) */
+void refingerprint(const char *dir, const char *fusion)
+{
+	char p[4096], h[4096], old[200], neu[200], name[300], hex[65];
+	snprintf(name, sizeof name, "%s.manifest", fusion);
+	path2(p, dir, name);
+	manifest_line(p, "layout ", old, sizeof old);
+	relayout(p);
+	manifest_line(p, "layout ", neu, sizeof neu);
+	snprintf(name, sizeof name, "%s.h", fusion);
+	edit(path2(h, dir, name), old + 7, neu + 7, 0);
+	size_t n;
+	char *t = slurp(h, &n);
+	fr_sha256_hex(t, n, hex);
+	free(t);
+	snprintf(old, sizeof old, "file %s.h ", fusion);
+	manifest_line(p, old, neu, sizeof neu);
+	snprintf(name, sizeof name, "file %s.h %s", fusion, hex);
+	edit(p, neu, name, 1);
+}
+
 int verify(const char *dir, const char *name, char *err)
 {
 	char p[4096];

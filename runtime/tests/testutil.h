@@ -24,6 +24,12 @@ void rehash(const char *path);
 void edit(const char *path, const char *from, const char *to, int re);
 /* the line of the manifest starting with prefix (without its newline) */
 void manifest_line(const char *path, const char *prefix, char *line, size_t cap);
+/* recomputes a manifest's layout line from its fusion, size, param and
+   temp lines (as an attacker would), and re-hashes */
+void relayout(const char *path);
+/* relayout of DIR/FUSION.manifest, then FUSION.h's layout and its SHA-256
+   line made to agree: a consistent artifact with the manifest's edits */
+void refingerprint(const char *dir, const char *fusion);
 /* fz_artifact_verify of DIR/NAME; also fails if a refusal leaves info filled */
 int verify(const char *dir, const char *name, char *err);
 
@@ -31,6 +37,7 @@ void test_generated(void);
 void test_op_block(void);
 void test_refusals(void);
 void test_hostile(void);
+void test_shapes(void);
 void test_strerror(void);
 void test_checks(void);
 void test_compare(void);

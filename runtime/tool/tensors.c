@@ -195,15 +195,18 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		rt_tensor *t = &c->t[i];
 		const fz_tensor_info *ti = &info->tensors[i];
 		int code = tcode(ti);
-		t->ti = ti, t->n = 1;
-		for (int d = 0; d < ti->rank; d++) {
-			long long v = ti->dim_size[d] >= 0 ? c->size[ti->dim_size[d]] : ti->dim_value[d];
-			if (v <= 0 || t->n > (1ll << 40) / v)
-				return snprintf(err, FZ_ERRMSG_SIZE, "%s: %lld elements is too many", ti->name, t->n * v), 1;
-			t->n *= v;
-		}
+		t->ti = ti;
+		if (fz_tensor_shape(info, i, c->size, NULL, &t->n, err)) return 1;
+		if (t->n > (1ll << 40))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: %lld elements is more than fuserun takes (2^40)", ti->name, t->n), 1;
 		t->bytes = (size_t)t->n * (size_t)ti->elem_bytes;
+		/* a derived dimension may be 0 (C/2 at C = 1): harmless for a temp,
+		   which the generated scratch function sizes, but a parameter needs
+		   memory to hold */
 		if (ti->role == FZ_TEMP) continue;
+		if (t->n == 0)
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s has no elements at these sizes (a derived dimension is 0): choose larger sizes",
+			                ti->name), 1;
 		if (rk >= spec->ref_args_size / 8) break;
 		t->host = malloc(t->bytes);
 		if (is_float(code)) t->ref = calloc((size_t)t->n, sizeof(double));
