@@ -8,8 +8,13 @@
  *   FAKECUDA_CC       compute capability as 90, 86, 120 (default 90)
  *   FAKECUDA_FAIL     the name of a call that fails
  *   FAKECUDA_FAIL_AT  the n-th call (counted since fakecuda_reset) that fails
+ *   FAKECUDA_FAIL_CODE  the CUresult that failing call returns (default: one
+ *                     typical of the call), a code the fake cannot name too
  *   FAKECUDA_MEM_MB   device memory (default 256)
- * and queried by the tests through fakecuda_* functions. */
+ * and queried by the tests through fakecuda_* functions. It also links into
+ * tests/gpu/validate.c (cuCtxSetCurrent, cuModuleLoadData), so that the GPU
+ * validator's comparison is tested on the CPU: nothing runs, so every
+ * output keeps its NaN poison. */
 #include <cuda.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -50,7 +55,8 @@ static CUresult fault(const char *name, CUresult code)
 	const char *f = getenv("FAKECUDA_FAIL");
 	if ((f && !strcmp(f, name)) || calls == env_int("FAKECUDA_FAIL_AT", -1)) {
 		injected++;
-		return code;
+		int c = env_int("FAKECUDA_FAIL_CODE", 0);
+		return c ? (CUresult)c : code;
 	}
 	return CUDA_SUCCESS;
 }
@@ -206,6 +212,16 @@ API CUresult cuCtxPopCurrent_v2(CUcontext *c) /* never injected: the runtime can
 	*c = (CUcontext)(void *)stack[--depth];
 	return CUDA_SUCCESS;
 }
+API CUresult cuCtxSetCurrent(CUcontext c) /* replaces the top of the stack; NULL empties it */
+{
+	FAULT(CUDA_ERROR_INVALID_CONTEXT);
+	fctx *x = (fctx *)(void *)c;
+	if (x && x->primary && primary_refs[x->dev] <= 0) return CUDA_ERROR_INVALID_CONTEXT;
+	if (!x) depth = 0;
+	else if (depth) stack[depth - 1] = x;
+	else stack[depth++] = x;
+	return CUDA_SUCCESS;
+}
 API CUresult cuCtxSynchronize(void)
 {
 	FAULT(CUDA_ERROR_UNKNOWN);
@@ -252,6 +268,7 @@ API CUresult cuModuleLoadDataEx(CUmodule *m, const void *image, unsigned int n, 
 	*m = (CUmodule)(void *)mod;
 	return CUDA_SUCCESS;
 }
+API CUresult cuModuleLoadData(CUmodule *m, const void *image) { return cuModuleLoadDataEx(m, image, 0, NULL, NULL); }
 API CUresult cuModuleUnload(CUmodule m)
 {
 	if (!m) return CUDA_ERROR_INVALID_HANDLE;

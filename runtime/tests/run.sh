@@ -13,7 +13,7 @@ VERBOSE=0
 [ "$1" = -v ] && VERBOSE=1
 pass=0 fail=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
-unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_DEVICES FAKECUDA_STUB
+unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_FAIL_CODE FAKECUDA_DEVICES FAKECUDA_STUB
 
 ok() { pass=$((pass + 1)); [ $VERBOSE = 1 ] && echo "PASS $1"; return 0; }
 bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'; return 0; }
@@ -106,7 +106,7 @@ if [ -x bin/fusec ] && bin/fusec -o $U/gen $U/user_axpy.fuse >$U/fusec.log 2>&1;
 	expect "fuserun list a user's artifact" 0 "fusion user_axpy, verified" -- $FUSERUN list $U/gen/user_axpy.manifest
 	expect "fuserun validate a user's artifact (no rebuild; the fake runs no kernel)" 1 "z .*MISMATCH" -- \
 		env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/gen/user_axpy.manifest --size N=1000 --seed 3
-	expect "fuserun bench a user's artifact" 0 "speed-up over unfused" -- \
+	expect "fuserun bench a user's artifact: % of the copy floor" 0 'fused  *[0-9][0-9]*  .*[0-9]%$' -- \
 		env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/gen/user_axpy.manifest --size N=1000 --reps 3
 	expect "fuserun validate without a C compiler" 2 "no C compiler: cannot run '/nonexistent/cc'" -- \
 		env FUSERUN_LIBCUDA="$FAKE" FUSERUN_CC=/nonexistent/cc $FUSERUN validate $U/gen/user_axpy.manifest --size N=10
@@ -155,11 +155,66 @@ EOF2
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/dd_blocks.manifest --size N=10,K=3 --seed 5
 		expect "fuserun validate dd_odd: sizes whose tensor passes 2^62 bytes" 2 "X: more than 2^62 bytes" -- \
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/dd/dd_odd.manifest --size R=1,C=4611686018427387904
-		expect "fuserun bench pair_sum: % of the copy floor" 0 "% of copy floor" -- \
+		expect "fuserun bench pair_sum: % of the copy floor" 0 'fused  *[0-9][0-9]*  .*[0-9]%$' -- \
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/dd/pair_sum.manifest --size R=5,C=9 --reps 3
 	else
 		bad "fusec compiles specs with derived dimensions" "$(cat $U/fusec.log)"
 	fi
+	# NaN: a NaN reference (log of inputs its domain makes negative) fails,
+	# even against an output never written (NaN poison: the fake runs nothing)
+	printf 'fusion nan_ref(x: f32[N] in [-2, -1]) -> (y: f32[N]) {\n    stage s { y(i) = log(x(i)) }\n}\n' > $U/nan_ref.fuse
+	if bin/fusec -o $U/nan $U/nan_ref.fuse >$U/fusec.log 2>&1; then
+		expect "fuserun validate: a NaN reference fails against a NaN (unwritten) output" 1 "y .*MISMATCH.*reference is NaN" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/nan/nan_ref.manifest --size N=100 --seed 3
+		# the GPU validator (tests/gpu/validate.c) linked against the fake
+		# driver: its comparison must fail both (it passed NaN against NaN)
+		for v in "nan_ref $U/nan" "user_axpy $U/gen"; do
+			n=${v% *} d=${v#* }
+			if ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -DFZ_NAME=$n -I$d -I${CUDA_HOME:-/usr/local/cuda}/include -include $n.h \
+				tests/gpu/validate.c $d/${n}_ref.c -L$B -l:libfakecuda.so -Wl,-rpath,$(pwd)/$B -lm -o $U/v_$n >$U/cc.log 2>&1
+			then expect "tests/gpu/validate.c fails $n's unwritten output" 1 "$n .*FAIL fused_err/tol=inf *unfused_err/tol=inf" -- $U/v_$n --dir $d N=100 --seed 3 --reps 1
+			else bad "tests/gpu/validate.c builds for $n against the fake driver" "$(cat $U/cc.log)"; fi
+		done
+	else
+		bad "fusec compiles nan_ref" "$(cat $U/fusec.log)"
+	fi
+	# a reader while fusec rewrites the artifact set (atomic writes): during a
+	# byte-identical regeneration every read verifies; while the set changes
+	# (a.fuse and b.fuse alternately), a read verifies one whole set (its spec
+	# and PTX hash agree) or is refused with an integrity error, never a mix
+	C=$U/conc
+	mkdir -p $C/a $C/b
+	printf 'fusion conc(x: f32[N]) -> (z: f32[N]) {\n    stage s { z(i) = x(i) * 2.0 }\n}\n' > $C/a/conc.fuse
+	sed 's/2\.0/3.0/' $C/a/conc.fuse > $C/b/conc.fuse
+	bin/fusec -o $C/ga $C/a/conc.fuse && bin/fusec -o $C/gb $C/b/conc.fuse && bin/fusec -o $C/gen $C/a/conc.fuse
+	# a set as fuserun list shows it: the first 16 hex digits of each target's hash
+	ha=$(sed -n 's/^target [^ ]* [^ ]* \([0-9a-f]\{16\}\).*$/\1/p' $C/ga/conc.manifest | tr '\n' ' ')
+	hb=$(sed -n 's/^target [^ ]* [^ ]* \([0-9a-f]\{16\}\).*$/\1/p' $C/gb/conc.manifest | tr '\n' ' ')
+	for phase in identical changing; do
+		rm -f $C/done $C/wfail
+		(
+			i=0
+			while [ $i -lt 6 ]; do
+				bin/fusec -o $C/gen $C/a/conc.fuse || echo a >> $C/wfail
+				[ $phase = changing ] && { bin/fusec -o $C/gen $C/b/conc.fuse || echo b >> $C/wfail; }
+				i=$((i + 1))
+			done
+			: > $C/done
+		) &
+		reads=0 whole=0 refused=0 wrong=
+		while [ ! -f $C/done ]; do
+			out=$($FUSERUN list $C/gen/conc.manifest 2>&1)
+			rc=$?
+			reads=$((reads + 1))
+			h=$(printf '%s\n' "$out" | sed -n 's/^  sm_[0-9a]* .*sha256 \([0-9a-f]*\)\.\.\.$/\1/p' | tr '\n' ' ')
+			if [ $rc = 0 ] && { [ "$h" = "$ha" ] || { [ $phase = changing ] && [ "$h" = "$hb" ]; }; }; then whole=$((whole + 1))
+			elif [ $rc = 1 ] && [ $phase = changing ] && printf '%s' "$out" | grep -q "truncated or edited"; then refused=$((refused + 1))
+			else wrong="exit $rc: $out"; fi
+		done
+		wait
+		if [ -z "$wrong" ] && [ ! -f $C/wfail ] && [ $whole -ge 2 ]; then ok "a reader during a $phase regeneration: $whole of $reads reads whole ($refused refused)"
+		else bad "a reader during a $phase regeneration ($whole of $reads reads whole, $refused refused)" "$wrong$(cat $C/wfail 2>/dev/null)"; fi
+	done
 else
 	bad "fusec compiles a user's spec for fuserun" "$(cat $U/fusec.log 2>/dev/null)"
 fi
@@ -185,6 +240,10 @@ assert d["bytes"] == 4 * (64 * 32 + 32 + 64 + 64 + 1)' 2>/dev/null
 fi
 expect "fuserun reports a failing launch" 2 "cuLaunchKernel(op 0, relu_f0): CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES" -- \
 	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN validate relu --size N=10
+expect "a CUDA error by its name and text" 2 "cuLaunchKernel(op 0, relu_f0): CUDA_ERROR_INVALID_HANDLE: invalid resource handle" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel FAKECUDA_FAIL_CODE=400 $FUSERUN validate relu --size N=10
+expect "a CUDA error the driver cannot name: its number" 2 "cuLaunchKernel(op 0, relu_f0): CUresult 12345: (no description)" -- \
+	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel FAKECUDA_FAIL_CODE=12345 $FUSERUN validate relu --size N=10
 expect "fuserun reports a failing JIT" 2 "cuModuleLoadDataEx: CUDA_ERROR_INVALID_PTX" -- \
 	env FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuModuleLoadDataEx $FUSERUN bench relu --size N=10
 # (kernels do not run on the fake: the counts are whatever the memory held, which spiking must catch or survive)

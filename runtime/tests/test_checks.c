@@ -114,6 +114,32 @@ void test_compare(void)
 	}
 	rt_case_free(&c);
 
+	/* element by element: a NaN on either side fails; an infinity in the
+	   reference is matched exactly and is no scale for the others */
+	{
+		fz_tensor_info yi = {.name = "y", .type = "f32", .elem_bytes = 4, .rank = 1, .by = "map", .role = FZ_OUTPUT};
+		double ref[3] = {INFINITY, 1.0, -2.0};
+		float out[3] = {INFINITY, 1.5f, -2.0f};
+		rt_tensor yt = {.ti = &yi, .n = 3, .bytes = 12, .ref = ref};
+		rt_case yc = {.t = &yt};
+		void *yg[1] = {out};
+		rt_result r;
+		rt_compare(&yc, 0, yg, &r);
+		check(r.score > 1 && r.at == 1, "beside an infinite reference, an element off by 0.5 still fails", NULL);
+		out[1] = 1.0f;
+		rt_compare(&yc, 0, yg, &r);
+		check(r.score == 0, "equal infinities and equal values pass", NULL);
+		out[0] = -INFINITY;
+		rt_compare(&yc, 0, yg, &r);
+		check(isinf(r.score) && r.at == 0, "an infinity of the other sign fails", NULL);
+		out[0] = INFINITY, out[2] = NAN;
+		rt_compare(&yc, 0, yg, &r);
+		check(isinf(r.score) && r.at == 2, "a NaN output fails", NULL);
+		out[2] = -2.0f, ref[1] = NAN, out[1] = NAN;
+		rt_compare(&yc, 0, yg, &r);
+		check(isinf(r.score) && r.ref_nan && r.at == 1, "a NaN output against a NaN reference fails", NULL);
+	}
+
 	/* domain=LO..HI on a param line: the inputs come from it, not from the name */
 	const char *dir = copy_artifact("kl_divergence", "domain_inputs");
 	edit(path2(p, dir, "kl_divergence.manifest"), "param q input f32 N by=input", "param q input f32 N by=input domain=2..2.5", 0);

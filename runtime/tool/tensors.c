@@ -326,7 +326,7 @@ void rt_compare(const rt_case *c, int i, void *const *got, rt_result *r)
 			else if (g == want) d = 0; /* equal infinities too */
 			else if (isnan(d = fabs(g - want))) d = INFINITY;
 			if (d > maxdiff) maxdiff = d, r->at = k, r->got = g, r->want = want;
-			if (fabs(want) > maxref) maxref = fabs(want);
+			if (isfinite(want) && fabs(want) > maxref) maxref = fabs(want); /* an infinity is no scale */
 		}
 	}
 	/* normwise, with a floor: a result that is (nearly) zero is compared absolutely */
