@@ -13,7 +13,7 @@ GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-varia
 FUZZTIME ?= 60
 
 FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
-             fusec/parse.c fusec/sema.c fusec/plan.c fusec/schedule.c fusec/explain.c fusec/namer.c fusec/die.c
+             fusec/parse.c fusec/sema.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/plan.c fusec/schedule.c fusec/explain.c fusec/namer.c fusec/die.c
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 # the emitters: everything after the planner but NVRTC and the files written
 EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
@@ -146,7 +146,7 @@ check: bin/fusec build/san/fusec build/fuzz/fuzz_backend $(MANIFESTS) $(RT_TEST_
 
 fuzz: build/fuzz/fuzz_backend build/rt/fuzz_manifest build/rt/libfakecuda.so
 	@mkdir -p build/corpus
-	build/fuzz/fuzz_backend -max_total_time=$(FUZZTIME) -max_len=4096 -timeout=10 \
+	build/fuzz/fuzz_backend -entropic=0 -max_total_time=$(FUZZTIME) -max_len=4096 -timeout=10 \
 	  -dict=tests/fuzz.dict build/corpus specs tests/fuzz-seeds
 	sh runtime/tests/fuzz.sh $(FUZZTIME)
 
