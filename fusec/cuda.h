@@ -47,6 +47,7 @@ typedef struct Cx {
 	int scope;        /* -1, or the local function whose body is being rendered */
 	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
+	int rc_vec;              /* ROW cache: rendering the vector path (fz_v4), else the scalar one */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
 	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
 	   consecutive points along the innermost index), -1 outside it; the
@@ -123,9 +124,16 @@ void finish_kernel(Cx *cx);
 typedef void RowBody(Cx *cx, int sid, int n, int depth);
 void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
 
-/* A row is walked by a block, or by a warp (KernelParams.warp_rows). */
-static inline const char *row_tid(const Cx *cx) { return cx->k->par.warp_rows ? "fz_lane" : "threadIdx.x"; }
-static inline const char *row_width(const Cx *cx) { return cx->k->par.warp_rows ? "32" : "blockDim.x"; }
-static inline const char *row_leader(const Cx *cx) { return cx->k->par.warp_rows ? "fz_lane == 0" : "threadIdx.x == 0"; }
+int row_store_deferred(Cx *cx, const Stmt *s, char **subs);
+
+/* A row is walked by a group of fz_g threads (KernelParams.rcache: the
+   group's size chosen at launch; fz_live is false in a spare group of the
+   last block), a warp (KernelParams.warp_rows) or a block. */
+static inline const char *row_tid(const Cx *cx) { return cx->k->par.warp_rows || cx->k->par.rcache ? "fz_lane" : "threadIdx.x"; }
+static inline const char *row_width(const Cx *cx) { return cx->k->par.rcache ? "fz_g" : cx->k->par.warp_rows ? "32" : "blockDim.x"; }
+static inline const char *row_leader(const Cx *cx)
+{
+	return cx->k->par.rcache ? "fz_lane == 0 && fz_live" : cx->k->par.warp_rows ? "fz_lane == 0" : "threadIdx.x == 0";
+}
 
 #endif

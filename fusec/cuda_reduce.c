@@ -135,6 +135,9 @@ results:
 		}
 		if (s->red == RED_KMIN)
 			fprintf(out, "const %s %s = acc_%s[%d];\n", ctype(s->acc), name, x->name, s->kmin_k - 1);
+		else if (row && cx->k->par.rcache)
+			fprintf(out, "const %s %s = fz_row_reduce<%s, %s>(acc_%s, (%s *)fz_sh, fz_g);\n", ctype(s->acc), name,
+			        ctype(s->acc), red_op(s->red), x->name, ctype(s->acc));
 		else if (row && cx->k->par.warp_rows)
 			fprintf(out, "const %s %s = fz_warp_reduce<%s, %s>(acc_%s);\n", ctype(s->acc), name, ctype(s->acc),
 			        red_op(s->red), x->name);

@@ -284,8 +284,8 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	}
 	int vi = -1;
 	if (cached) {
-		fprintf(out, "fz_rc_%s[fz_k]", tt->name);
-		cx->rc_used[t] = 1;
+		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
+		cx->rc_used[t] |= 1;
 	} else if (hit) {
 		fputs(cx->local[t], out);
 	} else if (wr >= 0 && wr < cx->cur && cx->p->remat[wr] &&
@@ -421,6 +421,13 @@ void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 		return;
 	}
+	if (row_store_deferred(cx, s, subs)) { /* stored as one vector after the row walk's step */
+		ind(o, depth), fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
+		store_conv(x, v, o);
+		fputs(";\n", o);
+		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
+		return;
+	}
 	char *lin = linear_of(cx, s->out, subs);
 	ind(o, depth);
 	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
@@ -478,7 +485,10 @@ void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 		put_decls(cx->out, vd, depth + 1);
 		ind(cx->out, depth + 1);
 		fprintf(cx->out, "%s = (%s)(%s);\n", name, ctype(vt), v);
-		if (sched_stored(cx->p, s->out)) store_target(cx, s, name, depth + 1);
+		if (sched_stored(cx->p, s->out)) {
+			if (store_only_thread0) ind(cx->out, depth + 1), fprintf(cx->out, "if (%s)\n", row_leader(cx));
+			store_target(cx, s, name, depth + 1 + store_only_thread0);
+		}
 		ind(cx->out, depth);
 		fputs("}\n", cx->out);
 		free(mk), free(md);

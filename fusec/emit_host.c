@@ -129,13 +129,12 @@ void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
 		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
 		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
-		if (k->mode == KM_ROW && k->par.rcache && !k->par.warp_rows) {
-			/* a row kept in registers: as many warps as cover the row at
-			   rcache elements a thread, up to the block the kernel was built
-			   for (a 1024-wide row takes 64 threads, not 512 mostly idle) */
-			fputs("\t\t\tops[n].block = fz_row_block(", out);
+		if (k->mode == KM_ROW && k->par.rcache) {
+			/* a row kept in registers: the threads a row are chosen by
+			   its width, the same function as the kernel's */
+			fputs("\t\t\tops[n].block = fz_row_threads(", out);
 			host_dim(f, k->inner, out);
-			fprintf(out, ", %d, %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache, k->par.block);
+			fprintf(out, ", %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache);
 		} else {
 			fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
 		}
@@ -168,13 +167,23 @@ void emit_host_header_common(FILE *out)
 	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
 	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
 	      "}\n"
-	      "/* threads for a row kernel keeping `per` elements of a row a thread:\n"
-	      "   whole warps covering the row, a power of two, at most `max` */\n"
-	      "static inline unsigned int fz_row_block(long long cols, int per, int max)\n"
+	      "/* a row kernel keeping `per` vectors of 4 a thread: threads a row (the\n"
+	      "   kernel's fz_row_lanes), threads a block, blocks for `rows` rows */\n"
+	      "static inline int fz_row_lanes(long long cols, int per)\n"
 	      "{\n"
-	      "\tunsigned int b = 32;\n"
-	      "\twhile (b < (unsigned int)max && (long long)b * per < cols) b *= 2;\n"
-	      "\treturn b;\n"
+	      "\tconst long long nv = (cols + 3) / 4;\n"
+	      "\tint g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */\n"
+	      "\twhile (g < 1024 && (long long)g * per < nv) g *= 2;\n"
+	      "\treturn g > 32 && g < 256 ? 256 : g;\n"
+	      "}\n"
+	      "static inline unsigned int fz_row_threads(long long cols, int per)\n"
+	      "{\n"
+	      "\tconst int g = fz_row_lanes(cols, per);\n"
+	      "\treturn g < 256 ? 256u : (unsigned int)g;\n"
+	      "}\n"
+	      "static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)\n"
+	      "{\n"
+	      "\treturn fz_grid(rows, (int)(fz_row_threads(cols, per) / (unsigned int)fz_row_lanes(cols, per)), cap);\n"
 	      "}\n"
 	      "static inline unsigned long long fz_rows(long long rows, long long cap)\n"
 	      "{\n"

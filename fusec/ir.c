@@ -195,6 +195,16 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		fputc(')', f);
 		return;
 	}
+	if (x->op == IR_DIV && w->cuda && w->compute == ET_F32 && elem_info[x->type].is_float) {
+		/* f32 division as a product with the IEEE reciprocal (dsl/MATH.md):
+		   a divisor shared by many quotients (a row's sum) is inverted once */
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		fputs(" * (1.0f / ", f);
+		ir_write_expr(w, x->b, out);
+		fputs("))", f);
+		return;
+	}
 	if (ar == 2 && x->op <= IR_OR) {
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);
@@ -214,6 +224,7 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	default: break;
 	}
 	switch (x->op) {
+	case IR_EXP: if (w->cuda && w->compute != ET_F64) fn = "fz_expf"; break; /* dsl/MATH.md */
 	case IR_RSQRT: fn = w->cuda ? float_fn(w, "rsqrt", "rsqrtf") : float_fn(w, "fz_rsqrt", "fz_rsqrtf"); break;
 	case IR_ABS: fn = elem_info[x->type].is_float ? float_fn(w, "fabs", "fabsf") : "fz_iabs"; break;
 	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;

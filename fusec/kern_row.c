@@ -1,8 +1,19 @@
-/* Template: ROW kernels, a block (or, for rows walked once, a warp) per
- * point of the outer space; reductions over the row's last index are
- * shared by its threads. A row walked more than once is read once into
- * registers (KernelParams.rcache elements a thread).
- * Grid: a block per row, or a warp per row at 8 rows a block. */
+/* Template: ROW kernels, the threads of a group per point of the outer
+ * space (a row); reductions over the row's last index are shared by the
+ * group. Two shapes (KernelParams):
+ *  - rcache > 0 (rows walked more than once: softmax, norms): the row is
+ *    read once into registers, rcache vectors of 4 consecutive elements a
+ *    thread, 16-byte loads (8-byte for f16/bf16) and vector stores when the
+ *    pointers and widths allow (fz_v4, decided by the kernel). The group's
+ *    size is chosen at launch from the row's width (fz_row_lanes, the same
+ *    function on the host and the device): a power of two up to 32 lanes
+ *    sharing a warp with other rows (reductions by shuffles), or a block of
+ *    256 to 1024 threads (warp shuffles, then the warps in order). Columns
+ *    past the registers are read again on each walk. The statements are
+ *    written twice: the vector path, bounds checked per 4 columns, and the
+ *    scalar one (any width, any alignment), bounds checked per column.
+ *  - warp_rows (rows walked once: gemv): a warp per row, 8 rows a block.
+ * Grid: enough blocks for every row (capped for a whole-grid fold). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,24 +22,99 @@
 
 static void row_map_body(Cx *cx, int sid, int n, int d);
 
-/* The block walks the row: var = threadIdx.x, += blockDim.x. With a
- * register cache the first rcache strides read the cached elements (the
- * body is written twice: cached, then for the rest of a longer row). */
+static int vec_type(ElemType t) { return t == ET_F32 || t == ET_F16 || t == ET_BF16; }
+
+/* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
+ * of the vector path: its four values are collected (fz_ws_T[fz_j]) and
+ * stored as one vector after the walk's step. */
+int row_store_deferred(Cx *cx, const Stmt *s, char **subs)
+{
+	const Kernel *k = cx->k;
+	const Tensor *x = &cx->m->tensor[s->out];
+	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + 1 || x->rank != k->nspace + 1 ||
+	    !vec_type(x->type) || strcmp(subs[k->nspace], cx->rc_var))
+		return 0;
+	for (int i = 0; i < k->nspace; i++) {
+		char sv[16];
+		snprintf(sv, sizeof sv, "s%d", i);
+		if (strcmp(subs[i], sv)) return 0;
+	}
+	cx->rc_used[s->out] |= 2;
+	return 1;
+}
+
+/* a.t_T at (s0.., col) */
+static char *row_lin(Cx *cx, int t, const char *col)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	char *subs[MAX_RANK], names[MAX_RANK][24];
+	for (int i = 0; i < x->rank; i++) {
+		snprintf(names[i], sizeof names[i], "s%d", i);
+		subs[i] = i < x->rank - 1 ? names[i] : (char *)col;
+	}
+	return linear_of(cx, t, subs);
+}
+
+/* Vectors of 4 a thread caches: all of them on the vector path; a third on
+ * the scalar one, whose per-element bounds take registers too (with more,
+ * ptxas spilled under the 64-register cap). */
+static int row_cached(const Cx *cx) { return cx->rc_vec ? cx->k->par.rcache : (cx->k->par.rcache + 2) / 3; }
+
+/* The group walks the row: var over the row's columns. With a register
+ * cache the first cached * 4 * fz_g columns are the cached ones, four
+ * consecutive a step: on the vector path (fz_v4: the width a multiple of 4)
+ * a step is all in the row or all out; on the scalar path each column is
+ * checked. The rest of a wider row is walked again from memory (the body
+ * is written twice: cached, then uncached). */
 void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 {
 	FILE *out = cx->out;
 	const Kernel *k = cx->k;
 	if (k->par.rcache) {
-		ind(out, depth), fputs("#pragma unroll\n", out);
-		ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", k->par.rcache);
-		ind(out, depth + 1), fprintf(out, "const long long %s = threadIdx.x + (long long)fz_k * blockDim.x;\n", var);
-		ind(out, depth + 1), fprintf(out, "if (%s < ", var), dim_c(cx, k->inner, out), fputs(") {\n", out);
+		const Module *m = cx->m;
+		const int rc = row_cached(cx), v = cx->rc_vec;
+		unsigned char *before = xcalloc((size_t)m->ntensor + 1, 1);
+		for (int t = 0; t < m->ntensor; t++) before[t] = cx->rc_used[t] & 2, cx->rc_used[t] &= (unsigned char)~2;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *bf = open_memstream(&text, &len);
+		if (!bf) die("out of memory");
+		cx->out = bf;
 		cx->rc_var = var;
-		body(cx, sid, n, depth + 2);
+		body(cx, sid, n, depth + 3);
 		cx->rc_var = NULL;
+		fclose(bf);
+		cx->out = out;
+		ind(out, depth), fputs("#pragma unroll\n", out);
+		ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", rc);
+		ind(out, depth + 1), fputs("const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;\n", out);
+		if (v) {
+			ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
+			for (int t = 0; t < m->ntensor; t++)
+				if (cx->rc_used[t] & 2) ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", tensor_device_type(&m->tensor[t]), m->tensor[t].name);
+		}
+		ind(out, depth + 1), fputs("#pragma unroll\n", out);
+		ind(out, depth + 1), fputs("for (int fz_j = 0; fz_j < 4; ++fz_j) {\n", out);
+		ind(out, depth + 2), fprintf(out, "const long long %s = fz_c0 + fz_j;\n", var);
+		if (v) ind(out, depth + 2), fputs("{\n", out);
+		else ind(out, depth + 2), fprintf(out, "if (fz_live && %s < fz_cn) {\n", var);
+		fputs(text, out);
+		ind(out, depth + 2), fputs("}\n", out);
 		ind(out, depth + 1), fputs("}\n", out);
+		for (int t = 0; t < m->ntensor; t++) {
+			if (!(cx->rc_used[t] & 2)) continue;
+			const Tensor *x = &m->tensor[t];
+			char *lin0 = row_lin(cx, t, "fz_c0");
+			const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
+			ind(out, depth + 1), fprintf(out, "*(%s *)&a.t_%s[%s] = make_%s(fz_ws_%s[0], fz_ws_%s[1], fz_ws_%s[2], fz_ws_%s[3]);\n",
+			                             v4, x->name, lin0, v4, x->name, x->name, x->name, x->name);
+			free(lin0);
+		}
+		if (v) ind(out, depth + 1), fputs("}\n", out);
 		ind(out, depth), fputs("}\n", out);
-		ind(out, depth), fprintf(out, "for (long long %s = threadIdx.x + %dLL * blockDim.x; %s < ", var, k->par.rcache, var);
+		for (int t = 0; t < m->ntensor; t++) cx->rc_used[t] |= before[t];
+		free(before), free(text);
+		ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
 	} else {
 		ind(out, depth), fputs("#pragma unroll 4\n", out);
 		ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
@@ -45,6 +131,81 @@ static void row_map_body(Cx *cx, int sid, int n, int d)
 	emit_map(cx, sid, d, 0);
 }
 
+/* The register cache of tensor t's row: row_cached() vectors of 4
+ * elements, one 16-byte (f16/bf16: 8-byte) load each on the vector path. */
+static void cache_fill(Cx *cx, int t, FILE *out, int depth)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	const char *ty = elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : ctype(x->type);
+	const int rc = row_cached(cx);
+	char *lin0 = row_lin(cx, t, "fz_c0"), *lin = row_lin(cx, t, "fz_c0 + fz_j");
+	ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];\n#pragma unroll\n", ty, x->name, rc);
+	ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", rc);
+	ind(out, depth + 1), fputs("const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;\n", out);
+	if (cx->rc_vec && vec_type(x->type)) {
+		ind(out, depth + 1), fprintf(out, "if (fz_c0 < fz_cn) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n",
+		                             x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b", x->name, lin0, x->name);
+	} else {
+		fputs("#pragma unroll\n", out);
+		ind(out, depth + 1), fprintf(out, "for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_%s[fz_k][fz_j] = %s < fz_cn ? ", x->name,
+		                             cx->rc_vec ? "fz_c0" : "fz_c0 + fz_j");
+		load_elem(cx, t, lin, out);
+		fputs(" : 0;\n", out);
+	}
+	ind(out, depth), fputs("}\n", out);
+	free(lin0), free(lin);
+}
+
+/* The row's statements, in order, into text: which rows they cache and
+ * which stores become vectors is known only then (cx->rc_used). */
+static char *row_body(Cx *cx, int depth)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	char *body = NULL;
+	size_t blen = 0;
+	FILE *bf = open_memstream(&body, &blen);
+	if (!bf) die("out of memory");
+	FILE *keep = cx->out;
+	memset(cx->rc_used, 0, (size_t)m->ntensor + 1);
+	clear_locals(cx);
+	cx->out = bf;
+	const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
+	for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		const StepOp op = cx->p->op[sid];
+		if (op == STEP_INLINE) continue; /* computed where it is read */
+		bind_point(cx, s, k->nspace);
+		if (op == STEP_GRID_REDUCE) {
+			emit_tail_accumulate(cx, sid, depth, 1);
+		} else if (op == STEP_REDUCE) {
+			sid += emit_reductions(cx, sid, depth, 1) - 1;
+		} else if (op == STEP_COMPACT) {
+			ind(bf, depth), fprintf(bf, "if (%s) {\n", row_leader(cx));
+			emit_compact(cx, sid, depth + 1);
+			ind(bf, depth), fputs("}\n", bf);
+		} else if (op == STEP_MAP || op == STEP_ACCUM) {
+			emit_map(cx, sid, depth, 1);
+		} else if (op == STEP_ROW_ONCHIP) {
+			/* an element of the row that stays on chip: its readers recompute it */
+		} else if (op != STEP_ROW_ELEM) {
+			die("step %s in row kernel %s", step_op_name[op], k->name);
+		} else { /* an element of the row: the group walks the row */
+			const Index *ix = &m->index[s->first_index + s->nfree - 1];
+			char *var = xasprintf("c_%s", ix->name);
+			free(cx->bind[s->first_index + s->nfree - 1]);
+			cx->bind[s->first_index + s->nfree - 1] = xstrdup(var);
+			row_loop(cx, var, row_map_body, sid, 1, depth);
+			free(var);
+			free(cx->local[s->out]);
+			cx->local[s->out] = NULL; /* valid inside that loop only */
+		}
+	}
+	fclose(bf);
+	cx->out = keep;
+	return body;
+}
+
 static void emit(Cx *cx)
 {
 	const Module *m = cx->m;
@@ -56,77 +217,60 @@ static void emit(Cx *cx)
 	fputs("\tconst long long rows = ", out);
 	space_total(cx, out);
 	fputs(";\n", out);
-	if (k->par.warp_rows) {
-		fputs("\tconst int fz_lane = threadIdx.x & 31;\n", out);
-		fputs("\tfor (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {\n", out);
-	} else {
-		fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
-	}
-	decompose(cx, "row", 2);
-	/* the row's statements first into a buffer: which rows they cache is
-	   known only then, and the cache is filled before them */
-	char *body = NULL;
-	size_t blen = 0;
-	FILE *bf = open_memstream(&body, &blen);
-	if (!bf) die("out of memory");
-	memset(cx->rc_used, 0, (size_t)m->ntensor + 1);
-	cx->out = out = bf;
-	const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
-	for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
-		const Stmt *s = &m->stmt[sid];
-		const StepOp op = cx->p->op[sid];
-		if (op == STEP_INLINE) continue; /* computed where it is read */
-		bind_point(cx, s, k->nspace);
-		if (op == STEP_GRID_REDUCE) {
-			emit_tail_accumulate(cx, sid, 2, 1);
-		} else if (op == STEP_REDUCE) {
-			sid += emit_reductions(cx, sid, 2, 1) - 1;
-		} else if (op == STEP_COMPACT) {
-			fprintf(out, "\t\tif (%s) {\n", row_leader(cx));
-			emit_compact(cx, sid, 3);
-			fputs("\t\t}\n", out);
-		} else if (op == STEP_MAP || op == STEP_ACCUM) {
-			emit_map(cx, sid, 2, 1);
-		} else if (op == STEP_ROW_ONCHIP) {
-			/* an element of the row that stays on chip: its readers recompute it */
-		} else if (op != STEP_ROW_ELEM) {
-			die("step %s in row kernel %s", step_op_name[op], k->name);
-		} else { /* an element of the row: the block walks the row */
-			const Index *ix = &m->index[s->first_index + s->nfree - 1];
-			char *var = xasprintf("c_%s", ix->name);
-			free(cx->bind[s->first_index + s->nfree - 1]);
-			cx->bind[s->first_index + s->nfree - 1] = xstrdup(var);
-			row_loop(cx, var, row_map_body, sid, 1, 2);
-			free(var);
-			free(cx->local[s->out]);
-			cx->local[s->out] = NULL; /* valid inside that loop only */
+	if (!k->par.rcache) {
+		char *body = row_body(cx, 2);
+		if (k->par.warp_rows) {
+			fputs("\tconst int fz_lane = threadIdx.x & 31;\n", out);
+			fputs("\tfor (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {\n", out);
+		} else {
+			fputs("\tfor (long long row = blockIdx.x; row < rows; row += gridDim.x) {\n", out);
 		}
+		decompose(cx, "row", 2);
+		fputs(body, out);
+		free(body);
+		fputs("\t}\n", out);
+		finish_kernel(cx);
+		return;
 	}
-	fclose(bf);
-	cx->out = out = cx->sink_main;
-	const Fusion *fu = &m->fusion[cx->fusion];
-	for (int t = fu->first_tensor; t < fu->first_tensor + fu->ntensor; t++) {
-		if (!cx->rc_used[t]) continue;
+	/* A row cache: the statements twice, the vector path and the scalar one */
+	cx->rc_vec = 1;
+	char *vbody = row_body(cx, 3);
+	unsigned char *vused = xcalloc((size_t)m->ntensor + 1, 1);
+	memcpy(vused, cx->rc_used, (size_t)m->ntensor + 1);
+	cx->rc_vec = 0;
+	char *sbody = row_body(cx, 3);
+	clear_locals(cx);
+	fputs("\tconst int fz_g = fz_row_lanes(", out), dim_c(cx, k->inner, out);
+	fprintf(out, ", %d); /* threads a row: a power of two */\n", k->par.rcache);
+	fputs("\tconst int fz_lane = threadIdx.x & (fz_g - 1);\n", out);
+	fputs("\tconst long long fz_rpb = blockDim.x / fz_g; /* rows a block */\n", out);
+	fputs("\tconst int fz_cn = ", out), dim_c(cx, k->inner, out), fputs(" < (1LL << 30) ? (int)", out), dim_c(cx, k->inner, out);
+	fputs(" : (1 << 30); /* the row's width, against cached columns (under 2^16) */\n", out);
+	/* the vector path: the width a multiple of 4, every vector's tensor
+	   aligned and its rows too */
+	fputs("\tconst bool fz_v4 = (", out), dim_c(cx, k->inner, out), fputs(" & 3) == 0", out);
+	for (int t = 0; t < m->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		char *subs[MAX_RANK], names[MAX_RANK][16];
-		for (int i = 0; i < x->rank; i++) {
-			snprintf(names[i], sizeof names[i], i < k->nspace ? "s%d" : "fz_c", i);
-			subs[i] = names[i];
-		}
-		char *lin = linear_of(cx, t, subs);
-		fprintf(out, "\t\t%s fz_rc_%s[%d];\n#pragma unroll\n", elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : ctype(x->type), x->name, k->par.rcache);
-		fprintf(out, "\t\tfor (int fz_k = 0; fz_k < %d; ++fz_k) {\n", k->par.rcache);
-		fputs("\t\t\tconst long long fz_c = threadIdx.x + (long long)fz_k * blockDim.x;\n", out);
-		fprintf(out, "\t\t\tfz_rc_%s[fz_k] = fz_c < ", x->name);
-		dim_c(cx, k->inner, out);
-		fputs(" ? ", out);
-		load_elem(cx, t, lin, out);
-		fputs(" : 0;\n\t\t}\n", out);
-		free(lin);
+		if (!vused[t] || !vec_type(x->type)) continue;
+		if (!dim_same(x->dim[x->rank - 1], k->inner))
+			fputs(" && (", out), dim_c(cx, x->dim[x->rank - 1], out), fputs(" & 3) == 0", out);
+		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, x->type == ET_F32 ? 15 : 7);
 	}
-	fputs(body, out);
-	free(body);
-	fputs("\t}\n", out);
+	fputs(";\n", out);
+	fputs("\tfor (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {\n", out);
+	fputs("\t\tconst bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */\n", out);
+	fputs("\t\tconst long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;\n", out);
+	decompose(cx, "row", 2);
+	for (int v = 1; v >= 0; v--) {
+		cx->rc_vec = v;
+		fputs(v ? "\t\tif (fz_v4) {\n" : "\t\t} else {\n", out);
+		for (int t = 0; t < m->ntensor; t++)
+			if ((v ? vused[t] : cx->rc_used[t]) & 1) cache_fill(cx, t, out, 3);
+		fputs(v ? vbody : sbody, out);
+	}
+	cx->rc_vec = 0;
+	fputs("\t\t}\n\t}\n", out);
+	free(vbody), free(sbody), free(vused);
 	finish_kernel(cx);
 }
 
@@ -134,6 +278,12 @@ static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	char cap[64] = "0";
 	if (k->has_tail) snprintf(cap, sizeof cap, "(long long)sm * %d", k->par.min_blocks);
+	if (k->par.rcache) {
+		fputs("fz_row_grid(", out), host_space_product(m, f, k, out);
+		fputs(", ", out), host_dim(f, k->inner, out);
+		fprintf(out, ", %d, %s)", k->par.rcache, cap);
+		return;
+	}
 	if (k->par.warp_rows) {
 		fputs("fz_grid(32LL * (", out), host_space_product(m, f, k, out);
 		fprintf(out, "), %d, %s)", k->par.block, cap);

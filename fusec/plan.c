@@ -602,18 +602,34 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	}
 
 	/* A row walked more than once (softmax: max, sum, normalise) is read
-	 * from memory once: 512 threads keep 16 elements each in registers,
-	 * rows of up to 8192; the rest of a longer row is read again. */
+	 * from memory once, into registers: each thread keeps rcache vectors of
+	 * 4 consecutive elements of every input row it walks (16-byte loads for
+	 * f32), 24 registers of them in all (bench/proto/NOTES.md: 8 vectors a
+	 * thread at 8192 f32 columns reached 98% of the copy floor; 8 spilled
+	 * here beside the scalar path). How many
+	 * threads share a row is decided at launch from the row's width
+	 * (fz_row_lanes: 2 to 32 lanes of a warp, or a block of 256 to 1024),
+	 * so rows of up to 1024 * 4 * rcache elements are read once; the rest
+	 * of a wider row is read again on every walk. 64 registers a thread
+	 * (1024 threads an SM): enough for the cache on the vector path, whose
+	 * bounds are checked per vector; the scalar path caches a third. */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
 		if (k->mode != KM_ROW) continue;
-		int walks = 0;
+		int walks = 0, regs = 0;
+		unsigned char *seen = xcalloc((size_t)m->ntensor + 1, 1);
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (s->nfree == k->nspace + 1 && stored[s->out]) walks++;
-			else if (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace) walks++;
+			int walk = (s->nfree == k->nspace + 1 && stored[s->out]) ||
+			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
+			walks += walk;
+			if (s->nfree != k->nspace + 1 && !walk) continue;
+			for (int t = 0; t < m->ntensor; t++) /* the rows it may cache: inputs of rank space + 1 */
+				if (!seen[t] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + 1 && plan_stmt_reads(m, s, t))
+					seen[t] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
 		}
-		if (walks >= 2) k->par.block = 512, k->par.rcache = 16;
+		free(seen);
+		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = 6 / (regs ? regs : 1);
 		else k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
 

@@ -16,7 +16,9 @@ __device__ __forceinline__ unsigned short fz_f2h(float f) { unsigned short h; as
 __device__ __forceinline__ float fz_b2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
 __device__ __forceinline__ unsigned short fz_f2b(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
-__device__ __forceinline__ float fz_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* f32 exp on the SFU (dsl/MATH.md): ex2.approx.ftz of x * log2(e), relative error under 6e-6 */
+__device__ __forceinline__ float fz_expf(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f)); return y; }
+__device__ __forceinline__ float fz_sigmoidf(float x) { return 1.0f / (1.0f + fz_expf(-x)); }
 __device__ __forceinline__ double fz_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 __device__ __forceinline__ float fz_reluf(float x) { return x > 0.0f ? x : 0.0f; }
 __device__ __forceinline__ double fz_relu(double x) { return x > 0.0 ? x : 0.0; }
@@ -64,6 +66,26 @@ template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return __shfl_sync(0xffffffffu, v, 0);
 }
+/* a row kernel's group of g threads (a power of two; g > 32: the block) */
+template <typename T, int OP> __device__ __forceinline__ T fz_row_reduce(T v, T *sh, int g)
+{
+	if (g > 32) return fz_block_reduce<T, OP>(v, sh);
+	for (int o = g >> 1; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+/* threads sharing a row of `cols` columns in a row kernel keeping `per`
+   vectors of 4 a thread; the launch (fz_row_threads) uses the same */
+__device__ __forceinline__ int fz_row_lanes(long long cols, int per)
+{
+	const long long nv = (cols + 3) / 4;
+	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
+	while (g < 1024 && (long long)g * per < nv) g *= 2;
+	return g > 32 && g < 256 ? 256 : g;
+}
+/* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
+__device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
+__device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
+__device__ __forceinline__ void fz_ld4b(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_b2f(t.x), v[1] = fz_b2f(t.y), v[2] = fz_b2f(t.z), v[3] = fz_b2f(t.w); }
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }

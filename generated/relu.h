@@ -35,13 +35,23 @@ static inline unsigned long long fz_grid(long long n, int per, long long cap)
 	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
-/* threads for a row kernel keeping `per` elements of a row a thread:
-   whole warps covering the row, a power of two, at most `max` */
-static inline unsigned int fz_row_block(long long cols, int per, int max)
+/* a row kernel keeping `per` vectors of 4 a thread: threads a row (the
+   kernel's fz_row_lanes), threads a block, blocks for `rows` rows */
+static inline int fz_row_lanes(long long cols, int per)
 {
-	unsigned int b = 32;
-	while (b < (unsigned int)max && (long long)b * per < cols) b *= 2;
-	return b;
+	const long long nv = (cols + 3) / 4;
+	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
+	while (g < 1024 && (long long)g * per < nv) g *= 2;
+	return g > 32 && g < 256 ? 256 : g;
+}
+static inline unsigned int fz_row_threads(long long cols, int per)
+{
+	const int g = fz_row_lanes(cols, per);
+	return g < 256 ? 256u : (unsigned int)g;
+}
+static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)
+{
+	return fz_grid(rows, (int)(fz_row_threads(cols, per) / (unsigned int)fz_row_lanes(cols, per)), cap);
 }
 static inline unsigned long long fz_rows(long long rows, long long cap)
 {

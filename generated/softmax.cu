@@ -16,7 +16,9 @@ __device__ __forceinline__ unsigned short fz_f2h(float f) { unsigned short h; as
 __device__ __forceinline__ float fz_b2f(unsigned short b) { return __uint_as_float(((unsigned int)b) << 16); }
 __device__ __forceinline__ unsigned short fz_f2b(float f) { unsigned short h; asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f)); return h; }
 
-__device__ __forceinline__ float fz_sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+/* f32 exp on the SFU (dsl/MATH.md): ex2.approx.ftz of x * log2(e), relative error under 6e-6 */
+__device__ __forceinline__ float fz_expf(float x) { float y; asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.44269504088896341f)); return y; }
+__device__ __forceinline__ float fz_sigmoidf(float x) { return 1.0f / (1.0f + fz_expf(-x)); }
 __device__ __forceinline__ double fz_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
 __device__ __forceinline__ float fz_reluf(float x) { return x > 0.0f ? x : 0.0f; }
 __device__ __forceinline__ double fz_relu(double x) { return x > 0.0 ? x : 0.0; }
@@ -64,6 +66,26 @@ template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
 	return __shfl_sync(0xffffffffu, v, 0);
 }
+/* a row kernel's group of g threads (a power of two; g > 32: the block) */
+template <typename T, int OP> __device__ __forceinline__ T fz_row_reduce(T v, T *sh, int g)
+{
+	if (g > 32) return fz_block_reduce<T, OP>(v, sh);
+	for (int o = g >> 1; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
+	return v;
+}
+/* threads sharing a row of `cols` columns in a row kernel keeping `per`
+   vectors of 4 a thread; the launch (fz_row_threads) uses the same */
+__device__ __forceinline__ int fz_row_lanes(long long cols, int per)
+{
+	const long long nv = (cols + 3) / 4;
+	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
+	while (g < 1024 && (long long)g * per < nv) g *= 2;
+	return g > 32 && g < 256 ? 256 : g;
+}
+/* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
+__device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
+__device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
+__device__ __forceinline__ void fz_ld4b(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_b2f(t.x), v[1] = fz_b2f(t.y), v[2] = fz_b2f(t.z), v[3] = fz_b2f(t.w); }
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -98,53 +120,138 @@ typedef struct fz_softmax_args {
 
 /* f variant: 1 kernel */
 
-extern "C" __global__ void __launch_bounds__(512, 2) softmax_f0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
-	for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+	const int fz_g = fz_row_lanes(a.n_C, 6); /* threads a row: a power of two */
+	const int fz_lane = threadIdx.x & (fz_g - 1);
+	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
+	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
-		float fz_rc_X[16];
+		if (fz_v4) {
+			float fz_rc_X[6][4];
 #pragma unroll
-		for (int fz_k = 0; fz_k < 16; ++fz_k) {
-			const long long fz_c = threadIdx.x + (long long)fz_k * blockDim.x;
-			fz_rc_X[fz_k] = fz_c < a.n_C ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c))]) : 0;
-		}
-		float acc_rmax = -FZ_INF_F;
-		#pragma unroll
-		for (int fz_k = 0; fz_k < 16; ++fz_k) {
-			const long long r1_c = threadIdx.x + (long long)fz_k * blockDim.x;
-			if (r1_c < a.n_C) {
-				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k]));
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_c0 < fz_cn) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
 			}
-		}
-		for (long long r1_c = threadIdx.x + 16LL * blockDim.x; r1_c < a.n_C; r1_c += blockDim.x) {
-			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
-		}
-		const float v_rmax = fz_block_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh);
-		float acc_rsum = 0;
-		#pragma unroll
-		for (int fz_k = 0; fz_k < 16; ++fz_k) {
-			const long long r1_c = threadIdx.x + (long long)fz_k * blockDim.x;
-			if (r1_c < a.n_C) {
-				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((fz_rc_X[fz_k] - v_rmax)))));
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					{
+						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+					}
+				}
+				}
 			}
-		}
-		for (long long r1_c = threadIdx.x + 16LL * blockDim.x; r1_c < a.n_C; r1_c += blockDim.x) {
-			acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
-		}
-		const float v_rsum = fz_block_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh);
-		#pragma unroll
-		for (int fz_k = 0; fz_k < 16; ++fz_k) {
-			const long long c_c = threadIdx.x + (long long)fz_k * blockDim.x;
-			if (c_c < a.n_C) {
-				const float v_Y = (float)((((float)expf((fz_rc_X[fz_k] - v_rmax))) / v_rsum));
+			for (long long r1_c = 6LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			float acc_rsum = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					{
+						acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
+					}
+				}
+				}
+			}
+			for (long long r1_c = 6LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
+			}
+			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				float fz_ws_Y[4];
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long c_c = fz_c0 + fz_j;
+					{
+						const float v_Y = (float)((((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax))) * (1.0f / v_rsum)));
+						fz_ws_Y[fz_j] = (float)(v_Y);
+					}
+				}
+				*(float4 *)&a.t_Y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_float4(fz_ws_Y[0], fz_ws_Y[1], fz_ws_Y[2], fz_ws_Y[3]);
+				}
+			}
+			for (long long c_c = 6LL * 4 * fz_g + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+				const float v_Y = (float)((((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) * (1.0f / v_rsum)));
 				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 			}
-		}
-		for (long long c_c = threadIdx.x + 16LL * blockDim.x; c_c < a.n_C; c_c += blockDim.x) {
-			const float v_Y = (float)((((float)expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) / v_rsum));
-			a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
+		} else {
+			float fz_rc_X[2][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_X[fz_k][fz_j] = fz_c0 + fz_j < fz_cn ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0 + fz_j))]) : 0;
+			}
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					if (fz_live && r1_c < fz_cn) {
+						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+					}
+				}
+			}
+			for (long long r1_c = 2LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			float acc_rsum = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					if (fz_live && r1_c < fz_cn) {
+						acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
+					}
+				}
+			}
+			for (long long r1_c = 2LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
+			}
+			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long c_c = fz_c0 + fz_j;
+					if (fz_live && c_c < fz_cn) {
+						const float v_Y = (float)((((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax))) * (1.0f / v_rsum)));
+						a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
+					}
+				}
+			}
+			for (long long c_c = 2LL * 4 * fz_g + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+				const float v_Y = (float)((((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) * (1.0f / v_rsum)));
+				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
+			}
 		}
 	}
 }
@@ -189,10 +296,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax
 		float fz_vl0[4];
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vs0[4];
-		const float v_ex_0 = (float)(expf((fz_vl0[0] - (a.t_rmax[(long long)(s0_0)]))));
-		const float v_ex_1 = (float)(expf((fz_vl0[1] - (a.t_rmax[(long long)(s0_1)]))));
-		const float v_ex_2 = (float)(expf((fz_vl0[2] - (a.t_rmax[(long long)(s0_2)]))));
-		const float v_ex_3 = (float)(expf((fz_vl0[3] - (a.t_rmax[(long long)(s0_3)]))));
+		const float v_ex_0 = (float)(fz_expf((fz_vl0[0] - (a.t_rmax[(long long)(s0_0)]))));
+		const float v_ex_1 = (float)(fz_expf((fz_vl0[1] - (a.t_rmax[(long long)(s0_1)]))));
+		const float v_ex_2 = (float)(fz_expf((fz_vl0[2] - (a.t_rmax[(long long)(s0_2)]))));
+		const float v_ex_3 = (float)(fz_expf((fz_vl0[3] - (a.t_rmax[(long long)(s0_3)]))));
 		fz_vs0[0] = (float)(v_ex_0);
 		fz_vs0[1] = (float)(v_ex_1);
 		fz_vs0[2] = (float)(v_ex_2);
@@ -206,25 +313,25 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_ex_0 = (float)(expf((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - (a.t_rmax[(long long)(s0_0)]))));
+		const float v_ex_0 = (float)(fz_expf((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - (a.t_rmax[(long long)(s0_0)]))));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
 		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_ex_1 = (float)(expf((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - (a.t_rmax[(long long)(s0_1)]))));
+		const float v_ex_1 = (float)(fz_expf((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - (a.t_rmax[(long long)(s0_1)]))));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
 		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_ex_2 = (float)(expf((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - (a.t_rmax[(long long)(s0_2)]))));
+		const float v_ex_2 = (float)(fz_expf((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - (a.t_rmax[(long long)(s0_2)]))));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
 		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_ex_3 = (float)(expf((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - (a.t_rmax[(long long)(s0_3)]))));
+		const float v_ex_3 = (float)(fz_expf((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - (a.t_rmax[(long long)(s0_3)]))));
 		if (ok_0) {
 		a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_ex_0);
 		}
@@ -278,10 +385,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vs0[4];
-		const float v_Y_0 = (float)((fz_vl0[0] / (a.t_rsum[(long long)(s0_0)])));
-		const float v_Y_1 = (float)((fz_vl0[1] / (a.t_rsum[(long long)(s0_1)])));
-		const float v_Y_2 = (float)((fz_vl0[2] / (a.t_rsum[(long long)(s0_2)])));
-		const float v_Y_3 = (float)((fz_vl0[3] / (a.t_rsum[(long long)(s0_3)])));
+		const float v_Y_0 = (float)((fz_vl0[0] * (1.0f / (a.t_rsum[(long long)(s0_0)]))));
+		const float v_Y_1 = (float)((fz_vl0[1] * (1.0f / (a.t_rsum[(long long)(s0_1)]))));
+		const float v_Y_2 = (float)((fz_vl0[2] * (1.0f / (a.t_rsum[(long long)(s0_2)]))));
+		const float v_Y_3 = (float)((fz_vl0[3] * (1.0f / (a.t_rsum[(long long)(s0_3)]))));
 		fz_vs0[0] = (float)(v_Y_0);
 		fz_vs0[1] = (float)(v_Y_1);
 		fz_vs0[2] = (float)(v_Y_2);
@@ -295,25 +402,25 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_Y_0 = (float)(((a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) / (a.t_rsum[(long long)(s0_0)])));
+		const float v_Y_0 = (float)(((a.t_ex[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) * (1.0f / (a.t_rsum[(long long)(s0_0)]))));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
 		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_Y_1 = (float)(((a.t_ex[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) / (a.t_rsum[(long long)(s0_1)])));
+		const float v_Y_1 = (float)(((a.t_ex[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) * (1.0f / (a.t_rsum[(long long)(s0_1)]))));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
 		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_Y_2 = (float)(((a.t_ex[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) / (a.t_rsum[(long long)(s0_2)])));
+		const float v_Y_2 = (float)(((a.t_ex[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) * (1.0f / (a.t_rsum[(long long)(s0_2)]))));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
 		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_Y_3 = (float)(((a.t_ex[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) / (a.t_rsum[(long long)(s0_3)])));
+		const float v_Y_3 = (float)(((a.t_ex[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) * (1.0f / (a.t_rsum[(long long)(s0_3)]))));
 		if (ok_0) {
 		a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_Y_0);
 		}

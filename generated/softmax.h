@@ -35,13 +35,23 @@ static inline unsigned long long fz_grid(long long n, int per, long long cap)
 	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
-/* threads for a row kernel keeping `per` elements of a row a thread:
-   whole warps covering the row, a power of two, at most `max` */
-static inline unsigned int fz_row_block(long long cols, int per, int max)
+/* a row kernel keeping `per` vectors of 4 a thread: threads a row (the
+   kernel's fz_row_lanes), threads a block, blocks for `rows` rows */
+static inline int fz_row_lanes(long long cols, int per)
 {
-	unsigned int b = 32;
-	while (b < (unsigned int)max && (long long)b * per < cols) b *= 2;
-	return b;
+	const long long nv = (cols + 3) / 4;
+	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
+	while (g < 1024 && (long long)g * per < nv) g *= 2;
+	return g > 32 && g < 256 ? 256 : g;
+}
+static inline unsigned int fz_row_threads(long long cols, int per)
+{
+	const int g = fz_row_lanes(cols, per);
+	return g < 256 ? 256u : (unsigned int)g;
+}
+static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)
+{
+	return fz_grid(rows, (int)(fz_row_threads(cols, per) / (unsigned int)fz_row_lanes(cols, per)), cap);
 }
 static inline unsigned long long fz_rows(long long rows, long long cap)
 {
@@ -98,13 +108,13 @@ static inline int fz_softmax_fused_ops(const fz_softmax_args *a, int sm, fz_op *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* softmax_f0: row */
-		unsigned long long gx = fz_rows(1LL * a->n_R, 0);
+		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_f0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = fz_row_block(a->n_C, 16, 512), ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
