@@ -22,6 +22,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
 		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
 		fputc('\n', out);
+		if (k->mode == KM_ROW && k->par.rcache)
+			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
+			             "unaligned); wider rows are read again on each walk\n",
+			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0));
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s] == STEP_INLINE) continue; /* listed below */

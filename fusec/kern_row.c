@@ -8,7 +8,8 @@
  *    size is chosen at launch from the row's width (fz_row_lanes, the same
  *    function on the host and the device): a power of two up to 32 lanes
  *    sharing a warp with other rows (reductions by shuffles), or a block of
- *    256 to 1024 threads (warp shuffles, then the warps in order). Columns
+ *    64 to 1024 threads (warp shuffles, then the warps in order): the
+ *    fewest that hold the row, so each thread has its vectors in flight. Columns
  *    past the registers are read again on each walk. The statements are
  *    written twice: the vector path, bounds checked per 4 columns, and the
  *    scalar one (any width, any alignment), bounds checked per column.
@@ -55,10 +56,7 @@ static char *row_lin(Cx *cx, int t, const char *col)
 	return linear_of(cx, t, subs);
 }
 
-/* Vectors of 4 a thread caches: all of them on the vector path; a third on
- * the scalar one, whose per-element bounds take registers too (with more,
- * ptxas spilled under the 64-register cap). */
-static int row_cached(const Cx *cx) { return cx->rc_vec ? cx->k->par.rcache : (cx->k->par.rcache + 2) / 3; }
+static int row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }
 
 /* The group walks the row: var over the row's columns. With a register
  * cache the first cached * 4 * fz_g columns are the cached ones, four

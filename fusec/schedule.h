@@ -142,6 +142,13 @@ typedef struct KernelParams {
 	const char *tuned; /* the tuning-table entry used; NULL: built-in rules */
 } KernelParams;
 
+/* ROW with a register cache: the vectors of 4 elements a thread keeps on
+ * the vector path (vec) and on the scalar one, whose per-column bounds take
+ * registers too (with more, ptxas spilled under the 64-register cap). A row
+ * has at most ROW_MAX_THREADS threads (fz_row_lanes). */
+#define ROW_MAX_THREADS 1024
+static inline int row_cache_vectors(const KernelParams *p, int vec) { return vec ? p->rcache : (p->rcache + 2) / 3; }
+
 typedef struct Kernel {
 	char *name;               /* made once by the namer (namer.c) */
 	KernelMode mode;

@@ -8,6 +8,8 @@
 #      the language's test specs (tests/ref/lang/NAME.fuse, test_NAME.c)
 #   c. golden checks of generated CUDA, headers and --explain (tests/codegen/*.fuse)
 #   d. make check-generated: the artifacts regenerate byte for byte
+#   e. runtime/fuserun.h's launch helpers (op struct, grid and row-group
+#      functions) are the ones every generated header carries
 # Run from the repository root. FUSEC (default bin/fusec), CC (cc), CUDA_HOME
 # (/usr/local/cuda), REG_BUDGET (64), REG_BUDGET_MATMUL (128). Prints a line per
 # failure; VERBOSE=1 also prints passes. ptxas's figures: build/tests/ptx/usage.txt.
@@ -202,6 +204,19 @@ if out=$(make -s check-generated 2>&1); then
 else
 	no "check-generated" "$(printf '%s' "$out" | head -n 5 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 fi
+
+# ---------------------------------------------------------------- e. launch helpers
+# runtime/fuserun.h defines the op struct and the launch-geometry helpers
+# first (FZ_OP_DEFINED), so an artifact's header compiled by fuserun uses
+# fuserun.h's copy: it must be the generated one, or fuserun launches a
+# kernel with a geometry the kernel does not expect (a row kernel's group)
+for h in generated/*.h; do
+	if [ "$(sed -n '/^#ifndef FZ_OP_DEFINED/,/^#endif/p' runtime/fuserun.h)" = "$(sed -n '/^#ifndef FZ_OP_DEFINED/,/^#endif/p' "$h")" ]; then
+		ok "launch helpers $h"
+	else
+		no "launch helpers $h" "its FZ_OP_DEFINED block differs from runtime/fuserun.h's"
+	fi
+done
 
 echo "cpu_artifacts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

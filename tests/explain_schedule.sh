@@ -7,6 +7,8 @@
 #                                          kernel NAME MODE space=[D] inner=X grid-reductions>0
 #   "stage S" under a kernel               a statement of stage S in that kernel
 #   "contraction on WHY"                   path WHY under that kernel
+#   "row read once into registers: up to N columns ..."
+#                                          a row kernel with params rcache=R, N = 4096 R
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
 #   "T: stored in device memory"           tensor T stored
 #   "T: kept on chip"                      tensor T registers (or recomputed: a row element)
@@ -44,6 +46,7 @@ compare() {
 		next
 	}
 	file == 1 && /^    path / { path[fu, kern] = substr($0, 10); next }
+	file == 1 && /^    params / { r = $0; sub(/.* rcache=/, "", r); sub(/ .*/, "", r); rcache[fu, kern] = r + 0; next }
 	file == 1 && /^ *stmt [0-9]+ \(stage / {
 		top = ($0 ~ /^  stmt/)
 		n = $2 + 0; st = $4; sub(/\)$/, "", st)
@@ -83,6 +86,11 @@ compare() {
 		w = substr($0, 22)
 		fact(path[fe, ke] == w, "kernel " ke ": contraction on \"" w "\" explained, path \"" path[fe, ke] "\" in the schedule")
 		next
+	}
+	file == 2 && /^    row read once into registers: up to [0-9]+ columns/ {
+		c = $0; sub(/.*up to /, "", c); sub(/ .*/, "", c)
+		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
+		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
 	}
 	file == 2 && /^      tensor_eligible: not a matrix tile/ { fact(tel[fe, ke], "kernel " ke ": the tensor_eligible note is not in the schedule"); next }
 	file == 2 && /^      [^ ]+: stored in device memory$/ {
