@@ -92,7 +92,9 @@ def main():
             if s.startswith('2^'):
                 return float(s[2:])
             a, b = s.split('x')
-            return math.log2(int(b)) if ch == 'softmax' else math.log2(int(a) * int(b))
+            # the row width where every size has the same element count
+            return math.log2(int(b)) if ch == 'softmax' or same_n else math.log2(int(a) * int(b))
+        same_n = len({eval(r['size'].replace('x', '*')) for r in rows if 'x' in r['size']}) == 1
         xs = [xsize(r) for r in rows]
         x0, x1 = min(xs), max(xs)
         if x1 == x0:
