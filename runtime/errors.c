@@ -23,6 +23,9 @@ const char *fz_strerror(int code)
 		[FZ_ERR_BAD_SIZE] = "a size is not positive",
 		[FZ_ERR_CUDA] = "a CUDA driver call failed",
 		[FZ_ERR_LAYOUT] = "the artifact does not have the layout the generated header was compiled against",
+		[FZ_ERR_NO_NCCL] = "NCCL (libnccl) is missing or unusable",
+		[FZ_ERR_NCCL] = "an NCCL collective failed",
+		[FZ_ERR_SHARD] = "the fusion cannot be sharded that way",
 	};
 	if (code < 0 || code >= FZ_ERR_COUNT_) return "unknown fuserun error code";
 	return text[code];

@@ -123,6 +123,9 @@ enum {
 	FZ_ERR_BAD_SIZE,       /* a size symbol is <= 0 */
 	FZ_ERR_CUDA,           /* a Driver API call failed */
 	FZ_ERR_LAYOUT,         /* the artifact's layout is not the one a generated header was compiled against */
+	FZ_ERR_NO_NCCL,        /* libnccl missing or unusable (a group of several devices needs it) */
+	FZ_ERR_NCCL,           /* an NCCL call failed, now or asynchronously (a peer lost) */
+	FZ_ERR_SHARD,          /* the fusion cannot be sharded over that size (fz_shard_plan says why) */
 	FZ_ERR_COUNT_
 };
 /* a static description of the code (never NULL) */
@@ -314,6 +317,53 @@ int fz_run(fz_artifact *art, const fz_op *ops, int nops, const void *args, size_
 /* one launch */
 int fz_launch(fz_artifact *art, const char *kernel, const unsigned int grid[3], unsigned int block,
               const void *args, size_t args_size, fz_stream *stream);
+
+/* ---- several devices of one host (group.c, shard.c) ------------------ */
+
+#define FZ_MAX_GROUP 16
+
+/* A group: several devices of one host, one stream on each, and (with more
+   than one device) an NCCL communicator per device. libnccl is loaded with
+   dlopen() ($FUSERUN_NCCL, else libnccl.so.2) only for two devices or more:
+   a group of one runs without it. A rank is a device's place in the group.
+   After a failed collective or a lost device the group is unusable: later
+   calls return the first failure again; close it. */
+typedef struct fz_group fz_group;
+
+/* ordinals: n device ordinals, or NULL for 0 .. n-1 */
+int fz_group_open(int n, const int *ordinals, fz_group **out, char *errbuf);
+void fz_group_close(fz_group *g);    /* NULL is ignored; aborts the communicators of a failed group */
+const char *fz_group_error(const fz_group *g);
+int fz_group_size(const fz_group *g);
+fz_device *fz_group_device(const fz_group *g, int rank);
+fz_stream *fz_group_stream(const fz_group *g, int rank);
+/* waits for every rank's stream, then asks NCCL for asynchronous errors */
+int fz_group_sync(fz_group *g);
+/* Loads the artifact on every rank: arts[0 .. size-1]; all or none. */
+int fz_group_load(fz_group *g, const char *manifest_path, fz_artifact **arts);
+void fz_group_unload(fz_group *g, fz_artifact **arts);
+/* The contiguous range [lo, hi) of n points that rank gets: the first n %
+   size ranks one point more. Empty when n < size. */
+void fz_group_range(long long n, int size, int rank, long long *lo, long long *hi);
+
+/* Collectives, queued on the ranks' streams (NCCL, bytes moved as they are;
+   with one rank, device copies). send[r], recv[r]: buffers on rank r.
+   allgather: every recv[k] gets send[0] .. send[size-1], `bytes` each, in
+   rank order. allgatherv: send[r] has bytes[r] (the host knows them), and
+   every recv[k] gets them packed in rank order (sum of bytes). */
+int fz_group_allgather(fz_group *g, const fz_ptr *send, const fz_ptr *recv, size_t bytes);
+int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, const fz_ptr *recv);
+
+/* Combining one value a rank across the group, in a fixed order: the
+   partials are read back and folded on the host in rank order (rank 0
+   first), in the values' own type, so the result has the same bits on every
+   run with the same number of devices. (Not, in general, the bits of one
+   device: there one kernel folds its blocks' partials in its own order;
+   min, max and integer sums are exact and agree.) */
+enum { FZ_COMBINE_SUM = 0, FZ_COMBINE_MIN = 1, FZ_COMBINE_MAX = 2 };
+/* type: a manifest type (f64 f32 i64 i32); waits for the ranks' streams;
+   ranks with partial[r] == 0 take no part; result: one value of the type */
+int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int op, void *result);
 
 #ifdef __cplusplus
 }

@@ -16,6 +16,7 @@ INSTALL   ?= install
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
+               runtime/nccl_api.c runtime/group.c \
                runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
                runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c
@@ -84,6 +85,13 @@ build/rt/fuserun-san: $(RT_SANT_OBJ) $(RT_SAN_OBJ)
 build/rt/libfakecuda.so: runtime/tests/fake_cuda.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
+build/rt/libfakenccl.so: runtime/tests/fake_nccl.c
+	@mkdir -p $(@D)
+	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
+# the group runtime's tests: a fake libcuda with several devices and a fake
+# libnccl (runtime/tests/mgpu.sh)
+build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
+	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 build/rt/libnocuda.so: runtime/tests/no_cuda.c
 	@mkdir -p $(@D)
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
@@ -116,6 +124,7 @@ build/rt/fuzz_manifest: $(RT_FUZZ_OBJ)
 	$(CLANG) -fsanitize=fuzzer,address,undefined $^ $(RT_LIBS) -o $@
 
 RT_TEST_BINS := build/rt/fuzz_manifest build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
+                build/rt/test_group build/rt/libfakenccl.so \
                 lib/libfuserun.a lib/libfuserun.so bin/fuserun $(RT_EXAMPLES)
 check-runtime: $(RT_TEST_BINS)
 	@sh runtime/tests/run.sh

@@ -31,7 +31,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -595,6 +595,13 @@ group_artifacts() {
 group_runtime() {
 	if [ -f runtime/tests/run.sh ]; then
 		sub_suite runtime sh runtime/tests/run.sh
+	fi
+}
+
+# The multi-GPU group runtime with a fake driver and a fake NCCL.
+group_mgpu() {
+	if [ -f runtime/tests/mgpu.sh ]; then
+		sub_suite mgpu sh runtime/tests/mgpu.sh
 	fi
 }
 
