@@ -365,6 +365,72 @@ enum { FZ_COMBINE_SUM = 0, FZ_COMBINE_MIN = 1, FZ_COMBINE_MAX = 2 };
    ranks with partial[r] == 0 take no part; result: one value of the type */
 int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int op, void *result);
 
+/* ---- a fusion sharded across a group (shard.c) --------------------- */
+
+/* A sharding over one size symbol S: every kernel of the fusion must range
+   over S first ("space=[S...]" in the manifest). Then each rank computes
+   its contiguous range of S's points, with pointers to its rows of the
+   tensors whose first dimension is S (split: the kernels take no offset,
+   so a rank's args point at its rows and give S as the range's length),
+   the whole of the inputs without S, and whole-tensor reductions (rank-0
+   outputs by=reduce) as per-rank partials combined in rank order
+   (fz_group_combine). fz_shard_plan refuses, with the reason, what the
+   manifest shows cannot be sharded: a kernel over another space or a
+   scatter, S in a later dimension (the rows of [N,N] pairwise temps), an
+   output or temp without S that a rank would compute only a part of.
+   What the manifest cannot show is a reduction over S's own index inside
+   a kernel over S (x(j) for j over all of S, with x split): such a fusion
+   passes the check and computes a wrong result. Write it with separate
+   query tensors, as specs/transfer_entropy_shard.fuse does. */
+enum { FZ_PLACE_SPLIT = 1, FZ_PLACE_WHOLE = 2, FZ_PLACE_COMBINED = 3 };
+/* place: FZ_MAX_TENSORS entries, filled for info->ntensors */
+int fz_shard_plan(const fz_artifact_info *info, const char *size, int *place, char *errbuf);
+
+/* A variant's scratch and op-list functions of the generated header, with
+   the args as void *: FZ_SHARD_VARIANT(NAME, fused) defines
+   fz_NAME_fused_scratch_v and fz_NAME_fused_ops_v to pass here. */
+typedef unsigned long long (*fz_scratch_fn)(void *args, unsigned long long base, int sm);
+typedef int (*fz_ops_fn)(const void *args, int sm, fz_op *ops, int max_ops);
+#define FZ_SHARD_VARIANT(NAME, VARIANT) \
+	static unsigned long long fz_##NAME##_##VARIANT##_scratch_v(void *a, unsigned long long base, int sm) \
+	{ return fz_##NAME##_##VARIANT##_scratch((fz_##NAME##_args *)a, base, sm); } \
+	static int fz_##NAME##_##VARIANT##_ops_v(const void *a, int sm, fz_op *ops, int max_ops) \
+	{ return fz_##NAME##_##VARIANT##_ops((const fz_##NAME##_args *)a, sm, ops, max_ops); }
+
+typedef struct fz_sharded fz_sharded;
+/* Loads the artifact on every rank of g and plans the sharding over `size`.
+   args: the fusion's args struct (args_size bytes) with every size at its
+   global value and the scalar inputs set; pointers are ignored. layout: the
+   header's FZ_NAME_LAYOUT. Buffers are allocated at the first put or run. */
+int fz_sharded_create(fz_group *g, const char *manifest_path, const char *size, const char *layout, const void *args,
+                      size_t args_size, fz_scratch_fn scratch, fz_ops_fn ops, fz_sharded **out, char *errbuf);
+void fz_sharded_destroy(fz_sharded *s);   /* frees its buffers and unloads; the group stays open */
+const char *fz_sharded_error(const fz_sharded *s);
+void fz_sharded_range(const fz_sharded *s, int rank, long long *lo, long long *hi);
+/* Before the first put or run: a split input read as the rows of a whole
+   input (the queries of a pairwise fusion are the series' own points: no
+   copy); an integer scalar input given each rank's first point. */
+int fz_sharded_view(fz_sharded *s, const char *split, const char *whole);
+int fz_sharded_offset(fz_sharded *s, const char *scalar);
+/* how a combined output's partials fold (default FZ_COMBINE_SUM): the
+   manifest does not say which reduction made it */
+int fz_sharded_combine_op(fz_sharded *s, const char *output, int op);
+/* Host copies of a whole tensor (bytes: all of it): put sends each rank its
+   rows of a split input, or the whole; get waits and brings back every
+   rank's rows of a split output, rank 0's whole tensor, or the combined
+   value of a rank-0 output. */
+int fz_sharded_put(fz_sharded *s, const char *tensor, const void *host, size_t bytes);
+int fz_sharded_get(fz_sharded *s, const char *tensor, void *host, size_t bytes);
+/* queues every rank's op list on its stream; ranks with no points run nothing */
+int fz_sharded_run(fz_sharded *s);
+/* All-gathers a split tensor on the devices: full[r] (may be NULL) is a
+   buffer on rank r, owned by s, holding the whole tensor after the group's
+   streams reach this point. */
+int fz_sharded_gather(fz_sharded *s, const char *tensor, fz_ptr *full);
+/* rank's pointer to a tensor (its rows, a view, the whole), 0 before the first put or run */
+fz_ptr fz_sharded_ptr(const fz_sharded *s, const char *tensor, int rank);
+fz_artifact *fz_sharded_artifact(const fz_sharded *s, int rank);
+
 #ifdef __cplusplus
 }
 #endif

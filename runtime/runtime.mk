@@ -16,15 +16,15 @@ INSTALL   ?= install
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
-               runtime/nccl_api.c runtime/group.c \
+               runtime/nccl_api.c runtime/group.c runtime/shard.c \
                runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
-               runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c
+               runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c runtime/tool/bench_group.c
 RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
 RT_SAN_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/san/%.o)
 RT_TOOL_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/tool/%.o)
 RT_SANT_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/sant/%.o)
-RT_EXAMPLES := bin/active_inference bin/spiking
+RT_EXAMPLES := bin/active_inference bin/spiking bin/te_mgpu bin/spiking_mgpu
 
 .PHONY: runtime runtime-examples check-runtime install-runtime
 runtime: lib/libfuserun.a lib/libfuserun.so bin/fuserun
@@ -61,6 +61,13 @@ bin/active_inference: build/rt/ex/active_inference.o lib/libfuserun.a
 bin/spiking: build/rt/ex/spiking.o lib/libfuserun.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
+# several GPUs of one host (fz_group, fz_sharded)
+bin/te_mgpu: build/rt/ex/te_mgpu.o lib/libfuserun.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
+bin/spiking_mgpu: build/rt/ex/spiking_mgpu.o lib/libfuserun.a
+	@mkdir -p $(@D)
+	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
 
 # tests: everything sanitized (LeakSanitizer fails a leak), and fake drivers
 build/rt/san/%.o: runtime/%.c
@@ -90,7 +97,7 @@ build/rt/libfakenccl.so: runtime/tests/fake_nccl.c
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
 # the group runtime's tests: a fake libcuda with several devices and a fake
 # libnccl (runtime/tests/mgpu.sh)
-build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
+build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/test_shard.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
 	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 build/rt/libnocuda.so: runtime/tests/no_cuda.c
 	@mkdir -p $(@D)
@@ -101,7 +108,7 @@ build/rt/libnocuda.so: runtime/tests/no_cuda.c
 CLANG ?= clang
 RT_FUZZFLAGS := -O1 -g -fsanitize=fuzzer-no-link,address,undefined -fno-sanitize-recover=all
 RT_FUZZ_OBJ := $(RT_LIB_SRC:runtime/%.c=build/rt/fuzz/%.o) \
-               $(patsubst %,build/rt/fuzz/tool_%.o,gpu_check tensors report speccheck) \
+               $(patsubst %,build/rt/fuzz/tool_%.o,gpu_check tensors report speccheck bench_group) \
                $(patsubst %,build/rt/fuzz/ref_%.o,kl_divergence spike_burst softmax) build/rt/fuzz/fuzz_manifest.o
 build/rt/fuzz/%.o: runtime/%.c
 	@mkdir -p $(@D)

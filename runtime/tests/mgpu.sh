@@ -5,6 +5,7 @@
 # Prints one line per check that fails (all with -v) and
 # "mgpu: P passed, F failed"; exits 1 on failures.
 B=${RT_BUILD:-build/rt}
+FUSERUN=${FUSERUN:-$B/fuserun-san}
 T=$B/tmp-mgpu
 VERBOSE=0
 [ "$1" = -v ] && VERBOSE=1
@@ -33,6 +34,54 @@ if [ -n "$real" ]; then
 	out=$(FUSERUN_NCCL=$real FUSERUN_LIBCUDA=$(pwd)/$B/libfakecuda.so FAKECUDA_DEVICES=0 $B/test_group --load-nccl 2>&1)
 	printf '%s' "$out" | grep -q "NCCL 2\." && ok "the toolkit's libnccl loads with every entry point" || bad "the toolkit's libnccl ($real) loads" "$out"
 fi
+
+# the examples and the bench script: no driver, one fake device, two, no NCCL
+F="FUSERUN_LIBCUDA=$(pwd)/$B/libfakecuda.so"
+N="FUSERUN_NCCL=$(pwd)/$B/libfakenccl.so"
+expect() { # NAME STATUSES PATTERN -- command...: an exit status among STATUSES and a pattern in the output
+	name=$1 want=$2 pat=$3
+	shift 4
+	out=$("$@" 2>&1)
+	got=$?
+	case " $want " in *" $got "*) st=1 ;; *) st=0 ;; esac
+	if [ $st = 1 ] && printf '%s' "$out" | grep -q -e "$pat"; then ok "$name"
+	else bad "$name (exit $got, want $want; want output matching '$pat')" "$out"; fi
+}
+for ex in te_mgpu spiking_mgpu; do
+	expect "$ex without a driver says so" 2 "no GPU to run on" -- env FUSERUN_LIBCUDA=/nonexistent bin/$ex generated 64
+	expect "$ex with no device says so" 2 "no GPU to run on" -- env $F FAKECUDA_DEVICES=0 bin/$ex generated 64
+done
+# (the fake runs no kernel: the outputs are whatever memory held, so results may differ: exit 0 or 1)
+expect "te_mgpu on one GPU skips the 2-device run, saying so" "0 1" "2 devices asked, this machine has 1: skipped" -- \
+	env $F bin/te_mgpu generated 64 1,2 2
+expect "te_mgpu on one GPU runs the 1-device count" "0 1" "result te N=64 devices=1 " -- env $F bin/te_mgpu generated 64 1,2 2
+expect "te_mgpu on two GPUs runs both counts through the group" "0 1" "result te N=67 devices=2 .*identical_to_1=" -- \
+	env $F $N FAKECUDA_DEVICES=2 bin/te_mgpu generated 67 1,2 2
+expect "te_mgpu on two GPUs without NCCL says so" 1 "cannot load the NCCL library /nonexistent" -- \
+	env $F FUSERUN_NCCL=/nonexistent FAKECUDA_DEVICES=2 bin/te_mgpu generated 64 2 2
+expect "te_mgpu: a failing collective is reported" 1 "NCCL error" -- \
+	env $F $N FAKECUDA_DEVICES=2 FAKENCCL_FAIL=ncclCommGetAsyncError bin/te_mgpu generated 64 2 2
+expect "spiking_mgpu runs its steps on two GPUs through the group" "0 1" "out of range\|result spiking N=2000 steps=3 devices=2" -- \
+	env $F $N FAKECUDA_DEVICES=2 bin/spiking_mgpu generated 2000 3 1,2
+expect "spiking_mgpu on one GPU skips the 2-device run" "0 1" "2 devices asked, this machine has 1: skipped" -- \
+	env $F bin/spiking_mgpu generated 2000 3 2
+# fuserun bench --devices
+expect "fuserun bench --devices 2 shards over the kernels' outermost size" "0 1" "kl_divergence sharded over N" -- \
+	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench kl_divergence --size N=1001 --devices 2 --reps 3
+expect "fuserun bench --devices --json" "0 1" '"sharded_over": "M", "devices": 2' -- \
+	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench gemv_axpby_sum --size M=101,N=30 --devices 2 --reps 3 --json
+expect "fuserun bench --devices refuses a scatter, saying why" 2 "spike_burst_f0 (scatter) ranges over data-dependent points" -- \
+	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench spike_burst --size N=1009,NP1=1010,S=10090,F=10 --devices 2
+expect "fuserun bench --devices refuses a pairwise [N,N] fusion" 2 "cannot be sharded over N" -- \
+	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench transfer_entropy --size N=100 --devices 2
+expect "fuserun bench --devices without NCCL" 2 "cannot load the NCCL library /nonexistent" -- \
+	env $F FUSERUN_NCCL=/nonexistent FAKECUDA_DEVICES=2 $FUSERUN bench kl_divergence --size N=1000 --devices 2 --reps 3
+expect "fuserun bench --devices 3 on two devices" 2 "3 devices from 0" -- \
+	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench kl_divergence --size N=1000 --devices 3 --reps 3
+expect "fuserun bench --devices 0 is a usage error" 2 "devices '0' is not a number from 1" -- $FUSERUN bench kl_divergence --size N=10 --devices 0
+expect "fuserun validate takes no --devices" 2 "unknown option '--devices'" -- $FUSERUN validate kl_divergence --size N=10 --devices 2
+expect "bench/mgpu.sh without a GPU exits cleanly, saying so" 2 "no GPU to run on: nothing measured" -- \
+	env FUSERUN_LIBCUDA=/nonexistent OUT=$T/bench sh bench/mgpu.sh
 rm -rf "$T"
 echo "mgpu: $pass passed, $fail failed"
 [ $fail = 0 ]

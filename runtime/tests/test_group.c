@@ -27,6 +27,8 @@ static struct {
 	long (*nccl_collectives)(void);
 } fk;
 
+static const void *(*last_args_fn)(size_t *);
+
 static void *sym(void *h, const char *name)
 {
 	void *f = dlsym(h, name);
@@ -44,6 +46,7 @@ static void bind_fakes(void)
 	f = sym(c, "fakecuda_reset"), memcpy(&fk.cuda_reset, &f, sizeof f);
 	f = sym(c, "fakecuda_launches"), memcpy(&fk.cuda_launches, &f, sizeof f);
 	f = sym(c, "fakecuda_injected"), memcpy(&fk.cuda_injected, &f, sizeof f);
+	f = sym(c, "fakecuda_last_args"), memcpy(&last_args_fn, &f, sizeof f);
 	f = sym(n, "fakenccl_injected"), memcpy(&fk.nccl_injected, &f, sizeof f);
 	f = sym(n, "fakenccl_live"), memcpy(&fk.nccl_live, &f, sizeof f);
 	f = sym(n, "fakenccl_reset"), memcpy(&fk.nccl_reset, &f, sizeof f);
@@ -352,7 +355,17 @@ static void test_fault_sweep(void)
 	check(!bad && failures >= 5, name, NULL);
 }
 
+/* for test_shard.c */
 void test_shard(void);
+void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(void));
+long fake_launches(void);
+const void *fake_last_args(size_t *n);
+int fakes_live(void);
+long fake_launches(void) { return fk.cuda_launches(); }
+const void *fake_last_args(size_t *n) { return last_args_fn(n); }
+int fakes_live(void) { return fk.cuda_live() + fk.nccl_live(); }
+static void resets(void) { fk.cuda_reset(), fk.nccl_reset(); }
+static long injections(void) { return fk.cuda_injected() + fk.nccl_injected(); }
 
 int main(int argc, char **argv)
 {
@@ -379,6 +392,11 @@ int main(int argc, char **argv)
 	test_collectives();
 	test_failures();
 	test_fault_sweep();
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	test_shard();
+	setenv("FAKECUDA_DEVICES", "2", 1);
+	test_shard_sweep("FAKECUDA_FAIL_AT", resets, injections);
+	test_shard_sweep("FAKENCCL_FAIL_AT", resets, injections);
 	printf("test_group: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -1,7 +1,7 @@
 /* fuserun: lists, validates and times fusec artifacts.
  *   fuserun list ARTIFACT [--json]
  *   fuserun validate ARTIFACT --size N=... [--seed S] [--device D] [--json] [-v]
- *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--json]
+ *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--devices N] [--json]
  * ARTIFACT is a .manifest path, or a fusion name found as generated/NAME.manifest.
  * ARTIFACT may be any fusec artifact: validate and bench compile its header
  * and float64 reference with the system C compiler (refso.c).
@@ -21,12 +21,14 @@ static void usage(FILE *f)
 {
 	fputs("usage: fuserun list ARTIFACT [--json]\n"
 	      "       fuserun validate ARTIFACT --size NAME=VALUE[,NAME=VALUE...]... [--seed S] [--device D] [--json] [-v]\n"
-	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--json]\n"
+	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N] [--json]\n"
 	      "ARTIFACT: a fusec .manifest, or a fusion name (generated/NAME.manifest).\n"
 	      "list verifies the artifact (no GPU needed) and prints its kernels, parameters, targets and plan.\n"
 	      "validate runs the fused and unfused op lists on random inputs, outputs poisoned first, and\n"
 	      "compares each output with the float64 reference; bench times them (median of R >= 1 runs,\n"
-	      "default 100, after 10 warm-ups) against the device's copy bandwidth.\n"
+	      "default 100, after 10 warm-ups) against the device's copy bandwidth; with --devices N the fused\n"
+	      "variant sharded across devices D .. D+N-1 over its kernels' outermost size, beside 1 device\n"
+	      "(runtime/README.md: which fusions can be sharded; FUSERUN_NCCL names libnccl).\n"
 	      "Exit: 0 ok, 1 mismatch or refused artifact, 2 usage error, no GPU/driver or other failure.\n"
 	      "validate and bench compile the artifact's header and reference with a C compiler\n"
 	      "(FUSERUN_CC, else CC, else cc); inputs come from each parameter's domain=LO..HI\n"
@@ -137,7 +139,7 @@ int main(int argc, char **argv)
 	static fr_opts o;
 	o.reps = 100;
 	o.seed = (unsigned long long)time(NULL) ^ ((unsigned long long)getpid() << 20);
-	int seen_seed = 0, seen_reps = 0, seen_device = 0;
+	int seen_seed = 0, seen_reps = 0, seen_device = 0, seen_devices = 0;
 	for (int i = 2; i < argc; i++) {
 		const char *a = argv[i];
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
@@ -149,6 +151,8 @@ int main(int argc, char **argv)
 		else if (!strncmp(a, "--size=", 7)) bad = add_sizes(&o, a + 7);
 		else if (!strcmp(a, "--seed")) bad = number_option(a, val, 0, ~0ull, &seen_seed, &v), o.seed = v, i++;
 		else if (!strcmp(a, "--reps")) bad = number_option(a, val, 1, 1000000, &seen_reps, &v), o.reps = (int)v, i++;
+		else if (!strcmp(a, "--devices") && run == cmd_bench)
+			bad = number_option(a, val, 1, FZ_MAX_GROUP, &seen_devices, &v), o.devices = (int)v, i++;
 		else if (!strcmp(a, "--device")) bad = number_option(a, val, 0, 1023, &seen_device, &v), o.device = (int)v, i++;
 		else if (a[0] != '-' && strchr(a, '=')) bad = add_sizes(&o, a);
 		else if (a[0] != '-' && !o.artifact) o.artifact = find_artifact(a);

@@ -295,6 +295,7 @@ static double copy_bandwidth(session *s)
 
 int cmd_bench(const fr_opts *o)
 {
+	if (o->devices) return cmd_bench_devices(o);
 	session s;
 	int rc = session_start(&s, o);
 	double ms[2] = {0, 0};

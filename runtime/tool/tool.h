@@ -14,6 +14,7 @@ typedef struct fr_opts {
 	long long size_value[MAX_SIZE_ARGS];
 	unsigned long long seed;
 	int reps, device, json, verbose;
+	int devices;                    /* bench --devices N: sharded across N devices (0: not asked) */
 } fr_opts;
 
 /* exit codes */
@@ -22,6 +23,7 @@ enum { EXIT_PASS = 0, EXIT_MISMATCH = 1, EXIT_ERROR = 2 };
 int cmd_list(const fr_opts *o);
 int cmd_validate(const fr_opts *o);
 int cmd_bench(const fr_opts *o);
+int cmd_bench_devices(const fr_opts *o);   /* bench_group.c */
 
 /* the value of every size of the artifact from the --size options; prints
    what is missing or unknown and returns nonzero */
