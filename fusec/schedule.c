@@ -2,6 +2,7 @@
  * schedule as text, one fact a line, for people and golden tests. */
 #include "schedule.h"
 
+#include <stdint.h>
 #include <string.h>
 
 static int str_same(const char *a, const char *b) { return a == b || (a && b && !strcmp(a, b)); }
@@ -117,11 +118,21 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * .cu for all of them (what differs per architecture inside a template is
  * chosen by the preprocessor when NVRTC compiles each target); artifact.c
  * and the back-end fuzzer check it. */
+/* Tripwires: a field added to these structs must be compared below before
+ * the size here is updated (LP64 sizes; b_kmajor was missed once). */
+#if UINTPTR_MAX == 0xffffffffffffffffu
+_Static_assert(sizeof(KernelParams) == 64, "KernelParams changed: compare the new field in params_same, then update 64");
+_Static_assert(sizeof(Kernel) == 552, "Kernel changed: compare the new field in kernel_same, then update 552");
+_Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
+_Static_assert(sizeof(Schedule) == 104, "Schedule changed: compare the new field in sched_same, then update 104");
+#endif
+
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
 	       a->slices == b->slices && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
-	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->swapped == b->swapped && a->stages == b->stages &&
+	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
+	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
 }
 
