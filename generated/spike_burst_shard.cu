@@ -80,7 +80,7 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 	const long long nv = (cols + 3) / 4;
 	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
 	while (g < 1024 && (long long)g * per < nv) g *= 2;
-	return g > 32 && g < 256 ? 256 : g;
+	return g;
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }

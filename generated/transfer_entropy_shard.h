@@ -42,12 +42,12 @@ static inline int fz_row_lanes(long long cols, int per)
 	const long long nv = (cols + 3) / 4;
 	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
 	while (g < 1024 && (long long)g * per < nv) g *= 2;
-	return g > 32 && g < 256 ? 256 : g;
+	return g;
 }
 static inline unsigned int fz_row_threads(long long cols, int per)
 {
 	const int g = fz_row_lanes(cols, per);
-	return g < 256 ? 256u : (unsigned int)g;
+	return g <= 32 ? 256u : (unsigned int)g; /* up to a warp: several rows a block */
 }
 static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)
 {

@@ -204,6 +204,15 @@ if out=$(make -s check-generated 2>&1); then
 else
 	no "check-generated" "$(printf '%s' "$out" | head -n 5 | tr '\n' ';' | sed 's/;$//; s/;/; /g')"
 fi
+# make check regenerates generated/ before it gets here, so the comparison
+# above is of fresh bytes with fresh bytes: what was committed must be them
+if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
+	if [ -z "$(git status --porcelain -- generated/)" ]; then
+		ok "generated/ as committed"
+	else
+		no "generated/ as committed" "regeneration changed: $(git status --porcelain -- generated/ | head -n 4 | tr '\n' ' ')(commit them)"
+	fi
+fi
 
 # ---------------------------------------------------------------- e. launch helpers
 # runtime/fuserun.h defines the op struct and the launch-geometry helpers
