@@ -164,6 +164,7 @@ install: install-runtime
 gpu-check:
 	sh tests/gpu/run.sh
 	sh runtime/tests/gpu.sh
+	sh runtime/tests/gpu_sizes.sh
 
 # On a GPU machine: time the candidate shapes of each memory-bound kernel
 # kind over size buckets (bench/proto) and rewrite the tuning table that

@@ -4,14 +4,16 @@
 # a block or a warp), fused and unfused against the float64 reference,
 # outputs poisoned first; the medium sizes are runtime/tests/gpu.sh's.
 #   sh runtime/tests/gpu_sizes.sh [SPEC...]
-# New specs get sizes from their size lines (sizes() below). fuserun is $FUSERUN, else bin/fuserun, else built with $CC into
-# build/rt-gpu. Prints one line per case and "shipped sizes: P passed, F
-# failed"; exits 1 on a failure.
+# New specs get sizes from their size lines (sizes() below). fuserun is
+# $FUSERUN, else bin/fuserun, else build/rt-gpu/fuserun (built with $CC when
+# missing). make gpu-check runs it. Prints one line per case and
+# "shipped sizes: P passed, F failed"; exits 1 on a failure.
 set -u
 CC=${CC:-cc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 SEED=${SEED:-$$}
 FUSERUN=${FUSERUN:-bin/fuserun}
+[ -x "$FUSERUN" ] || FUSERUN=build/rt-gpu/fuserun # gpu.sh's, when it built one
 if [ ! -x "$FUSERUN" ]; then
 	mkdir -p build/rt-gpu
 	FUSERUN=build/rt-gpu/fuserun
