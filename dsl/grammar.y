@@ -120,6 +120,7 @@ tops(A) ::= .                             { A = 0; }
 tops(A) ::= tops(B) top(C).               { A = LIST(B, C); }
 top(A) ::= const_decl(C).                 { A = C; }
 top(A) ::= fusion(F).                     { A = F; }
+top(A) ::= pipeline(P).                   { A = P; }
 top(A) ::= error RBRACE.                  { A = 0; }
 
 const_decl(A) ::= CONST IDENT(N) ASSIGN number(V) semi.   { A = SETF(SETF(MK(CONST, N), num, ctx->ast->n[V].num), flag, ctx->ast->n[V].flag); }
@@ -127,6 +128,16 @@ number(A) ::= NUMBER(T).                  { A = num(ctx, T, 0); }
 number(A) ::= MINUS NUMBER(T).            { A = num(ctx, T, 1); }
 semi ::= .
 semi ::= SEMI.
+
+/* pipeline NAME = FUSION                       all of a fusion's kernels in one launch
+   pipeline NAME = repeat T FUSION(in <- out, ...)   T steps in one launch, out feeding in */
+pipeline(A) ::= PIPELINE IDENT(N) ASSIGN IDENT(F) semi.
+                                          { A = node2(ctx, AST_PIPELINE, N, MK(IDENT, F), 0); }
+pipeline(A) ::= PIPELINE IDENT(N) ASSIGN REPEAT IDENT(T) IDENT(F) LPAREN carries(C) RPAREN semi.
+                                          { A = SETF(node2(ctx, AST_PIPELINE, N, MK(IDENT, F), C), c, MK(IDENT, T)); }
+carries(A) ::= carry(C).                  { A = C; }
+carries(A) ::= carries(B) COMMA carry(C). { A = LIST(B, C); }
+carry(A) ::= IDENT(I) LARROW IDENT(O).    { A = node2(ctx, AST_CARRY, I, MK(IDENT, O), 0); }
 
 fusion(A) ::= FUSION IDENT(N) LPAREN params(I) RPAREN ARROW LPAREN oparams(O) RPAREN LBRACE items(B) RBRACE.
                                           { A = SETF(node2(ctx, AST_FUSION, N, I, O), c, B); }

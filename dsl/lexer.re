@@ -54,6 +54,8 @@ int lexer_next(Lexer *lx, Token *tok)
 		"for"    { TOK(FOR); }
 		"in"     { TOK(IN); }
 		"where"  { TOK(WHERE); }
+		"pipeline" { TOK(PIPELINE); }
+		"repeat" { TOK(REPEAT); }
 		ident    { TOK(IDENT); }
 		int {
 			tok->num = strtod((const char *)start, NULL);

@@ -1,6 +1,7 @@
 /* Artifacts: everything for one fusion generated in memory, then written
  * atomically next to each other (see write_all), the manifest last. */
 #include "artifact.h"
+#include "pipeline.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -272,6 +273,11 @@ static int representable(const Module *m, const Fusion *f, const Schedule *fused
 	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
 		if (strlen(m->tensor[i].name) > FZ_MAX_NAME)
 			why = "a tensor's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(m->tensor[i].name);
+	for (int i = 0; !why && i < m->npipeline; i++)
+		if (m->pipeline[i].fusion == fused->fusion && (why = pipe_refusal(m, &m->pipeline[i], fused->target))) {
+			fprintf(stderr, "fusec: error: %s: pipeline %.80s: %s\n", spec_path, m->pipeline[i].name, why);
+			return -1;
+		}
 	if (!why) return 0;
 	fprintf(stderr, "fusec: error: %s: fusion %.80s: %s", spec_path, f->name, why);
 	if (limit) fprintf(stderr, " (%d; the runtime takes at most %d)", have, limit);
@@ -439,6 +445,8 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	manifest_tensors(m, f, man.f);
 	manifest_kernels(m, f, &fused, man.f);
 	manifest_kernels(m, f, &unfused, man.f);
+	for (int i = 0; i < m->npipeline; i++)
+		if (m->pipeline[i].fusion == fusion) manifest_pipeline(m, &m->pipeline[i], fused.target, man.f);
 	{
 		Buf ex;
 		buf_open(&ex);

@@ -107,6 +107,12 @@ static void print_node(const Ast *t, int i, FILE *f, int d)
 		print_list(t, "outputs", x->b, f, d + 1);
 		print_list(t, "body", x->c, f, d + 1);
 		break;
+	case AST_PIPELINE:
+		print_list(t, "fusion", x->a, f, d + 1);
+		if (x->c) print_list(t, "repeat", x->c, f, d + 1);
+		print_list(t, "carries", x->b, f, d + 1);
+		break;
+	case AST_CARRY: print_list(t, "from", x->a, f, d + 1); break;
 	case AST_PARAM:
 	case AST_TEMP:
 		print_list(t, "type", x->a, f, d + 1);

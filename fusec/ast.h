@@ -8,6 +8,8 @@
 #define AST_KINDS(X) \
 	X(FILE)   /* a = first top-level item */ \
 	X(FUSION) /* a = inputs, b = outputs, c = items */ \
+	X(PIPELINE) /* name; a = fusion (IDENT), b = CARRY list, c = step count (IDENT, 0: one step) */ \
+	X(CARRY)  /* name = the input fed; a = the output feeding it (IDENT) */ \
 	X(PARAM)  /* name; a = type name (IDENT node, 0: an output updating the input of that name); b = dims; c = DOMAIN */ \
 	X(DOMAIN) /* an input's values: a = lo, b = hi (NUM nodes); flag = 1 lo open, 2 hi open */ \
 	X(TEMP)   /* like PARAM */ \

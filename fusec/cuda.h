@@ -54,8 +54,18 @@ typedef struct Cx {
 	   distinct 16-byte accesses its copies share, loads and stores */
 	int vec_u;
 	int nvl, nvs;
+	int persist;      /* a phase of a persistent kernel (pipeline.c): a __device__ body
+	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */
+	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
+	                     (a pipeline's carried input), so not read through the read-only path */
 	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
 } Cx;
+
+/* inputs go through the read-only path (__ldg) unless the launch writes them */
+static inline int cx_readonly(const Cx *cx, int t)
+{
+	return cx->m->tensor[t].kind == TK_INPUT && !(cx->written && cx->written[t]);
+}
 
 /* A kernel kind's template: the __global__ function, and its launch
  * geometry as C expressions over the host's args `a` and `sm` (grid.x,

@@ -39,7 +39,7 @@ void dim_c(Cx *cx, Dim d, FILE *out)
 void load_elem(Cx *cx, int t, const char *lin, FILE *out)
 {
 	const Tensor *x = &cx->m->tensor[t];
-	const char *pre = x->kind == TK_INPUT ? "__ldg(&" : "(";
+	const char *pre = cx_readonly(cx, t) ? "__ldg(&" : "(";
 	switch (x->type) {
 	/* inputs through the read-only path: the compiler may then issue their
 	   loads ahead of the kernel's stores (a tile epilogue's 16 rows at once) */

@@ -13,6 +13,10 @@
 void emit_cuda_prelude(FILE *out);
 /* The kernels of one schedule (its variant letter names them). */
 void emit_cuda_kernels(const Module *m, const Schedule *s, FILE *out);
+/* The same as __device__ functions of (args, block index, grid size): the
+   phases of a persistent kernel (pipeline.c); written: per tensor, inputs
+   the launch writes (no read-only loads), or NULL */
+void emit_cuda_bodies(const Module *m, const Schedule *s, const unsigned char *written, FILE *out);
 /* The whole .cu of a fusion: banner, prelude, args, fused then unfused. */
 void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out);
 /* The tensors a TILE kernel reads as A(m,k) and B(k,n): the runtime makes
@@ -21,6 +25,7 @@ void tile_operands(const Module *m, const Kernel *k, const char **a, const char 
 void emit_args_struct(const Module *m, int fusion, int device, FILE *out);
 void emit_reference(const Module *m, int fusion, FILE *out);
 void emit_host_plan(const Module *m, const Schedule *s, FILE *out);
+void emit_host_ops(const Module *m, const Schedule *s, const char *fn, FILE *out);
 void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out);
 
 /* Element i's row-major linear offset in tensor t, given rendered subscripts. */

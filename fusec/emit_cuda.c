@@ -7,6 +7,7 @@
 
 #include "cuda.h"
 #include "die.h"
+#include "pipeline.h"
 
 const KernTemplate *const kern_template[KM_N] = {
 	[KM_POINT] = &kern_point,
@@ -21,8 +22,12 @@ void kernel_head(Cx *cx)
 {
 	const Kernel *k = cx->k;
 	int minb = k->par.min_blocks;
-	fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", k->par.block,
-	        minb, k->name, cx->m->fusion[cx->fusion].name);
+	if (cx->persist)
+		fprintf(cx->out, "static __device__ void %s(const fz_%s_args a, const uint3 fz_vb, const dim3 fz_vg, const uint3 fz_vt, const dim3 fz_vd)\n{\n",
+		        k->name, cx->m->fusion[cx->fusion].name);
+	else
+		fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", k->par.block,
+		        minb, k->name, cx->m->fusion[cx->fusion].name);
 	const Fusion *f = &cx->m->fusion[cx->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t] == cx->kernel_id && cx->m->tensor[t].rank == 0)
@@ -98,16 +103,17 @@ void finish_kernel(Cx *cx)
 	fputs("}\n\n", cx->out);
 }
 
-void emit_cuda_kernels(const Module *m, const Schedule *p, FILE *out)
+static void kernels(const Module *m, const Schedule *p, int persist, const unsigned char *written, FILE *out)
 {
-	Cx cx = {.m = m, .p = p, .fusion = p->fusion, .out = out, .sink_main = out, .sfx = "", .vec_u = -1, .scope = -1};
+	Cx cx = {.m = m, .p = p, .fusion = p->fusion, .out = out, .sink_main = out, .sfx = "", .vec_u = -1, .scope = -1,
+	         .persist = persist, .written = written};
 	cx.bind = xcalloc((size_t)m->nindex + 1, sizeof *cx.bind);
 	cx.local = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local);
 	cx.local_at = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local_at);
 	cx.rc_used = xcalloc((size_t)m->ntensor + 1, 1);
 	for (int t = 0; t < m->ntensor; t++) cx.local_at[t] = xcalloc(MAX_RANK, sizeof(char *));
 	cx.w = (ExprWriter){.m = m, .leaf = cuda_leaf, .compute = ET_F32, .cuda = 1, .user = &cx};
-	fprintf(out, "/* %c variant: %d kernel%s */\n\n", p->variant, p->nk, p->nk == 1 ? "" : "s");
+	if (!persist) fprintf(out, "/* %c variant: %d kernel%s */\n\n", p->variant, p->nk, p->nk == 1 ? "" : "s");
 	for (int i = 0; i < p->nk; i++) {
 		cx.k = &p->k[i];
 		cx.kernel_id = i, cx.nssa = 0;
@@ -118,6 +124,12 @@ void emit_cuda_kernels(const Module *m, const Schedule *p, FILE *out)
 	for (int t = 0; t < m->ntensor; t++) free(cx.local_at[t]);
 	for (int i = 0; i < m->nindex; i++) free(cx.bind[i]);
 	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
+}
+
+void emit_cuda_kernels(const Module *m, const Schedule *p, FILE *out) { kernels(m, p, 0, NULL, out); }
+void emit_cuda_bodies(const Module *m, const Schedule *p, const unsigned char *written, FILE *out)
+{
+	kernels(m, p, 1, written, out);
 }
 
 void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out)
@@ -133,4 +145,13 @@ void emit_cuda_file(const Module *m, const Schedule *fused, const Schedule *unfu
 	if (tile) emit_tile_library(out);
 	emit_cuda_kernels(m, fused, out);
 	emit_cuda_kernels(m, unfused, out);
+	for (int i = 0; i < m->npipeline; i++) {
+		const Pipeline *pl = &m->pipeline[i];
+		if (pl->fusion != fused->fusion) continue;
+		PipePlan pp;
+		const char *why = pipe_plan(m, pl, fused->target, &pp);
+		if (why) fprintf(out, "/* pipeline %s is not built: %s */\n", pl->name, why);
+		else emit_pipeline_cuda(m, pl, &pp, out);
+		sched_free(&pp.s);
+	}
 }

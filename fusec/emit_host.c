@@ -5,6 +5,8 @@
 
 #include "artifact.h"
 #include "cuda.h"
+#include "die.h"
+#include "pipeline.h"
 
 static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
 {
@@ -90,7 +92,17 @@ void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 	/* the launch list */
 	fprintf(out, "/* The %s variant as a list of operations, in stream order: %d kernel%s.\n"
 	             "   Returns how many were written to ops (at most max_ops), or -1. */\n", vname, p->nk, p->nk == 1 ? "" : "s");
-	fprintf(out, "static inline int fz_%s_%s_ops(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", f->name, vname, f->name);
+	char *fn = xasprintf("fz_%s_%s_ops", f->name, vname);
+	emit_host_ops(m, p, fn, out);
+	free(fn);
+}
+
+/* static inline int FN(const fz_FUSION_args *a, int sm, fz_op *ops, int max_ops):
+   p's launches and memsets in stream order */
+void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
+{
+	const Fusion *f = &m->fusion[p->fusion];
+	fprintf(out, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
 	fputs("\tint n = 0;\n\tif (sm <= 0) sm = 132;\n", out);
 	/* zero what must start at zero on every run */
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
@@ -230,5 +242,12 @@ void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused
 		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
 	}
 	fputs("#endif\n\n", out);
+	for (int i = 0; i < m->npipeline; i++) {
+		const Pipeline *pl = &m->pipeline[i];
+		if (pl->fusion != fusion) continue;
+		PipePlan pp;
+		if (!pipe_plan(m, pl, fused->target, &pp)) emit_pipeline_header(m, pl, &pp, out);
+		sched_free(&pp.s);
+	}
 	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
 }

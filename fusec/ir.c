@@ -60,6 +60,8 @@ void ir_free(Module *m)
 		for (int j = 0; j < m->fusion[i].nsym; j++) free(m->fusion[i].sym[j]);
 		free(m->fusion[i].sym);
 	}
+	for (int i = 0; i < m->npipeline; i++) free(m->pipeline[i].name), free(m->pipeline[i].steps);
+	free(m->pipeline);
 	for (int i = 0; i < m->ntensor; i++) free(m->tensor[i].name);
 	for (int i = 0; i < m->nstage; i++) free(m->stage[i].name);
 	for (int i = 0; i < m->nindex; i++) free(m->index[i].name);

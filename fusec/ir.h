@@ -209,8 +209,24 @@ typedef struct Fusion {
 	unsigned off;
 } Fusion;
 
+/* pipeline NAME = [repeat STEPS] FUSION(in <- out, ...): the fusion's
+ * kernels as the phases of one persistent launch, STEPS times (a launch-
+ * time value), each carried output feeding its input on the next step.
+ * Checked by sema_pipelines (pipeline_check.c), built by pipeline.c. */
+#define MAX_CARRY 8
+typedef struct Pipeline {
+	char *name;
+	int fusion;
+	int repeat;              /* 1: `repeat STEPS` (steps is its name) */
+	char *steps;
+	int ncarry;
+	int carry_in[MAX_CARRY], carry_out[MAX_CARRY]; /* tensor ids */
+	unsigned off;
+} Pipeline;
+
 typedef struct Module {
 	Fusion *fusion; int nfusion;
+	Pipeline *pipeline; int npipeline; /* malloc'd, in declaration order */
 	Tensor *tensor; int ntensor;
 	Stage *stage; int nstage;
 	Stmt *stmt; int nstmt;

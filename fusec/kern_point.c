@@ -74,7 +74,7 @@ static char *vec_path(Cx *cx)
 		const Tensor *x = &m->tensor[cx->vl[i].t];
 		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
 		fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s]); fz_vl%d[0] = fz_t.x, fz_vl%d[1] = fz_t.y, fz_vl%d[2] = fz_t.z, fz_vl%d[3] = fz_t.w; }\n",
-		        x->kind == TK_INPUT ? "__ldg(" : "*(", x->name, cx->vl[i].lin0, i, i, i, i);
+		        cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", x->name, cx->vl[i].lin0, i, i, i, i);
 	}
 	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\tfloat fz_vs%d[4];\n", i);
 	fputs(body, o);

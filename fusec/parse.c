@@ -12,7 +12,7 @@ const char *token_name(int code)
 {
 	switch (code) {
 	case 0: return "end of input";
-	case FUSION: case STAGE: case CONST: case TEMP: case FOR: case IN: case WHERE:
+	case FUSION: case STAGE: case CONST: case TEMP: case FOR: case IN: case WHERE: case PIPELINE: case REPEAT:
 		return "keyword";
 	case IDENT: return "identifier";
 	case NUMBER: return "number";
@@ -33,6 +33,7 @@ const char *token_spelling(int code)
 	case RBRACKET: return "']'"; case TEMP: return "'temp'"; case STAGE: return "'stage'"; case LARROW: return "'<-'";
 	case WHERE: return "'where'"; case PLUSEQ: return "'+='"; case SUMINIT: return "'+=!'"; case BANGEQ: return "'=!'";
 	case FOR: return "'for'"; case IN: return "'in'"; case DOTDOT: return "'..'";
+	case PIPELINE: return "'pipeline'"; case REPEAT: return "'repeat'";
 	default: return "a token";
 	}
 }

@@ -563,6 +563,7 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 	for (int it = root; it; it = ast->n[it].next)
 		if (ast->n[it].kind == AST_FUSION) check_fusion(&s, it), nfusion++;
 	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
+	sema_pipelines(ast, root, d, m);
 	free(s.def_failed);
 	return d->errors - before;
 }

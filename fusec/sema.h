@@ -8,5 +8,7 @@
 
 /* Returns the number of errors reported (0: the Module is complete). */
 int sema_check(const Ast *ast, int root, Diag *d, Module *m);
+/* The file's pipeline declarations, after its fusions (pipeline_check.c). */
+void sema_pipelines(const Ast *ast, int root, Diag *d, Module *m);
 
 #endif

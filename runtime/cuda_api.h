@@ -48,6 +48,15 @@
 	X(cuEventSynchronize, NULL, (CUevent event)) \
 	X(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
 	X(cuFuncSetAttribute, NULL, (CUfunction f, CUfunction_attribute attrib, int value)) \
+	X(cuLaunchCooperativeKernel, NULL, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, \
+	                                    unsigned int by, unsigned int bz, unsigned int shared, CUstream stream, void **params)) \
+	X(cuOccupancyMaxActiveBlocksPerMultiprocessor, NULL, (int *blocks, CUfunction f, int block, size_t smem)) \
+	X(cuStreamBeginCapture_v2, NULL, (CUstream stream, CUstreamCaptureMode mode)) \
+	X(cuStreamEndCapture, NULL, (CUstream stream, CUgraph *graph)) \
+	X(cuGraphInstantiateWithFlags, NULL, (CUgraphExec *exec, CUgraph graph, unsigned long long flags)) \
+	X(cuGraphLaunch, NULL, (CUgraphExec exec, CUstream stream)) \
+	X(cuGraphExecDestroy, NULL, (CUgraphExec exec)) \
+	X(cuGraphDestroy, NULL, (CUgraph graph)) \
 	X(cuTensorMapEncodeTiled, NULL, (CUtensorMap *map, CUtensorMapDataType type, cuuint32_t rank, void *addr, \
 	                                 const cuuint64_t *dims, const cuuint64_t *strides, const cuuint32_t *box, \
 	                                 const cuuint32_t *elem_strides, CUtensorMapInterleave il, CUtensorMapSwizzle sw, \

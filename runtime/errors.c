@@ -26,6 +26,7 @@ const char *fz_strerror(int code)
 		[FZ_ERR_NO_NCCL] = "NCCL (libnccl) is missing or unusable",
 		[FZ_ERR_NCCL] = "an NCCL collective failed",
 		[FZ_ERR_SHARD] = "the fusion cannot be sharded that way",
+		[FZ_ERR_STALL] = "a persistent pipeline stalled: a barrier's watchdog expired",
 	};
 	if (code < 0 || code >= FZ_ERR_COUNT_) return "unknown fuserun error code";
 	return text[code];

@@ -126,6 +126,7 @@ enum {
 	FZ_ERR_NO_NCCL,        /* libnccl missing or unusable (a group of several devices needs it) */
 	FZ_ERR_NCCL,           /* an NCCL call failed, now or asynchronously (a peer lost) */
 	FZ_ERR_SHARD,          /* the fusion cannot be sharded over that size (fz_shard_plan says why) */
+	FZ_ERR_STALL,          /* a persistent pipeline's barrier waited past its watchdog (the message names the phase) */
 	FZ_ERR_COUNT_
 };
 /* a static description of the code (never NULL) */
@@ -430,6 +431,32 @@ int fz_sharded_gather(fz_sharded *s, const char *tensor, fz_ptr *full);
 /* rank's pointer to a tensor (its rows, a view, the whole), 0 before the first put or run */
 fz_ptr fz_sharded_ptr(const fz_sharded *s, const char *tensor, int rank);
 fz_artifact *fz_sharded_artifact(const fz_sharded *s, int rank);
+
+/* ---- persistent pipelines and graphs ------------------------------- */
+
+/* One cooperative launch of the artifact's kernel `kernel` (a pipeline's,
+   fusec's `pipeline` declaration) with `params` (params_size bytes) as its
+   one parameter, `block` threads a block, and as many blocks as fit on the
+   device at once by the occupancy of the kernel (at most max_per_sm an SM
+   when max_per_sm > 0); *grid (may be NULL) gets the grid. The generated
+   header's fz_NAME_run fills params and calls this. */
+int fz_pipeline_launch(fz_artifact *art, const char *kernel, const void *params, size_t params_size, unsigned int block,
+                       int max_per_sm, fz_stream *stream, unsigned int *grid);
+/* Waits for the stream, then reads the pipeline's barrier words at ctl:
+   FZ_ERR_STALL if a watchdog expired, the message naming the phase (its
+   name from phase[], nphase of them) and step; the words (and the 4 bytes
+   at also_clear, when not 0: the reduction counter) are then cleared, so
+   the next launch starts clean. */
+int fz_pipeline_wait(fz_artifact *art, const char *pipeline, fz_ptr ctl, fz_ptr also_clear, const char *const *phase,
+                     int nphase, fz_stream *stream);
+
+/* A CUDA graph captured from a stream (not the default one): begin,
+   enqueue work (fz_run, ...), end; then launch it as often as needed. */
+typedef struct fz_graph fz_graph;
+int fz_graph_begin(fz_device *dev, fz_stream *stream);
+int fz_graph_end(fz_device *dev, fz_stream *stream, fz_graph **out);
+int fz_graph_launch(fz_device *dev, fz_graph *graph, fz_stream *stream);
+int fz_graph_destroy(fz_device *dev, fz_graph *graph); /* NULL is ignored */
 
 #ifdef __cplusplus
 }

@@ -22,6 +22,12 @@ struct fz_artifact {
 	CUmodule mod;
 	CUfunction *fn;   /* one per info.kernels[] */
 	int *smem;        /* one per kernel: the dynamic shared memory its launches get */
+	/* the last pipeline launched (runtime/pipeline.c): its function and
+	   occupancy, so that a launch costs no driver query after the first */
+	char pipe_name[128];
+	CUfunction pipe_fn;
+	unsigned int pipe_block;
+	int pipe_per_sm;
 	char err[FZ_ERRMSG_SIZE];
 };
 

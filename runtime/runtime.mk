@@ -17,7 +17,7 @@ RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
                runtime/nccl_api.c runtime/group.c runtime/shard.c \
-               runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c
+               runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c runtime/pipeline.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
                runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c runtime/tool/bench_group.c
 RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
@@ -80,7 +80,8 @@ build/rt/sanref/%_ref.o: generated/%_ref.c
 	@mkdir -p $(@D)
 	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
 RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tests/test_verify.c runtime/tests/test_hostile.c \
-               runtime/tests/test_checks.c runtime/tests/test_driver.c runtime/tests/test_shape.c
+               runtime/tests/test_checks.c runtime/tests/test_driver.c runtime/tests/test_shape.c \
+               runtime/tests/test_pipeline.c
 build/rt/sant/%.o: runtime/tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@

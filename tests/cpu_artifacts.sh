@@ -90,7 +90,7 @@ else
 		fi
 		# budgets from the manifest's kernel modes; the report against them
 		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" -v TBUDGET="$REG_BUDGET_TILE" '
-			FNR == NR { if ($1 == "kernel") mode[$3] = $4; next }
+			FNR == NR { if ($1 == "kernel") mode[$3] = $4; if ($1 == "pipeline") mode[$2] = "pipeline"; next }
 			/Compiling entry function/ {
 				k = $0; sub(/.*function \047/, "", k); sub(/\047.*/, "", k); cur = k; seen[k] = 1; next
 			}

@@ -301,6 +301,68 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
 	return CUDA_SUCCESS;
 }
 
+/* cooperative launches: FAKECUDA_OCCUPANCY blocks an SM (default 2); a grid
+   beyond that times the SM count fails as the driver does */
+static long coop_launches;
+API long fakecuda_coop_launches(void) { return coop_launches; }
+API CUresult cuOccupancyMaxActiveBlocksPerMultiprocessor(int *blocks, CUfunction f, int block, size_t smem)
+{
+	(void)smem;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	if (!blocks || !f || block < 1 || block > 1024) return CUDA_ERROR_INVALID_VALUE;
+	*blocks = env_int("FAKECUDA_OCCUPANCY", 2);
+	return CUDA_SUCCESS;
+}
+API CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                                       unsigned int by, unsigned int bz, unsigned int shared, CUstream s, void **params)
+{
+	FAULT(CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE);
+	int sms = 0;
+	cuDeviceGetAttribute(&sms, CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT, 0);
+	if ((long long)gx * gy * gz > (long long)env_int("FAKECUDA_OCCUPANCY", 2) * sms) return CUDA_ERROR_COOPERATIVE_LAUNCH_TOO_LARGE;
+	CUresult r = cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shared, s, params, NULL);
+	if (r == CUDA_SUCCESS) coop_launches++;
+	return r;
+}
+/* graphs: captured work is not recorded; a launch counts */
+static long graph_launches;
+static int graph_dummy;
+API long fakecuda_graph_launches(void) { return graph_launches; }
+API CUresult cuStreamBeginCapture_v2(CUstream st, CUstreamCaptureMode mode)
+{
+	(void)st, (void)mode;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	return CUDA_SUCCESS;
+}
+API CUresult cuStreamEndCapture(CUstream st, CUgraph *g)
+{
+	(void)st;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	*g = (CUgraph)(void *)&graph_dummy;
+	return CUDA_SUCCESS;
+}
+API CUresult cuGraphInstantiateWithFlags(CUgraphExec *e, CUgraph g, unsigned long long flags)
+{
+	(void)flags;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	if (!g) return CUDA_ERROR_INVALID_VALUE;
+	*e = (CUgraphExec)(void *)&graph_dummy;
+	return CUDA_SUCCESS;
+}
+API CUresult cuGraphLaunch(CUgraphExec e, CUstream st)
+{
+	(void)st;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	if (!e) return CUDA_ERROR_INVALID_VALUE;
+	graph_launches++;
+	return CUDA_SUCCESS;
+}
+API CUresult cuGraphExecDestroy(CUgraphExec e) { return e ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+API CUresult cuGraphDestroy(CUgraph g) { return g ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE; }
+
 API CUresult cuMemAlloc_v2(CUdeviceptr *p, size_t n)
 {
 	FAULT(CUDA_ERROR_OUT_OF_MEMORY);

@@ -30,6 +30,7 @@ int main(int argc, char **argv)
 	bind_fake();
 	test_fake_device();
 	test_fault_injection();
+	test_pipeline_fake();
 	unbind_fake();
 	printf("test_runtime: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

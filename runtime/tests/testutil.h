@@ -45,6 +45,7 @@ void test_no_driver(void);
 void bind_fake(void);
 void test_fake_device(void);
 void test_fault_injection(void);
+void test_pipeline_fake(void);
 void unbind_fake(void);
 
 #endif

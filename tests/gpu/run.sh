@@ -19,7 +19,7 @@ sizes() {
 	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=1000004 N=67108864" ;;
 	softmax) echo "R=1,C=1 R=37,C=1001 R=8192,C=8192" ;;
 	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
-	belief_update) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
+	belief_update|active_inference_step) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu)
 		echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=1024,K=1024,N=1024" ;;
