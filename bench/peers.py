@@ -186,6 +186,14 @@ def linear_bias_gelu(X, W, bias):  # W as nn.Linear keeps it, [out, in]
     return F.gelu(F.linear(X, W, bias), approximate="tanh")
 
 
+def bmm_bias_relu(A, B, bias):
+    return F.relu(torch.bmm(A, B) + bias)
+
+
+def attn_scores(Q, Kt, scale):  # Q [Bt,M,D], Kt [Bt,N,D] as stored
+    return scale * (Q @ Kt.transpose(-1, -2))
+
+
 def batchnorm_inference(X, mean, var, gamma, beta, eps):
     return (X - mean) * torch.rsqrt(var + eps) * gamma + beta
 
@@ -328,6 +336,17 @@ def cases(quick):
                            uni(m, dtype=torch.bfloat16)))
         out.append(Case("linear_bias_gelu", f"{m}^3 bf16", mk, linear_bias_gelu, 3 * m * m * 2, 2 * m ** 3,
                         note="F.linear (X W^T + bias) + gelu(tanh)", tol=2e-2))
+
+    bt, m = (2, 256) if quick else (8, 2048)
+    mk = (lambda bt=bt, m=m: (uni((bt, m, m), dtype=torch.bfloat16), uni((bt, m, m), dtype=torch.bfloat16),
+                              uni(m, dtype=torch.bfloat16)))
+    out.append(Case("bmm_bias_relu", f"{bt}x{m}^3 bf16", mk, bmm_bias_relu, 3 * bt * m * m * 2, 2 * bt * m ** 3,
+                    note="relu(torch.bmm(A, B) + bias)", tol=2e-2))
+    bt, m, d = (4, 256, 64) if quick else (32, 1024, 128)
+    mk = (lambda bt=bt, m=m, d=d: (uni((bt, m, d), dtype=torch.float16), uni((bt, m, d), dtype=torch.float16),
+                                   d ** -0.5))
+    out.append(Case("attn_scores", f"{bt}x{m}x{m}x{d} f16", mk, attn_scores, 2 * bt * m * d * 2 + bt * m * m * 2,
+                    2 * bt * m * m * d, note="scale * (Q @ K^T), K as stored [Bt,N,D]", tol=2e-2))
 
     te_sizes = [1024, 2048, 8192] if quick else [8192, 1 << 14, 1 << 16]
     for i, n in enumerate(te_sizes):

@@ -33,6 +33,8 @@ ours matmul_bias_relu_bf16 M=8192 K=8192 N=8192 --time-only --reps 20
 ours matmul_residual M=4096 K=4096 N=4096 --time-only --reps 20
 ours linear_bias_gelu M=1024 K=1024 N=1024
 ours linear_bias_gelu M=4096 K=4096 N=4096 --time-only --reps 20
+ours bmm_bias_relu Bt=8 M=2048 K=2048 N=2048 --time-only --reps 20
+ours attn_scores Bt=32 M=1024 N=1024 D=128 --time-only --reps 20
 ours transfer_entropy N=8192
 ours transfer_entropy N=16384 --reps 20
 ours transfer_entropy N=65536 --reps 5 --time-only

@@ -28,6 +28,10 @@ def size_key(chain, size):
     if chain.startswith('matmul') or chain.startswith('linear'):
         bf16 = chain.endswith('_bf16') or chain in ('matmul_residual', 'linear_bias_gelu')
         return '%s^3 %s' % (d['M'], 'bf16' if bf16 else 'f16')
+    if chain == 'bmm_bias_relu':
+        return '%sx%s^3 bf16' % (d['Bt'], d['M'])
+    if chain == 'attn_scores':
+        return '%sx%sx%sx%s f16' % (d['Bt'], d['M'], d['N'], d['D'])
     if chain == 'transfer_entropy':
         return 'N=2^%d' % (int(d['N']).bit_length() - 1)
     if chain == 'spike_burst':

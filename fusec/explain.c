@@ -32,7 +32,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			const Stage *sg = &m->stage[m->stmt[s].stage];
 			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
 			prev = sg->name;
-			if ((k->mode == KM_MATMUL || k->mode == KM_TILE) && s == k->first_stmt && k->path_why)
+			if (s == k->first_stmt && k->path_why) /* a contraction: matmul, tile, or a batched one left to a point kernel */
 				fprintf(out, "      contraction on %s\n", k->path_why);
 			else if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
 				fputs("      tensor_eligible: not a matrix tile, CUDA cores\n", out);

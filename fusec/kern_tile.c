@@ -50,15 +50,18 @@ static void emit(Cx *cx)
 	    m->tensor[tb].type != et)
 		die("tile kernel %s: block %d, tile %dx%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
 		    k->par.tile_n, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
-	/* the epilogue at (s0, s1), v_acc_ the accumulator there */
+	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */
+	const int bat = k->nspace == 3;
+	if (k->nspace != 2 + bat) die("tile kernel %s: %d dimensions", k->name, k->nspace);
 	fprintf(out, "struct %s_epi {\n\tconst fz_%s_args &a;\n", k->name, fname);
-	fputs("\t__device__ __forceinline__ void operator()(const long long s0, const long long s1, const float v_acc_) const\n\t{\n", out);
+	fprintf(out, "\t__device__ __forceinline__ void operator()(const long long s0, const long long s1, %sconst float v_acc_) const\n\t{\n",
+	        bat ? "const long long s2, " : "");
 	cx->w.compute = ET_F32;
-	bind_point(cx, c, 2);
+	bind_point(cx, c, k->nspace);
 	if (sched_stored(cx->p, c->out)) store_target(cx, c, "v_acc_", 2);
 	publish(cx, c, "v_acc_");
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
-		bind_point(cx, &m->stmt[sid], 2);
+		bind_point(cx, &m->stmt[sid], k->nspace);
 		emit_map(cx, sid, 2, 0);
 	}
 	fputs("\t}\n};\n\n", out);
@@ -69,20 +72,26 @@ static void emit(Cx *cx)
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-	/* B read as B(n,k): the mainloop's k-major B (template argument BT) */
-	fprintf(out, "\tfz_tile_gemm<%d%s>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16, k->par.b_kmajor ? ", 1" : "", k->name,
-	        m->tensor[ta].name, m->tensor[tb].name);
-	dim_c(cx, k->space[0], out), fputs(", ", out), dim_c(cx, k->space[1], out), fputs(", ", out);
-	dim_c(cx, m->index[c->first_index + 2].range, out);
+	/* B read as B(n,k): the mainloop's k-major B (template argument BT);
+	   batched (BAT): the batch count last */
+	fprintf(out, "\tfz_tile_gemm<%d%s>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16,
+	        bat ? (k->par.b_kmajor ? ", 1, 1" : ", 0, 1") : k->par.b_kmajor ? ", 1" : "", k->name, m->tensor[ta].name, m->tensor[tb].name);
+	dim_c(cx, k->space[bat], out), fputs(", ", out), dim_c(cx, k->space[bat + 1], out), fputs(", ", out);
+	dim_c(cx, m->index[c->first_index + 2 + bat].range, out);
+	if (bat) fputs(", ", out), dim_c(cx, k->space[0], out);
 	fputs(");\n}\n\n", out);
 }
 
-/* one block an SM at most: min(128 x 128 tiles, sm), and 1 when there are none */
+/* one block an SM at most: min(128 x 128 tiles, sm) (batched: of every
+   batch), and 1 when there are none */
 static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	(void)m;
-	fputs("fz_grid(((", out), host_dim(f, k->space[0], out), fputs(" + 127) / 128) * ((", out);
-	host_dim(f, k->space[1], out), fputs(" + 127) / 128), 1, sm)", out);
+	const int bat = k->nspace == 3;
+	fputs("fz_grid(", out);
+	if (bat) host_dim(f, k->space[0], out), fputs(" * ", out);
+	fputs("((", out), host_dim(f, k->space[bat], out), fputs(" + 127) / 128) * ((", out);
+	host_dim(f, k->space[bat + 1], out), fputs(" + 127) / 128), 1, sm)", out);
 }
 
 const KernTemplate kern_tile = {emit, grid_x, NULL};

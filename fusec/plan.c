@@ -51,9 +51,11 @@ static int uses_index(const Module *m, int e, int ix)
 	return uses_index(m, x->a, ix) || uses_index(m, x->b, ix) || uses_index(m, x->c, ix);
 }
 
-int plan_matmul_swapped(const Module *m, const Stmt *s)
+/* The operands' order in a contraction over (i0, i1) reducing k: 0 when the
+ * first operand carries i0 and the second i1, 1 when the other way round,
+ * -1 when neither. */
+static int operand_order(const Module *m, const Stmt *s, int i0, int i1, int k)
 {
-	int i0 = s->first_index, i1 = i0 + 1, k = i0 + 2;
 	int a = s->contract_a, b = s->contract_b;
 	if (uses_index(m, a, i0) && !uses_index(m, a, i1) && uses_index(m, b, i1) && !uses_index(m, b, i0) &&
 	    uses_index(m, a, k) && uses_index(m, b, k))
@@ -62,6 +64,11 @@ int plan_matmul_swapped(const Module *m, const Stmt *s)
 	    uses_index(m, a, k) && uses_index(m, b, k))
 		return 1;
 	return -1;
+}
+
+int plan_matmul_swapped(const Module *m, const Stmt *s)
+{
+	return operand_order(m, s, s->first_index, s->first_index + 1, s->first_index + 2);
 }
 
 int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
@@ -80,41 +87,87 @@ static int input_load(const Module *m, int e)
 	return m->expr[e].op == IR_LOAD && m->tensor[m->expr[e].tensor].kind == TK_INPUT;
 }
 
+/* The same, X(b, i, j), for a batched operand (b >= 0) */
+static int plain_load_b(const Module *m, int e, int b, int i, int j)
+{
+	if (b < 0) return plain_load(m, e, i, j);
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD || x->nargs != 3 || m->tensor[x->tensor].kind != TK_INPUT) return 0;
+	const Expr *a0 = &m->expr[x->args[0]], *a = &m->expr[x->args[1]], *c = &m->expr[x->args[2]];
+	return a0->op == IR_INDEX && a0->index == b && a->op == IR_INDEX && a->index == i && c->op == IR_INDEX && c->index == j;
+}
+
+/* A contraction's indices as the tile template sees them: C(m,n), or
+ * batched C(b,m,n) (ib >= 0), reducing k; sw: the operands come as (B, A). */
+typedef struct TileIdx { int ib, im, in, kx, sw; } TileIdx;
+
+static TileIdx tile_idx(const Module *m, const Stmt *s)
+{
+	TileIdx t;
+	int batched = s->nfree == 3;
+	t.ib = batched ? s->first_index : -1, t.im = s->first_index + batched, t.in = t.im + 1, t.kx = t.in + 1;
+	t.sw = operand_order(m, s, t.im, t.in, t.kx);
+	return t;
+}
+
+/* A batched matrix contraction C(b,m,n) +=! A(b,m,k) * B(b,k,n) in a
+ * tensor_eligible stage: both operands carry the batch index. Only these
+ * are planned as TILE kernels (when the tensor cores take them); other
+ * contractions over three free indices stay point kernels. */
+int plan_tile_batched(const Module *m, const Stmt *s)
+{
+	if (s->pattern != PAT_CONTRACT || s->nfree != 3 || s->nindex != 4 || !(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)))
+		return 0;
+	TileIdx t = tile_idx(m, s);
+	return t.sw >= 0 && uses_index(m, s->contract_a, t.ib) && uses_index(m, s->contract_b, t.ib);
+}
+
 /* Is a tile kernel's B read as B(n,k), k contiguous (x W^T)? */
 static int tile_b_kmajor(const Module *m, const Stmt *s)
 {
-	int eb = plan_matmul_swapped(m, s) ? s->contract_a : s->contract_b;
-	return plain_load(m, eb, s->first_index + 1, s->first_index + 2);
+	TileIdx t = tile_idx(m, s);
+	return plain_load_b(m, t.sw ? s->contract_a : s->contract_b, t.ib, t.in, t.kx);
 }
 
 /* A matrix contraction goes to the tensor-core tile template when its stage
  * asks (tensor_eligible) and the operands are what the tensor cores take:
  * two input matrices of one 16-bit float type read as A(m,k) and B(k,n) or
- * B(n,k), accumulated in f32, unmasked. Otherwise the CUDA-core tile
- * kernel; *why says which, for --explain. */
+ * B(n,k) (batched: A(b,m,k) and B(b,k,n) or B(b,n,k)), accumulated in f32,
+ * unmasked. Otherwise the CUDA-core tile kernel (batched: a point kernel);
+ * *why says which, for --explain. */
 static int tile_eligible(const Module *m, const Stmt *s, const char **why)
 {
-	int sw = plan_matmul_swapped(m, s), i0 = s->first_index, i1 = i0 + 1, kx = i0 + 2;
-	int ea = sw ? s->contract_b : s->contract_a, eb = sw ? s->contract_a : s->contract_b;
+	TileIdx x = tile_idx(m, s);
+	int ib = x.ib, i0 = x.im, i1 = x.in, kx = x.kx;
+	int ea = x.sw ? s->contract_b : s->contract_a, eb = x.sw ? s->contract_a : s->contract_b;
 	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
 	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
-	int bt = plain_load(m, eb, i1, kx);
+	int bt = plain_load_b(m, eb, ib, i1, kx);
 	if (!(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
-	else if (s->nindex != 3 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (batched or masked contractions are not on tensor cores yet)";
+	else if (s->nindex != s->nfree + 1 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (masked contractions are not on tensor cores)";
 	else if (!input_load(m, ea) || !input_load(m, eb))
 		*why = "CUDA cores: an operand is an intermediate, not an input matrix (a prologue on an operand is not on "
 		       "tensor cores yet: the loaders copy inputs to shared memory as they are stored)";
-	else if (plain_load(m, ea, kx, i0) && (plain_load(m, eb, kx, i1) || bt))
+	else if (plain_load_b(m, ea, ib, kx, i0) && (plain_load_b(m, eb, ib, kx, i1) || bt))
 		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k)";
-	else if (!plain_load(m, ea, i0, kx) || !(plain_load(m, eb, kx, i1) || bt))
-		*why = "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
+	else if (!plain_load_b(m, ea, ib, i0, kx) || !(plain_load_b(m, eb, ib, kx, i1) || bt))
+		*why = ib >= 0 ? "CUDA cores: the operands are not read plainly as A(b,m,k) and B(b,k,n) or B(b,n,k)"
+		               : "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
 	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16)) *why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, not generated yet)";
 	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
 	else {
-		*why = bt ? "tensor cores, B read as B(n,k): sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
-		            "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators"
-		          : "tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
-		            "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators";
+		static const char *const path[2][2] = {
+			{"tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
+			 "tensor cores, B read as B(n,k): sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators"},
+			{"tensor cores, batched (the persistent grid walks every batch's tiles): sm_90a wgmma fed by TMA (plain loads when "
+			 "a row or pointer is not 16-byte aligned, or B(b,k,n) with K not a multiple of 64), one loading and two multiplying "
+			 "warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
+			 "tensor cores, batched (the persistent grid walks every batch's tiles), B read as B(b,n,k): sm_90a wgmma fed by TMA "
+			 "(plain loads when a row or pointer is not 16-byte aligned), one loading and two multiplying warpgroups; sm_80 and "
+			 "sm_90 mma.sync with ldmatrix; f32 accumulators"}};
+		*why = path[ib >= 0][bt];
 		return 1;
 	}
 	return 0;
@@ -286,10 +339,16 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	k->fusion = fusion, k->first_stmt = sid;
 	(void)fused;
 	k->par.block = 256;
+	if (s->pattern == PAT_CONTRACT && s->nfree == 3 && (m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && !plan_tile_batched(m, s))
+		k->path_why = "CUDA cores: a contraction over three free indices goes on tensor cores only as a batched product, "
+		              "C(b,m,n) +=! A(b,m,k) * B(b,k,n) or B(b,n,k), the batch index first in both operands";
 	if (s->pattern == PAT_SCATTER) {
 		k->mode = KM_SCATTER;
 	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
 		k->mode = tile_eligible(m, s, &k->path_why) ? KM_TILE : KM_MATMUL;
+		k->nspace = stmt_space(m, s, k->space);
+	} else if (plan_tile_batched(m, s) && tile_eligible(m, s, &k->path_why)) {
+		k->mode = KM_TILE;
 		k->nspace = stmt_space(m, s, k->space);
 	} else if (plan_is_scalar_map(s)) {
 		k->mode = KM_SCALAR, k->par.block = 32;
@@ -320,6 +379,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
 	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
 	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
+	if (plan_tile_batched(m, s)) return SPLIT_MATMUL_IN;
 	if (k->mode == KM_MATMUL || k->mode == KM_TILE) {
 		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
 	} else if (k->mode == KM_SCALAR) {
@@ -656,7 +716,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 		if (k->mode == KM_TILE) {
 			k->par.block = 384, k->par.min_blocks = 1;
 			k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_k = 64, k->par.stages = 4;
-			k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+			k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
 			k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
 			/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 			k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;

@@ -14,6 +14,8 @@
 
 /* Matrix contraction operand order: 0 as written, 1 swapped, -1 not a matmul. */
 int plan_matmul_swapped(const Module *m, const Stmt *s);
+/* A batched contraction C(b,m,n) +=! A(b,m,k) * B(b,k,n) in a tensor_eligible stage */
+int plan_tile_batched(const Module *m, const Stmt *s);
 /* A rank-0 sum, max or min over the space: folded across the whole grid. */
 int plan_is_grid_reduction(const Stmt *s);
 /* Rank-0 pointwise work with no indices (a scalar epilogue). */

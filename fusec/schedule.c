@@ -66,7 +66,7 @@ static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
 	int k = s->stmt_kernel[sid];
 	const Kernel *kk = k >= 0 ? &s->k[k] : NULL;
 	if ((m->stage[st->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && st->pattern == PAT_CONTRACT &&
-	    !(kk && (kk->mode == KM_MATMUL || kk->mode == KM_TILE) && sid == kk->first_stmt && kk->path_why))
+	    !(kk && sid == kk->first_stmt && kk->path_why)) /* the kernel's path line says where it runs */
 		fputs(", tensor_eligible: not a matrix tile, CUDA cores", out);
 	if (s->why[sid] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid]]);
 	else if (k >= 0 && sid != s->k[k].first_stmt) fputs(", joined", out);

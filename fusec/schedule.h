@@ -163,7 +163,7 @@ typedef struct Kernel {
 	int nphase;
 	Phase phase[MAX_PHASES];
 	KernelParams par;
-	const char *path_why;     /* MATMUL, TILE: why its contraction runs where it runs (--explain) */
+	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 } Kernel;
 
 /* Why two adjacent stages were not fused. */

@@ -454,9 +454,11 @@ static void check_stage_claims(Sema *s, Stage *sg)
 	if (sg->attrs & ATTR(TENSOR_ELIGIBLE)) {
 		const Stmt *c = NULL;
 		for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
-			if (m->stmt[i].pattern == PAT_CONTRACT && m->stmt[i].nfree == 2) c = &m->stmt[i];
+			if (m->stmt[i].pattern == PAT_CONTRACT && (m->stmt[i].nfree == 2 || m->stmt[i].nfree == 3)) /* 3: batched */
+				c = &m->stmt[i];
 		if (!c || sg->nstmt != 1) {
-			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but is not one matrix contraction acc(m,n) +=! A(m,k) * B(k,n)", sg->name);
+			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but is not one matrix contraction acc(m,n) +=! A(m,k) * B(k,n) "
+			           "(or batched, acc(b,m,n) +=! A(b,m,k) * B(b,k,n))", sg->name);
 			return;
 		}
 		ElemType a = m->expr[c->contract_a].type, b = m->expr[c->contract_b].type;

@@ -321,17 +321,39 @@ __device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
 }
 #endif
 
+/* Tile number tile of a (batched) product: its batch b and its corner
+   (m0, n0); tiles run down M first, then across N, then over the batch. */
+struct fz_tile_at { long long b, m0, n0; };
+template <int BAT>
+__device__ __forceinline__ fz_tile_at fz_tile_pos(long long tile, long long mt, long long per, int bn)
+{
+	fz_tile_at p;
+	p.b = 0;
+	if constexpr (BAT) p.b = tile / per, tile -= p.b * per;
+	p.m0 = (tile % mt) * 128, p.n0 = (tile / mt) * bn;
+	return p;
+}
+/* the epilogue at (row, col) of batch b's C: a batched contraction's
+   functor takes the batch index first */
+template <int BAT, class Epi>
+__device__ __forceinline__ void fz_tile_epi(const Epi &epi, long long b, long long row, long long col, float v)
+{
+	if constexpr (BAT) epi(b, row, col, v);
+	else epi(row, col, v);
+}
+
 /* The multiplying warpgroup c (rows 64c..64c+63 of each tile) over this
    block's tiles; it walks the ring in the loader's order (stage s, parity ph). */
-template <int ET, int BT, int BN, class Epi>
+template <int ET, int BT, int BAT, int BN, class Epi>
 __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *ring, unsigned long long *bars, float *ebuf,
-	int nst, long long M, long long N, long long nk, long long tiles, long long mt, int c, int t)
+	int nst, long long M, long long N, long long nk, long long tiles, long long mt, long long per, int c, int t)
 {
 	const int lane = t & 31, w = t >> 5;
 	int s = 0;
 	unsigned ph = 0;
 	for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-		const long long m0 = (tile % mt) * 128, n0 = (tile / mt) * BN;
+		const fz_tile_at at = fz_tile_pos<BAT>(tile, mt, per, BN);
+		const long long m0 = at.m0, n0 = at.n0;
 #if FZ_TILE_WGMMA
 		float d[BN / 2];
 #pragma unroll
@@ -379,11 +401,11 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 			const long long s1 = n0 + 32 * q + lane;
 			if (inside) {
 #pragma unroll
-				for (int r = 0; r < 16; ++r) epi(rb + r, s1, v[r]);
+				for (int r = 0; r < 16; ++r) fz_tile_epi<BAT>(epi, at.b, rb + r, s1, v[r]);
 			} else {
 #pragma unroll
 				for (int r = 0; r < 16; ++r)
-					if (rb + r < M && s1 < N) epi(rb + r, s1, v[r]);
+					if (rb + r < M && s1 < N) fz_tile_epi<BAT>(epi, at.b, rb + r, s1, v[r]);
 			}
 		}
 #else
@@ -435,18 +457,19 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 				for (int q = 0; q < 4; ++q) {
 					const long long s0 = m0 + 64 * c + 16 * i + (lane >> 2) + 8 * (q >> 1);
 					const long long s1 = n0 + w * (BN / 4) + 8 * j + 2 * (lane & 3) + (q & 1);
-					if (inside || (s0 < M && s1 < N)) epi(s0, s1, d[i][j][q]);
+					if (inside || (s0 < M && s1 < N)) fz_tile_epi<BAT>(epi, at.b, s0, s1, d[i][j][q]);
 				}
 #endif
 	}
 }
 
 /* The whole tile kernel's body: ET 0 f16, 1 bf16; BT 1: B stored as B[N,K];
-   epi(s0, s1, v) is the fused epilogue at point (s0, s1) of C, called only
-   inside [M,N]. */
-template <int ET, int BT = 0, class Epi>
+   BAT 1: NB products, A as [NB,M,K], B as [NB,K,N] (BT: [NB,N,K]), the
+   batches one after another in memory. epi(s0, s1, v) (BAT: epi(b, s0, s1,
+   v)) is the fused epilogue at point (s0, s1) of C, called only inside [M,N]. */
+template <int ET, int BT = 0, int BAT = 0, class Epi>
 __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps &tm, const unsigned short *A,
-	const unsigned short *B, long long M, long long N, long long K)
+	const unsigned short *B, long long M, long long N, long long K, long long NB = 1)
 {
 	extern __shared__ unsigned char fz_smem_raw[];
 	unsigned long long *bars = (unsigned long long *)fz_smem_raw;
@@ -464,10 +487,14 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	/* wgmma: 128 x 256 tiles when there are at least as many as blocks, else
 	   128 x 128 (the launch gives min(128 x 128 tiles, SMs) blocks); mma.sync:
 	   128 x 128, 64 accumulators a thread */
-	const int bn = FZ_TILE_WGMMA && mt * ((N + 255) >> 8) >= (long long)gridDim.x ? 256 : 128;
-	const long long tiles = mt * ((N + bn - 1) / bn), nk = (K + 63) >> 6;
+	const int bn = FZ_TILE_WGMMA && NB * mt * ((N + 255) >> 8) >= (long long)gridDim.x ? 256 : 128;
+	const long long per = mt * ((N + bn - 1) / bn), tiles = NB * per, nk = (K + 63) >> 6;
 #if FZ_TILE_WGMMA
-	const bool tma = tm.ok != 0;
+	/* The maps cover a batched operand as one matrix of NB x rows. Rows past
+	   a batch's M or N read the next batch (their results are not stored);
+	   B(k,n)'s rows past K would too, and meet A's zero-filled columns, but
+	   0 * inf is not 0: that case loads with plain loads. */
+	const bool tma = tm.ok != 0 && (NB == 1 || BT || (K & 63) == 0);
 #else
 	const bool tma = false;
 #endif
@@ -481,12 +508,16 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	__syncthreads();
 	if (wg == 0) {
 #if FZ_TILE_WGMMA
-		asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n");
+		/* the batch's offsets need a few more registers: 56 + 2 x 224 of
+		   the 168 x 3 warpgroups' registers is still all there is */
+		if constexpr (BAT) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;\n");
+		else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;\n");
 #endif
 		int s = 0, ps = 0, lag = nst - 1, pending = 0;
 		unsigned ph = 0;
 		for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
-			const long long m0 = (tile % mt) * 128, n0 = (tile / mt) * bn;
+			const fz_tile_at at = fz_tile_pos<BAT>(tile, mt, per, bn);
+			const long long m0 = at.m0, n0 = at.n0;
 			for (long long kb = 0; kb < nk; ++kb) {
 				const unsigned full = fz_su32(&bars[s]);
 				unsigned char *st = ring + s * FZ_TILE_STAGE_BYTES;
@@ -496,11 +527,11 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 						fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
 						asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(full), "r"(FZ_TILE_A_BYTES + 128 * bn) : "memory");
 						asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
-							::"r"(fz_su32(st)), "l"(&tm.a), "r"((int)(kb * 64)), "r"((int)m0), "r"(full) : "memory");
+							::"r"(fz_su32(st)), "l"(&tm.a), "r"((int)(kb * 64)), "r"((int)(at.b * M + m0)), "r"(full) : "memory");
 						for (int j = 0; j < bn / 64; ++j)
 							asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
 								::"r"(fz_su32(st + FZ_TILE_A_BYTES + 8192 * j)), "l"(&tm.b), "r"(BT ? (int)(kb * 64) : (int)(n0 + 64 * j)),
-								"r"(BT ? (int)(n0 + 64 * j) : (int)(kb * 64)), "r"(full) : "memory");
+								"r"(BT ? (int)(at.b * N + n0 + 64 * j) : (int)(at.b * K + kb * 64)), "r"(full) : "memory");
 					}
 #endif
 				} else {
@@ -513,7 +544,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 						if (++ps == nst) ps = 0;
 					}
 					fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
-					fz_tile_load_plain<BT>(fz_su32(st), A, B, M, N, K, m0, n0, kb * 64, bn, t);
+					fz_tile_load_plain<BT>(fz_su32(st), A + at.b * M * K, B + at.b * K * N, M, N, K, m0, n0, kb * 64, bn, t);
 					pending++;
 				}
 				(void)full;
@@ -527,10 +558,10 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	} else {
 #if FZ_TILE_WGMMA
 		asm volatile("setmaxnreg.inc.sync.aligned.u32 224;\n");
-		if (bn == 256) fz_tile_consume<ET, BT, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+		if (bn == 256) fz_tile_consume<ET, BT, BAT, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
 		else
 #endif
-			fz_tile_consume<ET, BT, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, wg - 1, t);
+			fz_tile_consume<ET, BT, BAT, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
 	}
 }
 

@@ -159,7 +159,9 @@ static int load_module(fz_artifact *a, const char *ptx, char *err)
 }
 
 /* A tile kernel's second parameter: the tensor maps of A (boxes of 64 k x
-   128 rows) and B (64 n x 64 k rows), 128-byte swizzle, then a flag the
+   128 rows) and B (64 n x 64 k rows; 64 k x 64 n rows when B is read as
+   B(n,k)), each over its tensor as stored, a batched operand's leading
+   dimensions flattened into rows, 128-byte swizzle, then a flag the
    kernel reads: 1 when both were made. Without them (not sm_90a, or a row
    or pointer not 16-byte aligned) the kernel loads with plain loads. The
    layout is tile_gemm.cuh's struct fz_tile_maps. */
@@ -172,16 +174,21 @@ static int encode_map(const fz_artifact_info *info, const void *args, int t, int
 {
 	const fz_tensor_info *x = &info->tensors[t];
 	unsigned long long ptr;
-	long long dim[2];
+	long long dim[2] = {1, 1}; /* rows (a batched operand's leading dimensions flattened), row length */
 	memcpy(&ptr, (const char *)args + 8 * (size_t)t, 8);
-	for (int d = 0; d < 2; d++) {
+	if (x->rank < 2) return 0;
+	for (int d = 0; d < x->rank; d++) {
 		/* a derived dimension (fusec never gives a tile operand one): no
 		   maps, rather than a map the buffer might not fill */
 		if (x->dim_add[d] || x->dim_div[d] > 1 || x->dim_per[d] >= 0) return 0;
-		if (x->dim_size[d] < 0) dim[d] = x->dim_value[d];
-		else memcpy(&dim[d], (const char *)args + 8 * (size_t)(info->ntensors + x->dim_size[d]), 8);
+		long long v;
+		if (x->dim_size[d] < 0) v = x->dim_value[d];
+		else memcpy(&v, (const char *)args + 8 * (size_t)(info->ntensors + x->dim_size[d]), 8);
+		if (v <= 0 || v >= (1ll << 31)) return 0;
+		if (d == x->rank - 1) dim[1] = v;
+		else if ((dim[0] *= v) >= (1ll << 31)) return 0;
 	}
-	if ((ptr & 15) || (dim[1] * 2) % 16 || dim[0] <= 0 || dim[1] <= 0 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
+	if ((ptr & 15) || (dim[1] * 2) % 16) return 0;
 	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)dim[1] * 2};
 	cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
 	return fr_cu->cuTensorMapEncodeTiled(map, strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,

@@ -269,7 +269,7 @@ static int parse_kernel(parser *p, char **t, int n)
 			long long v;
 			if (!strict_count(t[i] + 5, 1 << 20, &v) || v == 0) return bad(p, "kernel %s: bad %s (1 to 1048576 bytes)", t[2], t[i]);
 			k->smem = (int)v;
-		} else if (!strncmp(t[i], "tma=", 4) && k->tma[0] < 0) { /* tma=A,B: tile kernels; tensors listed before, rank 2, 16-bit */
+		} else if (!strncmp(t[i], "tma=", 4) && k->tma[0] < 0) { /* tma=A,B: tile kernels; tensors listed before, rank 2 (3: batched), 16-bit */
 			const char *b2 = strchr(t[i] + 4, ',');
 			if (!b2 || strcmp(k->mode, "tile")) return bad(p, "kernel %s: bad %s (tile kernels: tma=A,B)", t[2], t[i]);
 			for (int j = 0; j < 2; j++) {
@@ -277,8 +277,9 @@ static int parse_kernel(parser *p, char **t, int n)
 				size_t len = j ? strlen(nm) : (size_t)(b2 - nm);
 				for (int x = 0; x < info->ntensors; x++)
 					if (strlen(info->tensors[x].name) == len && !strncmp(info->tensors[x].name, nm, len)) k->tma[j] = x;
-				if (k->tma[j] < 0 || info->tensors[k->tma[j]].rank != 2 || info->tensors[k->tma[j]].elem_bytes != 2)
-					return bad(p, "kernel %s: %s names no rank-2 16-bit tensor listed before it", t[2], t[i]);
+				if (k->tma[j] < 0 || info->tensors[k->tma[j]].rank < 2 || info->tensors[k->tma[j]].rank > 3 ||
+				    info->tensors[k->tma[j]].elem_bytes != 2)
+					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit tensor listed before it", t[2], t[i]);
 			}
 		} else return bad(p, "kernel %s: unknown or repeated attribute '%s'", t[2], t[i]);
 	}

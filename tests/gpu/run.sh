@@ -23,6 +23,8 @@ sizes() {
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu)
 		echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=1024,K=1024,N=1024" ;;
+	bmm_bias_relu) echo "Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=4,M=512,K=256,N=384" ;;
+	attn_scores) echo "Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=8,M=512,D=128,N=512" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
 	esac
@@ -74,13 +76,14 @@ if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-s
 			fi
 		done
 		# tensor-core tiles: the TMA path too (the awkward size above loads with plain loads)
-		case $s in matmul_*|linear_*) for tool in memcheck racecheck synccheck; do
-			if $CS --tool $tool --error-exitcode 9 $B/v_$s M=256 K=128 N=512 --reps 2 > $B/cs.txt 2>&1; then
-				pass=$((pass + 1)); echo "compute-sanitizer $tool $s M=256 K=128 N=512: clean" | tee -a "$log"
+		case $s in matmul_*|linear_*) tz="M=256 K=128 N=512" ;; bmm_*) tz="Bt=3 M=200 K=128 N=512" ;; attn_*) tz="Bt=3 M=200 D=72 N=512" ;; *) tz= ;; esac
+		[ -n "$tz" ] && for tool in memcheck racecheck synccheck; do
+			if $CS --tool $tool --error-exitcode 9 $B/v_$s $tz --reps 2 > $B/cs.txt 2>&1; then
+				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $tz: clean" | tee -a "$log"
 			else
-				fail=$((fail + 1)); echo "compute-sanitizer $tool $s M=256 K=128 N=512: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
+				fail=$((fail + 1)); echo "compute-sanitizer $tool $s $tz: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
 			fi
-		done ;; esac
+		done
 	done
 fi
 echo "gpu: $pass passed, $fail failed" | tee -a "$log"

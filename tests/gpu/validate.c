@@ -300,9 +300,13 @@ typedef struct tile_maps { CUtensorMap a, b; unsigned long long ok; } tile_maps;
 static int encode_map(uint64_t *args, int t, int box_rows, CUtensorMap *map)
 {
 	const T *x = &ts[t];
-	long long dim[2];
-	for (int d = 0; d < 2; d++) dim[d] = x->dimsym[d] >= 0 ? symval[x->dimsym[d]] : x->dimval[d];
-	if ((args[t] & 15) || (dim[1] * 2) % 16 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
+	long long dim[2] = {1, 1}; /* rows (leading dimensions flattened, as the runtime does), row length */
+	for (int d = 0; d < x->rank; d++) {
+		long long v = x->dimsym[d] >= 0 ? symval[x->dimsym[d]] : x->dimval[d];
+		if (d == x->rank - 1) dim[1] = v;
+		else dim[0] *= v;
+	}
+	if (x->rank < 2 || (args[t] & 15) || (dim[1] * 2) % 16 || dim[0] <= 0 || dim[1] <= 0 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
 	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)dim[1] * 2};
 	cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
 	CK(cuTensorMapEncodeTiled(map, strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
