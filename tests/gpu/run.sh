@@ -5,6 +5,8 @@
 # one line per case and a summary. Needs only a C compiler and libcuda.
 #   sh tests/gpu/run.sh [SPEC...]        (default: every spec)
 # Results go to stdout and, when $OUT is set, to $OUT/validate.txt.
+# GPU_PHASE=validate runs only the validations, GPU_PHASE=sanitize only
+# compute-sanitizer (both together take longer than one device call).
 CC=${CC:-cc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 B=build/gpu
@@ -13,6 +15,7 @@ specs=${*:-$(ls specs | sed 's/\.fuse$//')}
 log=${OUT:-$B}/validate.txt
 : > "$log"
 pass=0 fail=0
+PHASE=${GPU_PHASE:-all}
 
 sizes() {
 	case $1 in
@@ -50,6 +53,7 @@ run() { # spec args...
 for s in $specs; do
 	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
 		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+	[ "$PHASE" = sanitize ] && continue
 	for sz in $(sizes $s); do
 		run $s $(echo $sz | tr ',' ' ') --seed $$
 	done
@@ -62,7 +66,7 @@ for s in $specs; do
 		for n in 16384 65536; do run $s N=$n --seed $$ --reps 10; done
 	fi
 done
-if command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; then
+if [ "$PHASE" != validate ] && { command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; }; then
 	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)
 	for s in $specs; do
 		sz=$(sizes $s | cut -d' ' -f2 | tr ',' ' ')
