@@ -59,6 +59,16 @@ typedef struct Cx {
 	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
 	                     (a pipeline's carried input), so not read through the read-only path */
 	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
+	/* A reduction loop's body (emit_reductions, not row-wide): an input read
+	   at point and loop variables only is in range wherever the loop runs,
+	   so it is read once into a local (the body's top, or before the loops
+	   when it reads at the point only) and conditions over such reads are
+	   evaluated without branches (& for &&): every term's loads are issued
+	   together instead of each behind its own condition. */
+	int hoisting;
+	const char *hvars[MAX_IDX];  /* the open loops' variables */
+	int nhvars, nhoist, nhname;
+	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];
 } Cx;
 
 /* inputs go through the read-only path (__ldg) unless the launch writes them */
@@ -105,6 +115,8 @@ void store_target(Cx *cx, const Stmt *s, const char *v, int depth);
 void publish(Cx *cx, const Stmt *s, const char *name);
 void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
 void bind_point(Cx *cx, const Stmt *s, int nspace);
+int eager_ok(ExprWriter *w, int e);
+void hoist_decls(Cx *cx, int inv, FILE *out, int depth);
 
 int vec_access(Cx *cx, int t, char **subs, int n, int store);
 /* cuda_reduce.c */

@@ -53,7 +53,13 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		}
 		goto results;
 	}
-	/* loops over s0's reduced indices; every merged statement binds to them */
+	/* loops over s0's reduced indices; every merged statement binds to them.
+	   Written aside: the reads the body hoists out of the loops go first. */
+	FILE *outer = out;
+	char *loops = NULL;
+	size_t loops_len = 0;
+	out = cx->out = open_memstream(&loops, &loops_len);
+	if (!out) die("out of memory");
 	int d = depth;
 	char *var[MAX_IDX] = {0};
 	int rag_step[MAX_IDX] = {0}, opened[MAX_IDX], nopen = 0;
@@ -89,7 +95,25 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
 		rag_step[i] = split;
 	}
-	accumulate_body(cx, sid, n, d);
+	{
+		char *body = NULL;
+		size_t body_len = 0;
+		FILE *bf = open_memstream(&body, &body_len);
+		if (!bf) die("out of memory");
+		/* only where conditions or several merged terms read the inputs:
+		   a single unconditional term's reads are each in one place anyway */
+		int hoist = n > 1;
+		for (int q = 0; q < n; q++) hoist |= m->stmt[sid + q].mask != 0;
+		cx->nhvars = 0;
+		for (int q = 0; q < nopen; q++) cx->hvars[cx->nhvars++] = var[opened[q]];
+		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? eager_ok : NULL;
+		accumulate_body(cx, sid, n, d);
+		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0;
+		fclose(bf);
+		hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
+		fputs(body, out);
+		free(body);
+	}
 	while (nopen > 0) { /* closed innermost first: ragged ones, then dense */
 		const int i = opened[--nopen];
 		d--;
@@ -103,6 +127,11 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		}
 		free(var[i]);
 	}
+	fclose(out);
+	out = cx->out = outer;
+	hoist_decls(cx, 1, out, depth); /* read at the point only: once, before the loops */
+	fputs(loops, out);
+	free(loops);
 results:
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];

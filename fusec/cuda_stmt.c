@@ -252,6 +252,8 @@ void put_decls(FILE *out, const char *decls, int depth)
 	}
 }
 
+static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin);
+
 void cuda_leaf(ExprWriter *w, int e, void *outp)
 {
 	Cx *cx = w->user;
@@ -314,10 +316,101 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
 		char *lin = linear_of(cx, t, subs);
-		load_elem(cx, t, lin, out);
+		const char *h = hoisted(cx, t, subs, x->nargs, lin);
+		if (h) fputs(h, out);
+		else load_elem(cx, t, lin, out);
 		free(lin);
 	}
 	for (int i = 0; i < x->nargs; i++) free(subs[i]);
+}
+
+/* While a reduction loop's body is rendered: 1 if sub is a variable of
+ * the kernel's point, 2 if one of the open loops', else 0. */
+static int hoist_var(const Cx *cx, const char *sub)
+{
+	for (int i = 0; i < cx->k->nspace; i++) {
+		char v[24];
+		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
+		if (!strcmp(sub, v)) return 1;
+	}
+	for (int i = 0; i < cx->nhvars; i++)
+		if (!strcmp(sub, cx->hvars[i])) return 2;
+	return 0;
+}
+
+/* The local holding input t at subs (linear index lin), made on first use;
+ * NULL where the read is not hoisted (outside a reduction body, a written
+ * input, a subscript that is not a variable of the point or the loops, or
+ * the table full). */
+static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
+{
+	if (!cx->hoisting || !cx_readonly(cx, t)) return NULL;
+	int inv = 1;
+	for (int i = 0; i < n; i++) {
+		int v = hoist_var(cx, subs[i]);
+		if (!v) return NULL;
+		if (v == 2) inv = 0;
+	}
+	for (int i = 0; i < cx->nhoist; i++)
+		if (cx->hoist[i].t == t && !strcmp(cx->hoist[i].lin, lin)) return cx->hoist[i].name;
+	if (cx->nhoist == (int)(sizeof cx->hoist / sizeof cx->hoist[0])) return NULL;
+	struct Hoist *h = &cx->hoist[cx->nhoist++];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	if (!f) die("out of memory");
+	load_elem(cx, t, lin, f);
+	fclose(f);
+	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv,
+	                    .name = xasprintf("fz_h%d_%s", cx->nhname++, cx->m->tensor[t].name)};
+	return h->name;
+}
+
+/* The hoisted reads that are loop-invariant (inv) or not, as locals; their
+ * entries are dropped. */
+void hoist_decls(Cx *cx, int inv, FILE *out, int depth)
+{
+	int k = 0;
+	for (int i = 0; i < cx->nhoist; i++) {
+		struct Hoist *h = &cx->hoist[i];
+		if (h->inv != inv) {
+			cx->hoist[k++] = *h;
+			continue;
+		}
+		ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
+		free(h->lin), free(h->load), free(h->name);
+	}
+	cx->nhoist = k;
+}
+
+/* ExprWriter.eager_ok in a reduction body: e has no branch worth keeping
+ * and nothing it reads can be out of range (inputs at variables of the
+ * point or the loops, sizes, scalars, integer and comparison arithmetic,
+ * abs, min, max), so it may be evaluated whatever the condition before it. */
+int eager_ok(ExprWriter *w, int e)
+{
+	Cx *cx = w->user;
+	if (!cx->hoisting || !e) return cx->hoisting;
+	const Expr *x = &cx->m->expr[e];
+	switch (x->op) {
+	case IR_CONST: case IR_SIZE: case IR_INDEX: return 1;
+	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT;
+	case IR_LOAD: { /* an input, or a value the kernel holds in a local (eps(i) in a count's condition) */
+		const int t = x->tensor, local = cx->local[t] != NULL;
+		if (!local && !cx_readonly(cx, t)) return 0;
+		for (int i = 0; i < x->nargs; i++) {
+			const Expr *a = &cx->m->expr[x->args[i]];
+			const char *b = a->op == IR_INDEX ? cx->bind[a->index] : NULL;
+			if (!b || !hoist_var(cx, b) || (local && (!cx->local_at[t][i] || strcmp(cx->local_at[t][i], b)))) return 0;
+		}
+		return 1;
+	}
+	case IR_NEG: case IR_NOT: case IR_ADD: case IR_SUB: case IR_MUL: case IR_LT: case IR_LE: case IR_GT:
+	case IR_GE: case IR_EQ: case IR_NE: case IR_AND: case IR_OR: case IR_ABS: case IR_MINF: case IR_MAXF:
+	case IR_CAST:
+		return eager_ok(w, x->a) && eager_ok(w, x->b);
+	default: return 0;
+	}
 }
 
 /* In the POINT vector path: an f32 access at the copy's point whose

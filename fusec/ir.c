@@ -210,8 +210,11 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	if (ar == 2 && x->op <= IR_OR) {
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);
-		fprintf(f, " %s ", ir_op_name[x->op]);
 		int lazy = x->op == IR_AND || x->op == IR_OR;
+		if (lazy && w->eager_ok && w->m->expr[x->a].type == ET_BOOL && w->m->expr[x->b].type == ET_BOOL &&
+		    w->eager_ok(w, x->b))
+			lazy = 0; /* both operands are 0 or 1: & and | give && and ||'s value */
+		fprintf(f, " %s ", lazy || (x->op != IR_AND && x->op != IR_OR) ? ir_op_name[x->op] : x->op == IR_AND ? "&" : "|");
 		w->cond += lazy;
 		ir_write_expr(w, x->b, out);
 		w->cond -= lazy;

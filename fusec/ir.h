@@ -255,6 +255,10 @@ struct ExprWriter {
 	int cuda;           /* choose CUDA intrinsics */
 	int cond;           /* > 0 inside an operand evaluated only conditionally
 	                       (select's branches, the right of && and ||) */
+	/* or NULL: may the right operand e of && or || be evaluated whatever the
+	   left one is? Then it is written as & or |: no branch, so a kernel's
+	   loads need not wait on the condition (cuda_stmt.c, in reduction loops) */
+	int (*eager_ok)(struct ExprWriter *w, int e);
 	void *user;
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);

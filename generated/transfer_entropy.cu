@@ -138,9 +138,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 		const long long s0 = p;
 		double acc_eps[4];
 		fz_kinit<double, 4>(acc_eps);
+		const auto fz_h0_xn = __ldg(&a.t_xn[(long long)(s0)]);
+		const auto fz_h2_xp = __ldg(&a.t_xp[(long long)(s0)]);
+		const auto fz_h4_yp = __ldg(&a.t_yp[(long long)(s0)]);
 #pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)]))))))));
+			const auto fz_h1_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
+			const auto fz_h3_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
+			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
+			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((fz_h0_xn - fz_h1_xn)), fmax(fabs((fz_h2_xp - fz_h3_xp)), fabs((fz_h4_yp - fz_h5_yp)))))));
 		}
 		__shared__ double fz_m_eps[FZ_SLICES][32][4];
 #pragma unroll
@@ -155,11 +161,17 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
+		const auto fz_h6_xp = __ldg(&a.t_xp[(long long)(s0)]);
+		const auto fz_h8_xn = __ldg(&a.t_xn[(long long)(s0)]);
+		const auto fz_h10_yp = __ldg(&a.t_yp[(long long)(s0)]);
 #pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			if (((s0 != r1_j) && (fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			const auto fz_h7_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
+			const auto fz_h9_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
+			const auto fz_h11_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
+			if (((s0 != r1_j) & (fabs((fz_h6_xp - fz_h7_xp)) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+			if (((s0 != r1_j) & (fmax(fabs((fz_h8_xn - fz_h9_xn)), fabs((fz_h6_xp - fz_h7_xp))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+			if (((s0 != r1_j) & (fmax(fabs((fz_h6_xp - fz_h7_xp)), fabs((fz_h10_yp - fz_h11_yp))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
 		__shared__ int fz_m_n_x[FZ_SLICES][32];
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
@@ -324,11 +336,17 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
+		const auto fz_h0_xp = __ldg(&a.t_xp[(long long)(s0)]);
+		const auto fz_h2_xn = __ldg(&a.t_xn[(long long)(s0)]);
+		const auto fz_h4_yp = __ldg(&a.t_yp[(long long)(s0)]);
 #pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			if (((s0 != r1_j) && (fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((__ldg(&a.t_xn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((__ldg(&a.t_xp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_yp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			const auto fz_h1_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
+			const auto fz_h3_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
+			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
+			if (((s0 != r1_j) && (fabs((fz_h0_xp - fz_h1_xp)) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+			if (((s0 != r1_j) && (fmax(fabs((fz_h2_xn - fz_h3_xn)), fabs((fz_h0_xp - fz_h1_xp))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+			if (((s0 != r1_j) && (fmax(fabs((fz_h0_xp - fz_h1_xp)), fabs((fz_h4_yp - fz_h5_yp))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
 		__shared__ int fz_m_n_x[FZ_SLICES][32];
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
