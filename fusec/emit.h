@@ -10,6 +10,18 @@
 #include "ir.h"
 #include "schedule.h"
 
+/* fz_row_lanes after its qualifier: the row kernels (the prelude) and their
+   launch (the header, and runtime/fuserun.h's copy of it) must choose the
+   same group of threads for a row, so both print this one text. */
+#define FZ_ROW_LANES_FN \
+	"int fz_row_lanes(long long cols, int per)\n" \
+	"{\n" \
+	"\tconst long long nv = (cols + 3) / 4;\n" \
+	"\tint g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */\n" \
+	"\twhile (g < 1024 && (long long)g * per < nv) g *= 2;\n" \
+	"\treturn g;\n" \
+	"}\n"
+
 void emit_cuda_prelude(FILE *out);
 /* The kernels of one schedule (its variant letter names them). */
 void emit_cuda_kernels(const Module *m, const Schedule *s, FILE *out);
