@@ -3,7 +3,8 @@
 # validated at awkward and large sizes, timed fused and unfused, beside torch
 # eager and torch.compile. Writes $OUT. The artifacts are made beforehand on
 # a machine with fusec (the GPU machine may have no re2c/lemon), and carried:
-#   for s in rownorm layernorm; do bin/fusec -o bench/chains/gen --arch=sm_90 bench/chains/$s.fuse; done
+#   for s in rownorm layernorm crossentropy; do bin/fusec -o bench/chains/gen --arch=sm_80,sm_90,sm_90a bench/chains/$s.fuse; done
+# (bench/rows.sh and bench/rowwide.sh time and validate them across row widths)
 set -u
 O=${OUT:-build/chains}
 mkdir -p $O build/gpu
