@@ -285,6 +285,13 @@ static int realize(fz_sharded *s)
 			fr_err(s->err, rc, "rank %d: %s", r, fz_device_error(fz_group_device(s->g, r)));
 			break;
 		}
+	/* a failure part-way frees what it allocated: the next put or run starts
+	   over (it would otherwise allocate every buffer again over the first) */
+	for (int r = 0; rc && r < n; r++) {
+		fz_device *d = fz_group_device(s->g, r);
+		for (int i = 0; i < info->ntensors; i++) fz_free(d, s->buf[i][r]), s->buf[i][r] = 0;
+		fz_free(d, s->scratch[r]), s->scratch[r] = 0;
+	}
 	if (!rc) s->ready = 1;
 	return rc;
 }

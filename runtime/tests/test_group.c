@@ -358,6 +358,7 @@ static void test_fault_sweep(void)
 /* for test_shard.c */
 void test_shard(void);
 void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(void));
+void test_shard_retry(void (*reset)(void));
 long fake_launches(void);
 const void *fake_last_args(size_t *n);
 int fakes_live(void);
@@ -396,6 +397,7 @@ int main(int argc, char **argv)
 	test_shard();
 	setenv("FAKECUDA_DEVICES", "2", 1);
 	test_shard_sweep("FAKECUDA_FAIL_AT", resets, injections);
+	test_shard_retry(resets);
 	test_shard_sweep("FAKENCCL_FAIL_AT", resets, injections);
 	printf("test_group: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

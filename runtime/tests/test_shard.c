@@ -248,6 +248,59 @@ static int shard_session(const char *var)
 	return rc;
 }
 
+/* A put that fails part-way through the allocations (the n-th driver call
+ * of the first put failing, for every n) and is tried again: the retry
+ * succeeds and nothing is left allocated after destroy (a failed attempt
+ * once kept its first buffers and the retry allocated them again). */
+void test_shard_retry(void (*reset)(void));
+void test_shard_retry(void (*reset)(void))
+{
+	char err[FZ_ERRMSG_SIZE] = "", m[4096], name[160];
+	int retried = 0, bad = 0;
+	for (int n = 1; n < 200; n++) {
+		fz_group *g = NULL;
+		fz_sharded *s = NULL;
+		if (fz_group_open(2, NULL, &g, err)) {
+			check(0, "retry: the group opens", err);
+			return;
+		}
+		fz_kl_divergence_args a;
+		memset(&a, 0, sizeof a);
+		a.n_N = 9;
+		if (fz_sharded_create(g, path2(m, gen_dir, "kl_divergence.manifest"), "N", FZ_kl_divergence_LAYOUT, &a, sizeof a,
+		                      fz_kl_divergence_fused_scratch_v, fz_kl_divergence_fused_ops_v, &s, err)) {
+			check(0, "retry: the sharded fusion is created", err);
+			fz_group_close(g);
+			return;
+		}
+		float q[9] = {0};
+		char at[16];
+		snprintf(at, sizeof at, "%d", n);
+		reset();
+		setenv("FAKECUDA_FAIL_AT", at, 1);
+		int first = fz_sharded_put(s, "q", q, sizeof q);
+		unsetenv("FAKECUDA_FAIL_AT");
+		int again = first ? fz_sharded_put(s, "q", q, sizeof q) : FZ_OK;
+		if (again) {
+			bad++;
+			snprintf(name, sizeof name, "retry after FAKECUDA_FAIL_AT=%d in the first put: the second put succeeds", n);
+			check(0, name, fz_sharded_error(s));
+		}
+		fz_sharded_destroy(s);
+		fz_group_close(g);
+		if (fakes_live()) {
+			bad++;
+			snprintf(name, sizeof name, "retry after FAKECUDA_FAIL_AT=%d in the first put: nothing left allocated", n);
+			check(0, name, NULL);
+			break;
+		}
+		if (!first) break; /* past the put's last call */
+		retried++;
+	}
+	snprintf(name, sizeof name, "a put failing at each of its %d driver calls, then tried again: succeeds, nothing left allocated", retried);
+	check(!bad && retried >= 4, name, NULL);
+}
+
 void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(void));
 void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(void))
 {
