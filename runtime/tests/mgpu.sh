@@ -14,18 +14,10 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 unset FUSERUN_LIBCUDA FUSERUN_NCCL FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_DEVICES FAKECUDA_STUB \
 	FAKENCCL_FAIL FAKENCCL_FAIL_AT FAKENCCL_LOST_AT FAKENCCL_VERSION
 
-ok() { pass=$((pass + 1)); [ $VERBOSE = 1 ] && echo "PASS $1"; return 0; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'; return 0; }
+. "$(dirname "$0")/lib.sh" # ok, bad, expect, tally
 
 rm -rf "$T" && mkdir -p "$T"
-out=$($B/test_group generated "$(pwd)/$B/libfakecuda.so" "$(pwd)/$B/libfakenccl.so" "$(pwd)/$B/libnocuda.so" "$T" 2>&1)
-status=$?
-p=$(printf '%s\n' "$out" | grep -c '^PASS')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL')
-pass=$((pass + p)) fail=$((fail + f))
-[ $VERBOSE = 1 ] && printf '%s\n' "$out" | grep '^PASS'
-printf '%s\n' "$out" | grep '^FAIL'
-if [ $status != 0 ] && [ $f = 0 ]; then bad "test_group exited $status (a sanitizer report?)" "$(printf '%s\n' "$out" | grep -v '^PASS' | tail -30)"; fi
+tally $B/test_group generated "$(pwd)/$B/libfakecuda.so" "$(pwd)/$B/libfakenccl.so" "$(pwd)/$B/libnocuda.so" "$T"
 
 # the real libnccl, where the toolkit has one: it loads and has every entry point
 # (no GPU needed: only dlopen and ncclGetVersion)
@@ -38,15 +30,6 @@ fi
 # the examples and the bench script: no driver, one fake device, two, no NCCL
 F="FUSERUN_LIBCUDA=$(pwd)/$B/libfakecuda.so"
 N="FUSERUN_NCCL=$(pwd)/$B/libfakenccl.so"
-expect() { # NAME STATUSES PATTERN -- command...: an exit status among STATUSES and a pattern in the output
-	name=$1 want=$2 pat=$3
-	shift 4
-	out=$("$@" 2>&1)
-	got=$?
-	case " $want " in *" $got "*) st=1 ;; *) st=0 ;; esac
-	if [ $st = 1 ] && printf '%s' "$out" | grep -q -e "$pat"; then ok "$name"
-	else bad "$name (exit $got, want $want; want output matching '$pat')" "$out"; fi
-}
 for ex in te_mgpu spiking_mgpu; do
 	expect "$ex without a driver says so" 2 "no GPU to run on" -- env FUSERUN_LIBCUDA=/nonexistent bin/$ex generated 64
 	expect "$ex with no device says so" 2 "no GPU to run on" -- env $F FAKECUDA_DEVICES=0 bin/$ex generated 64

@@ -15,29 +15,11 @@ pass=0 fail=0
 export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1}
 unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_FAIL_CODE FAKECUDA_DEVICES FAKECUDA_STUB
 
-ok() { pass=$((pass + 1)); [ $VERBOSE = 1 ] && echo "PASS $1"; return 0; }
-bad() { fail=$((fail + 1)); echo "FAIL $1"; [ -n "$2" ] && printf '%s\n' "$2" | head -20 | sed 's/^/    /'; return 0; }
-
-# expect NAME STATUS PATTERN -- command...: exit status and a pattern in its output
-expect() {
-	name=$1 want=$2 pat=$3
-	shift 4
-	out=$("$@" 2>&1)
-	got=$?
-	if [ "$got" = "$want" ] && printf '%s' "$out" | grep -q -e "$pat"; then ok "$name"
-	else bad "$name (exit $got, want $want; want output matching '$pat')" "$out"; fi
-}
+. "$(dirname "$0")/lib.sh" # ok, bad, expect, tally
 
 # 1. the test program (verification, checks, comparisons, fake driver, leaks)
 rm -rf "$T" && mkdir -p "$T"
-out=$($B/test_runtime generated "$FAKE" "$NOCUDA" "$T" 2>&1)
-status=$?
-p=$(printf '%s\n' "$out" | grep -c '^PASS')
-f=$(printf '%s\n' "$out" | grep -c '^FAIL')
-pass=$((pass + p)) fail=$((fail + f))
-[ $VERBOSE = 1 ] && printf '%s\n' "$out" | grep '^PASS'
-printf '%s\n' "$out" | grep '^FAIL'
-if [ $status != 0 ] && [ $f = 0 ]; then bad "test_runtime exited $status (a sanitizer report?)" "$(printf '%s\n' "$out" | grep -v '^PASS' | tail -30)"; fi
+tally $B/test_runtime generated "$FAKE" "$NOCUDA" "$T"
 
 # 2. fuserun list: every artifact, text and JSON; refusals
 for m in generated/*.manifest; do
