@@ -9,10 +9,23 @@
  * multiples of 1/1024, so the scatter-adds are exact in any order and the
  * dynamics do not depend on how many devices share them.
  *
+ * The timed step is what a simulation does: the launches, the spike counts
+ * read back (the host sizes the next launch by them), the all-gather, and
+ * a device-to-device copy of the gathered list into a history on device 0
+ * (a few microseconds). The spike sets are copied to the host and
+ * checksummed only after the last step, from that history; where the
+ * history cannot be allocated (steps x N x 4 bytes), each step's list is
+ * copied and checksummed inside the step, and the result line says so
+ * (history=inline: the step time then includes the check; the environment
+ * variable SPIKING_MGPU_INLINE=1 asks for it, to compare the two: the
+ * result line's digest of every step's set and the final potentials is the
+ * same either way).
+ *
  * usage: spiking_mgpu [ARTIFACT_DIR [N [STEPS [DEVICES]]]]   (default generated 1048576 50 1,2)
  * Prints one "result" line per device count (parsed by bench/mgpu.sh):
- * median time per step, and its exchange share (the count read-back and
- * the all-gather). Exit 0 ok, 1 results differ or a failure, 2 no GPU. */
+ * median time per step, its compute part (launches until every device's
+ * spike count is on the host) and its exchange (the all-gather). Exit 0 ok,
+ * 1 results differ or a failure, 2 no GPU. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -68,7 +81,14 @@ typedef struct run {
 	float *v;                       /* final potentials */
 	double step_ms, exchange_ms, compute_ms;
 	long long total;
+	int inline_check;               /* no room for the history: checked inside the step */
 } run;
+
+/* order-independent checksums of one step's spike set */
+static void checksum(run *res, int step, const int32_t *list, long long n)
+{
+	for (long long k = 0; k < n; k++) res->sum[step] += (uint64_t)list[k], res->sq[step] += mix((uint64_t)list[k]);
+}
 
 #define FAIL(...) do { fprintf(stderr, "spiking_mgpu: " __VA_ARGS__); fputc('\n', stderr); goto out; } while (0)
 #define DEV(r) fz_group_device(g, r)
@@ -80,6 +100,8 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 	fz_artifact *arts[FZ_MAX_GROUP] = {0};
 	fz_ptr row[FZ_MAX_GROUP] = {0}, col[FZ_MAX_GROUP] = {0}, w[FZ_MAX_GROUP] = {0}, v[2][FZ_MAX_GROUP] = {{0}};
 	fz_ptr out[FZ_MAX_GROUP] = {0}, fired[2][FZ_MAX_GROUP] = {{0}}, cnt[FZ_MAX_GROUP] = {0}, scratch[FZ_MAX_GROUP] = {0};
+	fz_ptr hist = 0; /* device 0: every step's gathered list, back to back */
+	long long *at = calloc((size_t)steps, sizeof *at); /* where each step's list starts in hist */
 	fz_event *ex[FZ_MAX_GROUP][2] = {{0}};
 	long long lo[FZ_MAX_GROUP], hi[FZ_MAX_GROUP];
 	fz_spike_burst_shard_args a[FZ_MAX_GROUP];
@@ -93,7 +115,7 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 	res->count = calloc((size_t)steps, sizeof *res->count);
 	res->sum = calloc((size_t)steps, 8), res->sq = calloc((size_t)steps, 8);
 	res->v = malloc((size_t)N * 4);
-	if (!rp || !list || !vh || !t_step || !t_x || !t_c || !res->count || !res->sum || !res->sq || !res->v) FAIL("out of memory");
+	if (!rp || !list || !vh || !t_step || !t_x || !t_c || !at || !res->count || !res->sum || !res->sq || !res->v) FAIL("out of memory");
 	if (fz_group_open(D, NULL, &g, err)) FAIL("%d devices: %s", D, err);
 	snprintf(path, sizeof path, "%s/spike_burst_shard.manifest", dir);
 	if (fz_group_load(g, path, arts)) FAIL("%s", fz_group_error(g));
@@ -137,6 +159,10 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 		if (fz_alloc(d, need, &scratch[r]) || fz_memset(d, scratch[r], 0, need, NULL)) FAIL("rank %d: %s", r, fz_device_error(d));
 		fz_spike_burst_shard_fused_scratch(x, scratch[r], sm[r]);
 	}
+	/* the history: at most N spikes a step (no room: checked inside the step) */
+	const char *in = getenv("SPIKING_MGPU_INLINE");
+	res->inline_check = (in && !strcmp(in, "1")) || (unsigned long long)steps * (unsigned long long)N > (1ull << 40) / 4 ||
+	                    fz_alloc(DEV(0), (size_t)steps * (size_t)N * 4, &hist);
 	int32_t F = stimulus(list, N, -1);
 	for (int r = 0; r < D; r++)
 		if (fz_copy_to_device(DEV(r), fired[0][r], list, (size_t)F * 4, NULL)) FAIL("%s", fz_device_error(DEV(r)));
@@ -179,11 +205,19 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 		} else {
 			have_x = 0;
 		}
-		/* the step's spike set, from rank 0's copy of the whole list (checksums do not depend on order) */
-		if (total && fz_copy_to_host(DEV(0), list, fired[1 - f][0], (size_t)total * 4, fz_group_stream(g, 0))) FAIL("%s", fz_device_error(DEV(0)));
-		if (total && fz_stream_sync(DEV(0), fz_group_stream(g, 0))) FAIL("%s", fz_device_error(DEV(0)));
+		/* the step's spike set, from rank 0's copy of the whole list: kept on the
+		   device and checked after the last step (or here, without a history) */
 		res->count[step] = total;
-		for (long long k = 0; k < total; k++) res->sum[step] += (uint64_t)list[k], res->sq[step] += mix((uint64_t)list[k]);
+		at[step] = step ? at[step - 1] + res->count[step - 1] : 0;
+		if (total && !res->inline_check &&
+		    fz_copy_on_device(DEV(0), hist + (fz_ptr)at[step] * 4, fired[1 - f][0], (size_t)total * 4, fz_group_stream(g, 0)))
+			FAIL("%s", fz_device_error(DEV(0)));
+		if (total && res->inline_check) {
+			if (fz_copy_to_host(DEV(0), list, fired[1 - f][0], (size_t)total * 4, fz_group_stream(g, 0)) ||
+			    fz_stream_sync(DEV(0), fz_group_stream(g, 0)))
+				FAIL("%s", fz_device_error(DEV(0)));
+			checksum(res, step, list, total);
+		}
 		res->total += total;
 		F = (int32_t)total;
 		if (!F) { /* silent: stimulate (not timed as exchange: every device count does the same) */
@@ -197,6 +231,11 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 		t_prev = t_end;
 	}
 	if (fz_group_sync(g)) FAIL("%s", fz_group_error(g));
+	for (int step = 0; step < steps && !res->inline_check; step++) { /* the spike sets, untimed */
+		if (res->count[step] && fz_copy_to_host(DEV(0), list, hist + (fz_ptr)at[step] * 4, (size_t)res->count[step] * 4, NULL))
+			FAIL("%s", fz_device_error(DEV(0)));
+		checksum(res, step, list, res->count[step]);
+	}
 	if (have_x) {
 		float m = 0, mx = 0;
 		for (int r = 0; r < D; r++)
@@ -215,13 +254,13 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 out:
 	for (int r = 0; g && r < D; r++) {
 		fz_device *d = DEV(r);
-		fz_ptr b[] = {row[r], col[r], w[r], v[0][r], v[1][r], out[r], fired[0][r], fired[1][r], cnt[r], scratch[r]};
+		fz_ptr b[] = {row[r], col[r], w[r], v[0][r], v[1][r], out[r], fired[0][r], fired[1][r], cnt[r], scratch[r], r ? 0 : hist};
 		for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) fz_free(d, b[i]);
 		fz_event_destroy(d, ex[r][0]), fz_event_destroy(d, ex[r][1]);
 	}
 	fz_group_unload(g, arts);
 	fz_group_close(g);
-	free(rp), free(list), free(vh), free(cl), free(wt), free(t_step), free(t_x), free(t_c);
+	free(rp), free(list), free(vh), free(cl), free(wt), free(t_step), free(t_x), free(t_c), free(at);
 	return rc;
 }
 
@@ -259,11 +298,18 @@ int main(int argc, char **argv)
 		           !memcmp(res[i].sum, res[0].sum, (size_t)steps * 8) && !memcmp(res[i].sq, res[0].sq, (size_t)steps * 8) &&
 		           !memcmp(res[i].v, res[0].v, (size_t)n * 4);
 		if (!same) status = 1;
+		uint64_t digest = 0; /* every step's count and checksums, then the potentials' bits */
+		for (int k = 0; k < steps; k++) digest = mix(digest ^ (uint64_t)res[i].count[k]) ^ mix(res[i].sum[k]) ^ res[i].sq[k];
+		for (long long k = 0; k < n; k++) {
+			uint32_t b;
+			memcpy(&b, &res[i].v[k], 4);
+			digest = mix(digest ^ b);
+		}
 		printf("result spiking N=%lld steps=%d devices=%d step_ms=%.4f compute_ms=%.4f exchange_ms=%.4f exchange_share=%.3f "
-		       "speedup=%.3f spikes=%lld identical_to_%d=%s\n",
+		       "speedup=%.3f spikes=%lld identical_to_%d=%s history=%s digest=%016llx\n",
 		       n, steps, res[i].devices, res[i].step_ms, res[i].compute_ms, res[i].exchange_ms,
 		       res[i].step_ms > 0 ? res[i].exchange_ms / res[i].step_ms : 0.0, res[0].step_ms / res[i].step_ms, res[i].total,
-		       res[0].devices, same ? "yes" : "NO");
+		       res[0].devices, same ? "yes" : "NO", res[i].inline_check ? "inline" : "device", (unsigned long long)digest);
 	}
 	for (int i = 0; i < nres; i++) free(res[i].count), free(res[i].sum), free(res[i].sq), free(res[i].v);
 	printf("%s\n", status ? "FAILED" : "ok");
