@@ -60,16 +60,19 @@ cat $B/step.txt | tee -a "$log"
 [ $rc = 0 ] || status=1
 grep -q 'cannot load the NCCL library' "$log" && status=2
 
-# the table: one row per result line
+# the table: one row per result line. Transfer entropy: the one-kernel
+# estimator and the sharded one on 1 GPU, then the sharded one on 2; times are
+# launch to te on the host (the kernels alone in brackets); "vs best 1 GPU"
+# divides the best one-GPU time of the two by this row's.
 {
-	echo "| what | N | devices | time (ms, median) | speed-up vs 1 | exchange share | identical to 1 GPU | estimate |"
-	echo "|---|---|---|---|---|---|---|---|"
+	echo "| what | N | devices | time (ms, median) | speed-up vs 1 | vs best 1 GPU | exchange share | identical to 1 GPU | estimate |"
+	echo "|---|---|---|---|---|---|---|---|---|"
 	grep '^result ' "$log" | while read -r _ what rest; do
 		v() { printf '%s\n' "$rest" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
 		case $what in
-		te) echo "| transfer entropy (sharded, wall) | $(v N) | $(v devices) | $(v ms) (kernels $(v kernel_ms)) | $(v speedup) | - | $(v identical_to_1) | te = $(v te) |" ;;
-		te_one_kernel) echo "| transfer entropy (one kernel) | $(v N) | 1 | $(v kernel_ms) | - | - | - | te = $(v te) |" ;;
-		spiking) echo "| spiking step | $(v N) | $(v devices) | $(v step_ms) (exchange $(v exchange_ms)) | $(v speedup) | $(v exchange_share) | $(v identical_to_1) | $(v spikes) spikes in $(v steps) steps |" ;;
+		te) echo "| transfer entropy (sharded) | $(v N) | $(v devices) | $(v ms) (kernels $(v kernel_ms)) | $(v speedup) | $(v speedup_vs_best_1gpu) | - | $(v identical_to_1) | te = $(v te) |" ;;
+		te_one_kernel) echo "| transfer entropy (one kernel) | $(v N) | 1 | $(v ms) (kernel $(v kernel_ms)) | - | - | - | - (rel. diff. $(grep "^result te N=$(v N) " "$log" | head -1 | tr ' ' '\n' | sed -n 's/^vs_one_kernel=//p')) | te = $(v te) |" ;;
+		spiking) echo "| spiking step | $(v N) | $(v devices) | $(v step_ms) (compute $(v compute_ms), exchange $(v exchange_ms)) | $(v speedup) | - | $(v exchange_share) | $(v identical_to_1) | $(v spikes) spikes in $(v steps) steps, checked $(v history) |" ;;
 		esac
 	done
 } > "$table"

@@ -65,6 +65,14 @@ expect "fuserun bench --devices 0 is a usage error" 2 "devices '0' is not a numb
 expect "fuserun validate takes no --devices" 2 "unknown option '--devices'" -- $FUSERUN validate kl_divergence --size N=10 --devices 2
 expect "bench/mgpu.sh without a GPU exits cleanly, saying so" 2 "no GPU to run on: nothing measured" -- \
 	env FUSERUN_LIBCUDA=/nonexistent OUT=$T/bench sh bench/mgpu.sh
+# on two fake devices (no kernel runs: results differ, exit 1) the table has
+# the one-kernel estimator first and each sharded row's speed-up against the
+# best one-GPU time
+M="env $F $N FAKECUDA_DEVICES=2 TE_SIZES=64 TE_REPS=2 SPIKE_N=2000 SPIKE_STEPS=3 OUT=$T/bench2"
+expect "bench/mgpu.sh: the one-kernel estimator first in its table" "0 1" \
+	"^| what |[^|]*|.*|---[-|]* | transfer entropy (one kernel) | 64 | 1 | [0-9.]* (kernel [0-9.]*) |" -- sh -c "$M sh bench/mgpu.sh >/dev/null 2>&1; tr '\n' ' ' < $T/bench2/mgpu.md"
+expect "bench/mgpu.sh: the sharded rows' speed-up against the best one-GPU time" 0 \
+	"| transfer entropy (sharded) | 64 | 2 | [0-9.]* (kernels [0-9.]*) | [0-9.]* | [0-9.]* | - |" -- cat $T/bench2/mgpu.md
 rm -rf "$T"
 echo "mgpu: $pass passed, $fail failed"
 [ $fail = 0 ]
