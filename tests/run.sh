@@ -31,7 +31,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -596,6 +596,12 @@ group_runtime() {
 	if [ -f runtime/tests/run.sh ]; then
 		sub_suite runtime sh runtime/tests/run.sh
 	fi
+}
+
+# tests/gpu/run.sh's sizes for every spec, its dry run, and validate.c's
+# inputs accepted by each reference (fake driver): tests/gpu_run_dry.sh.
+group_gpurun() {
+	sub_suite gpu_run_dry sh tests/gpu_run_dry.sh
 }
 
 # The multi-GPU group runtime with a fake driver and a fake NCCL.

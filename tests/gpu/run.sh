@@ -7,15 +7,18 @@
 # Results go to stdout and, when $OUT is set, to $OUT/validate.txt.
 # GPU_PHASE=validate runs only the validations, GPU_PHASE=sanitize only
 # compute-sanitizer (both together take longer than one device call).
+# DRY=1 prints each command ("+ ...") instead of running it, on any machine
+# (tests/gpu_run_dry.sh checks the sizes against the manifests that way).
+# A spec with no sizes below is a failure, never skipped.
 CC=${CC:-cc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 B=build/gpu
-mkdir -p $B
+DRY=${DRY:-}
 specs=${*:-$(ls specs | sed 's/\.fuse$//')}
-log=${OUT:-$B}/validate.txt
-: > "$log"
+if [ -n "$DRY" ]; then log=/dev/null; else mkdir -p $B; log=${OUT:-$B}/validate.txt; : > "$log"; fi
 pass=0 fail=0
 PHASE=${GPU_PHASE:-all}
+CLEAN=clean; [ -n "$DRY" ] && CLEAN="printed, not run (DRY)"
 
 sizes() {
 	case $1 in
@@ -29,7 +32,13 @@ sizes() {
 	bmm_bias_relu) echo "Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=4,M=512,K=256,N=384" ;;
 	attn_scores) echo "Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=8,M=512,D=128,N=512" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
+	# M query points of a series of N (validate.c: the queries are the
+	# series' points off = N-M .., the last device's range)
+	transfer_entropy_shard) echo "M=1,N=1 M=1,N=2 M=5,N=5 M=499,N=997 M=4096,N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
+	# N neurons of a network of NP1-1 (validate.c: the last ones, base =
+	# NP1-1-N), S synapses ending on them, F fired in the whole network
+	spike_burst_shard) echo "N=1,NP1=3,S=1,F=1 N=1009,NP1=2019,S=10090,F=20 N=524288,NP1=1048577,S=52428800,F=10485" ;;
 	esac
 }
 
@@ -46,13 +55,34 @@ vsize() {
 
 run() { # spec args...
 	s=$1; shift
+	if [ -n "$DRY" ]; then echo "+ $B/v_$s $*"; pass=$((pass + 1)); return; fi
 	if out=$("$B/v_$s" "$@" 2>&1); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	echo "$out" | tee -a "$log"
 }
 
+# cs TOOL ARGS...: the driver under compute-sanitizer, its report appended to $B/cs.txt
+cs() {
+	tool=$1; shift
+	if [ -n "$DRY" ]; then echo "+ compute-sanitizer --tool $tool --error-exitcode 9 $*"; return 0; fi
+	$CS --tool $tool --error-exitcode 9 "$@" >> $B/cs.txt 2>&1
+}
+
+# every spec must have sizes: say so loudly, count it, and go on with the rest
+checked=
 for s in $specs; do
-	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+	if [ -n "$(sizes $s)" ]; then checked="$checked $s"; continue; fi
+	fail=$((fail + 1))
+	echo "FAIL $s: no sizes in tests/gpu/run.sh (add them to sizes(): the manifest's size lines, views and offsets valid); not validated" | tee -a "$log"
+done
+specs=$checked
+
+for s in $specs; do
+	if [ -n "$DRY" ]; then
+		echo "+ $CC ... -DFZ_NAME=$s tests/gpu/validate.c generated/${s}_ref.c -o $B/v_$s"
+	else
+		$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
+			tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+	fi
 	[ "$PHASE" = sanitize ] && continue
 	for sz in $(sizes $s); do
 		run $s $(echo $sz | tr ',' ' ') --seed $$
@@ -65,16 +95,18 @@ for s in $specs; do
 		done
 		for n in 16384 65536; do run $s N=$n --seed $$ --reps 10; done
 	fi
+	[ $s = transfer_entropy_shard ] && run $s M=4096 N=8192 --series coupled --seed $$ --reps 20
 done
-if [ "$PHASE" != validate ] && { command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; }; then
+if [ "$PHASE" != validate ] && { [ -n "$DRY" ] || command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; }; then
 	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)
 	for s in $specs; do
 		sz=$(sizes $s | cut -d' ' -f2 | tr ',' ' ')
 		for tool in memcheck racecheck; do
-			if $CS --tool $tool --error-exitcode 9 $B/v_$s $sz --reps 2 > $B/cs.txt 2>&1 &&
-			   { [ $tool != memcheck ] || { $CS --tool memcheck --error-exitcode 9 $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 >> $B/cs.txt 2>&1 &&
-			     $CS --tool memcheck --error-exitcode 9 $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 --misalign >> $B/cs.txt 2>&1; }; }; then
-				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $sz$([ $tool = memcheck ] && echo " and $(vsize $s), aligned and misaligned"): clean" | tee -a "$log"
+			[ -n "$DRY" ] || : > $B/cs.txt
+			if cs $tool $B/v_$s $sz --reps 2 &&
+			   { [ $tool != memcheck ] || { cs memcheck $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 &&
+			     cs memcheck $B/v_$s $(vsize $s | tr ',' ' ') --reps 2 --misalign; }; }; then
+				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $sz$([ $tool = memcheck ] && echo " and $(vsize $s), aligned and misaligned"): $CLEAN" | tee -a "$log"
 			else
 				fail=$((fail + 1)); echo "compute-sanitizer $tool $s $sz: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
 			fi
@@ -82,13 +114,14 @@ if [ "$PHASE" != validate ] && { command -v compute-sanitizer >/dev/null 2>&1 ||
 		# tensor-core tiles: the TMA path too (the awkward size above loads with plain loads)
 		case $s in matmul_*|linear_*) tz="M=256 K=128 N=512" ;; bmm_*) tz="Bt=3 M=200 K=128 N=512" ;; attn_*) tz="Bt=3 M=200 D=72 N=512" ;; *) tz= ;; esac
 		[ -n "$tz" ] && for tool in memcheck racecheck synccheck; do
-			if $CS --tool $tool --error-exitcode 9 $B/v_$s $tz --reps 2 > $B/cs.txt 2>&1; then
-				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $tz: clean" | tee -a "$log"
+			[ -n "$DRY" ] || : > $B/cs.txt
+			if cs $tool $B/v_$s $tz --reps 2; then
+				pass=$((pass + 1)); echo "compute-sanitizer $tool $s $tz: $CLEAN" | tee -a "$log"
 			else
 				fail=$((fail + 1)); echo "compute-sanitizer $tool $s $tz: FAILED" | tee -a "$log"; tail -20 $B/cs.txt | tee -a "$log"
 			fi
 		done
 	done
 fi
-echo "gpu: $pass passed, $fail failed" | tee -a "$log"
+echo "gpu${DRY:+ (DRY: commands printed, nothing run)}: $pass passed, $fail failed" | tee -a "$log"
 [ $fail = 0 ]

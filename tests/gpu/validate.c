@@ -205,9 +205,22 @@ static double domain_value(const T *t)
 	return t->lo + (t->hi - t->lo) * urand();
 }
 
+/* the shipped specs whose inputs must hold together (indices in range,
+   views of the same series) are filled by name: FZ_NAME is SPEC or SPEC_shard */
+static int spec_is(const char *name)
+{
+	size_t n = strlen(name);
+	return !strncmp(STR(FZ_NAME), name, n) && (!STR(FZ_NAME)[n] || !strcmp(STR(FZ_NAME) + n, "_shard"));
+}
+static long long size_of(const char *s) { return symval[sym_index(s)]; }
+
 static double scalar_value(const T *t)
 {
 	if (t->has_dom) return domain_value(t);
+	/* a shard is the last device's range: the queries are the series' points
+	   off .. N-1, the neurons base .. NP1-2 of the network */
+	if (spec_is("transfer_entropy") && !strcmp(t->name, "off")) return (double)(size_of("N") - size_of("M"));
+	if (spec_is("spike_burst") && !strcmp(t->name, "base")) return (double)(size_of("NP1") - 1 - size_of("N"));
 	if (!strcmp(t->name, "eps")) return 1e-5;
 	if (!strcmp(t->name, "nf")) return (double)symval[sym_index("N")];
 	if (!strcmp(t->name, "decay")) return 0.9;
@@ -248,11 +261,36 @@ static void fill_series(void)
 	free(x), free(y);
 }
 
+static T *tensor(const char *name)
+{
+	for (int i = 0; i < nt; i++)
+		if (!strcmp(ts[i].name, name)) return &ts[i];
+	return NULL;
+}
+
+/* transfer_entropy_shard's queries qxn, qxp, qyp are a view of the series
+   xn, xp, yp at off (as te_mgpu passes them): query i is point i + off, so
+   the self-pair the spec excludes by index is really the same point */
+static void fill_views(void)
+{
+	static const char *const q[] = {"xn", "xp", "yp"};
+	const long long off = size_of("N") - size_of("M");
+	for (int i = 0; i < 3; i++) {
+		char qn[8];
+		snprintf(qn, sizeof qn, "q%s", q[i]);
+		T *v = tensor(qn), *w = tensor(q[i]);
+		for (long long k = 0; v && w && k < v->n && k + off < w->n; k++) put(v, v->host, k, get(w, w->host, k + off));
+	}
+}
+
 static void fill_inputs(void)
 {
-	int spike = !strcmp(STR(FZ_NAME), "spike_burst");
+	/* spike_burst: all NP1-1 neurons; spike_burst_shard: NP1-1 in the whole
+	   network (row_ptr and fired), N of them here (col: local targets) */
+	int spike = spec_is("spike_burst");
 	if (series) {
 		fill_series();
+		if (spec_is("transfer_entropy")) fill_views();
 		return;
 	}
 	for (int i = 0; i < nt; i++) {
@@ -263,13 +301,13 @@ static void fill_inputs(void)
 			if (t->has_dom) {
 				v = domain_value(t);
 			} else if (spike && !strcmp(t->name, "row_ptr")) {
-				long long syn = symval[sym_index("S")] / symval[sym_index("N")];
+				long long syn = size_of("S") / (size_of("NP1") - 1);
 				v = (double)(k * syn);
 			} else if (spike && !strcmp(t->name, "col")) {
-				v = (double)(long long)(urand() * (double)symval[sym_index("N")]);
+				v = (double)(long long)(urand() * (double)size_of("N"));
 			} else if (spike && !strcmp(t->name, "fired")) { /* distinct: a stride through the neurons */
-				long long N = symval[sym_index("N")], F = symval[sym_index("F")];
-				v = (double)((k * (N / (F ? F : 1)) + 7) % N);
+				long long G = size_of("NP1") - 1, F = size_of("F");
+				v = (double)((k * (G / (F ? F : 1)) + 7) % G);
 			} else if (spike && !strcmp(t->name, "w")) {
 				v = 0.02 + 0.2 * urand();
 			} else if (spike && !strcmp(t->name, "v")) {
@@ -282,6 +320,7 @@ static void fill_inputs(void)
 			put(t, t->host, k, v);
 		}
 	}
+	if (spec_is("transfer_entropy")) fill_views();
 }
 
 static double now_median(float *v, int n)
