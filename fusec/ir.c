@@ -104,6 +104,18 @@ int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off)
 	return m->nexpr - 1;
 }
 
+/* Does expression e read index ix anywhere (subscripts, operands)? The
+   checker (ragged bounds) and the planner (contraction operands) ask. */
+int expr_uses_index(const Module *m, int e, int ix)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) return x->index == ix;
+	for (int i = 0; i < x->nargs; i++)
+		if (expr_uses_index(m, x->args[i], ix)) return 1;
+	return expr_uses_index(m, x->a, ix) || expr_uses_index(m, x->b, ix) || expr_uses_index(m, x->c, ix);
+}
+
 int dim_same(Dim a, Dim b)
 {
 	return a.sym == b.sym && (a.sym >= 0 || a.value == b.value) && a.add == b.add &&

@@ -243,6 +243,8 @@ int ir_add_stage(Module *m);
 int ir_add_stmt(Module *m);
 int ir_add_index(Module *m);
 int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off);
+/* Does expression e read index ix anywhere (subscripts, operands)? */
+int expr_uses_index(const Module *m, int e, int ix);
 
 void ir_print(const Module *m, void *file);
 /* Writes an expression as C (used by printers and backends). The callback

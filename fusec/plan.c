@@ -41,28 +41,18 @@ int plan_is_grid_reduction(const Stmt *s)
 	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
 }
 
-static int uses_index(const Module *m, int e, int ix)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_INDEX) return x->index == ix;
-	for (int i = 0; i < x->nargs; i++)
-		if (uses_index(m, x->args[i], ix)) return 1;
-	return uses_index(m, x->a, ix) || uses_index(m, x->b, ix) || uses_index(m, x->c, ix);
-}
-
 /* The operands' order in a contraction over (i0, i1) reducing k: 0 when the
  * first operand carries i0 and the second i1, 1 when the other way round,
  * -1 when neither. */
+static int operand_over(const Module *m, int x, int with, int without, int k)
+{
+	return expr_uses_index(m, x, with) && !expr_uses_index(m, x, without) && expr_uses_index(m, x, k);
+}
 static int operand_order(const Module *m, const Stmt *s, int i0, int i1, int k)
 {
 	int a = s->contract_a, b = s->contract_b;
-	if (uses_index(m, a, i0) && !uses_index(m, a, i1) && uses_index(m, b, i1) && !uses_index(m, b, i0) &&
-	    uses_index(m, a, k) && uses_index(m, b, k))
-		return 0;
-	if (uses_index(m, b, i0) && !uses_index(m, b, i1) && uses_index(m, a, i1) && !uses_index(m, a, i0) &&
-	    uses_index(m, a, k) && uses_index(m, b, k))
-		return 1;
+	if (operand_over(m, a, i0, i1, k) && operand_over(m, b, i1, i0, k)) return 0;
+	if (operand_over(m, b, i0, i1, k) && operand_over(m, a, i1, i0, k)) return 1;
 	return -1;
 }
 
@@ -119,7 +109,7 @@ int plan_tile_batched(const Module *m, const Stmt *s)
 	if (s->pattern != PAT_CONTRACT || s->nfree != 3 || s->nindex != 4 || !(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)))
 		return 0;
 	TileIdx t = tile_idx(m, s);
-	return t.sw >= 0 && uses_index(m, s->contract_a, t.ib) && uses_index(m, s->contract_b, t.ib);
+	return t.sw >= 0 && expr_uses_index(m, s->contract_a, t.ib) && expr_uses_index(m, s->contract_b, t.ib);
 }
 
 /* Is a tile kernel's B read as B(n,k), k contiguous (x W^T)? */

@@ -248,17 +248,6 @@ static int build_ref(Sema *s, int node)
 	return e;
 }
 
-/* Does expression e read index ix anywhere (subscripts, operands)? */
-int expr_uses_index(const Module *m, int e, int ix)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_INDEX) return x->index == ix;
-	for (int i = 0; i < x->nargs; i++)
-		if (expr_uses_index(m, x->args[i], ix)) return 1;
-	return expr_uses_index(m, x->a, ix) || expr_uses_index(m, x->b, ix) || expr_uses_index(m, x->c, ix);
-}
-
 /* Pass 2: expressions, with types. Returns 0 after reporting an error. */
 int build_expr(Sema *s, int node)
 {

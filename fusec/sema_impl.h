@@ -122,7 +122,6 @@ int affine_ranges(Sema *s, int guarded, int target_known);
 
 /* sema_expr.c */
 void collect_indices(Sema *s, int e);
-int expr_uses_index(const Module *m, int e, int ix);
 int build_expr(Sema *s, int node);
 long const_int(Sema *s, int node);
 int loads_index(const Module *m, int e, int ix);
