@@ -241,11 +241,7 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 		const Kernel *k = &p->k[i];
 		fprintf(out, "kernel %s %s %s block=%d", p->fused ? "fused" : "unfused", k->name,
 		        kernel_mode_name[k->mode], k->par.block);
-		if (k->nspace) {
-			fputs(" space=", out);
-			for (int d = 0; d < k->nspace; d++) fputc(d ? ',' : '[', out), dim_write(m, f, k->space[d], out);
-			fputc(']', out);
-		}
+		if (k->nspace) fputs(" space=", out), dims_write(m, f, k->space, k->nspace, ",", out);
 		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
 		if (k->mode == KM_TILE) {
 			const char *a, *b;

@@ -136,6 +136,17 @@ void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
 	if (d.dsym) fprintf(out, "/%s", f->sym[d.dsym - 1]);
 }
 
+/* A shape or a space: [N,C/2], SEP between the dimensions. */
+void dims_write(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out)
+{
+	fputc('[', out);
+	for (int i = 0; i < n; i++) {
+		if (i) fputs(sep, out);
+		dim_write(m, f, d[i], out);
+	}
+	fputc(']', out);
+}
+
 void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out)
 {
 	char base[96];

@@ -265,6 +265,8 @@ struct ExprWriter {
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);
 void dim_write(const Module *m, const Fusion *f, Dim d, void *out);
+/* [d0 SEP d1 ...], each as dim_write spells it */
+void dims_write(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out);
 /* A size as a C expression: symbols as PREFIX NAME (a.n_C, n_C, a->n_C),
  * constants as 123LL; a derived size clamps at 0 and divides. */
 void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out);

@@ -32,14 +32,7 @@ static char *shape_of(const Module *m, const Fusion *f, const Tensor *x)
 	FILE *o = open_memstream(&buf, &len);
 	if (!o) die("out of memory");
 	fputs(elem_info[x->type].name, o);
-	if (x->rank) {
-		fputc('[', o);
-		for (int d = 0; d < x->rank; d++) {
-			if (d) fputs(", ", o);
-			dim_write(m, f, x->dim[d], o);
-		}
-		fputc(']', o);
-	}
+	if (x->rank) dims_write(m, f, x->dim, x->rank, ", ", o);
 	fclose(o);
 	return buf;
 }

@@ -45,16 +45,6 @@ int target_lookup(const char *s)
 	return -1;
 }
 
-static void dims(const Module *m, const Fusion *f, const Dim *d, int n, FILE *out)
-{
-	fputc('[', out);
-	for (int i = 0; i < n; i++) {
-		if (i) fputc(',', out);
-		dim_write(m, f, d[i], out);
-	}
-	fputc(']', out);
-}
-
 static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
 {
 	const Stmt *st = &m->stmt[sid];
@@ -82,7 +72,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		const Kernel *k = &s->k[i];
 		const KernelParams *p = &k->par;
 		fprintf(out, "  kernel %s %s space=", k->name, kernel_mode_name[k->mode]);
-		dims(m, f, k->space, k->nspace, out);
+		dims_write(m, f, k->space, k->nspace, ",", out);
 		if (k->has_inner) fputs(" inner=", out), dim_write(m, f, k->inner, out);
 		fprintf(out, " grid-reductions=%d\n", k->ntail);
 		fprintf(out, "    params block=%d min_blocks=%d unroll=%d vec=%d slices=%d rcache=%d warp_rows=%d", p->block,
