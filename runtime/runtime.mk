@@ -3,7 +3,7 @@
 # Makefile (it uses NAMES, CC, CFLAGS, WARN, CPPFLAGS, SANFLAGS).
 #
 #   runtime           the libraries and bin/fuserun
-#   runtime-examples  bin/active_inference, bin/spiking
+#   runtime-examples  bin/active_inference, bin/spiking, bin/te_mgpu, bin/spiking_mgpu
 #   check-runtime     CPU tests (sanitized; a fake libcuda): runtime/tests/run.sh
 #   install-runtime   fusec, fuserun, the libraries, fuserun.h, fuserun.pc
 #                     under $(DESTDIR)$(PREFIX)
@@ -55,17 +55,8 @@ bin/fuserun: $(RT_TOOL_OBJ) lib/libfuserun.a
 build/rt/ex/%.o: examples/%.c
 	@mkdir -p $(@D)
 	$(CC) -Igenerated $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
-bin/active_inference: build/rt/ex/active_inference.o lib/libfuserun.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
-bin/spiking: build/rt/ex/spiking.o lib/libfuserun.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
-# several GPUs of one host (fz_group, fz_sharded)
-bin/te_mgpu: build/rt/ex/te_mgpu.o lib/libfuserun.a
-	@mkdir -p $(@D)
-	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
-bin/spiking_mgpu: build/rt/ex/spiking_mgpu.o lib/libfuserun.a
+# (te_mgpu, spiking_mgpu: several GPUs of one host, fz_group and fz_sharded)
+$(RT_EXAMPLES): bin/%: build/rt/ex/%.o lib/libfuserun.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $^ $(RT_LIBS) -o $@
 
