@@ -15,6 +15,13 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
 		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
 		fputc('\n', out);
+		if (k->mode == KM_TILE)
+			fprintf(out, "    tiles %d x %d x %d, narrowed at launch to %d x %d or down to %d x %d when that fills the SMs "
+			             "better: the fewest waves of tiles over min(%d x %d tiles, SMs) blocks, a wave costing the tile's "
+			             "width + 32 (1024^3 on 132 SMs: %d x %d, 128 tiles); mma.sync starts at %d x %d\n",
+			        k->par.tile_m, k->par.tile_n, k->par.tile_k, k->par.tile_m, k->par.tile_n / 2, k->par.tile_m,
+			        k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m,
+			        k->par.tile_n / 2);
 		if (k->mode == KM_ROW && k->par.rcache)
 			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
 			             "unaligned); wider rows are read again on each walk\n",

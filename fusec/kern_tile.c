@@ -5,7 +5,7 @@
  * chosen by the preprocessor, so one .cu serves every target). What is
  * generated per kernel is the epilogue, rendered by the shared statement
  * code as a functor called at every point of C inside [M,N], and the entry
- * point. Launch: 384 threads, min(128 x 128 tiles, SMs) blocks, the
+ * point. Launch: 384 threads, min(128 x 64 tiles, SMs) blocks, the
  * schedule's dynamic shared memory and, as a second parameter, the tensor
  * maps of A and B that the runtime makes (runtime/artifact.c). */
 #include <stdlib.h>
@@ -46,10 +46,11 @@ static void emit(Cx *cx)
 	int ta, tb;
 	operands(m, k, &ta, &tb);
 	ElemType et = m->tensor[ta].type;
-	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_k != 64 || (et != ET_F16 && et != ET_BF16) ||
-	    m->tensor[tb].type != et)
-		die("tile kernel %s: block %d, tile %dx%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
-		    k->par.tile_n, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
+	/* the mainloop's shapes are fixed text: the schedule must ask for them */
+	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
+	    k->par.tile_k != 64 || (et != ET_F16 && et != ET_BF16) || m->tensor[tb].type != et)
+		die("tile kernel %s: block %d, tile %dx%d..%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
+		    k->par.tile_n, k->par.tile_n_min, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
 	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */
 	const int bat = k->nspace == 3;
 	if (k->nspace != 2 + bat) die("tile kernel %s: %d dimensions", k->name, k->nspace);
@@ -82,16 +83,17 @@ static void emit(Cx *cx)
 	fputs(");\n}\n\n", out);
 }
 
-/* one block an SM at most: min(128 x 128 tiles, sm) (batched: of every
-   batch), and 1 when there are none */
+/* one block an SM at most: min(tiles of the narrowest shape, sm) (batched:
+   of every batch), and 1 when there are none; the kernel picks the tile
+   width for that many blocks (fz_tile_bn) */
 static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	(void)m;
-	const int bat = k->nspace == 3;
+	const int bat = k->nspace == 3, tm = k->par.tile_m, tn = k->par.tile_n_min;
 	fputs("fz_grid(", out);
 	if (bat) host_dim(f, k->space[0], out), fputs(" * ", out);
-	fputs("((", out), host_dim(f, k->space[bat], out), fputs(" + 127) / 128) * ((", out);
-	host_dim(f, k->space[bat + 1], out), fputs(" + 127) / 128), 1, sm)", out);
+	fputs("((", out), host_dim(f, k->space[bat], out), fprintf(out, " + %d) / %d) * ((", tm - 1, tm);
+	host_dim(f, k->space[bat + 1], out), fprintf(out, " + %d) / %d), 1, sm)", tn - 1, tn);
 }
 
 const KernTemplate kern_tile = {emit, grid_x, NULL};

@@ -701,11 +701,13 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 		}
 		/* Tensor-core tiles: one block an SM (a persistent grid), 384 threads
 		   (a loading warpgroup, two multiplying), 128 x 256 x 64 tiles in a
-		   ring of 4 stages of 48 KB; the template narrows to 128 x 128 when
-		   there are fewer tiles than blocks. */
+		   ring of 4 stages of 48 KB; the template narrows them to 128 x 128
+		   or 128 x 64 at launch when that fills the SMs better (the sizes
+		   and the SM count are known only there: fz_tile_bn), so the grid is
+		   min(128 x 64 tiles, SMs). */
 		if (k->mode == KM_TILE) {
 			k->par.block = 384, k->par.min_blocks = 1;
-			k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_k = 64, k->par.stages = 4;
+			k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_n_min = 64, k->par.tile_k = 64, k->par.stages = 4;
 			k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
 			k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
 			/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */

@@ -79,7 +79,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		        p->min_blocks, p->unroll, p->vec, p->slices, p->rcache, p->warp_rows);
 		if (k->mode == KM_MATMUL || k->mode == KM_TILE)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
-		if (k->mode == KM_TILE) fprintf(out, " stages=%d smem=%d%s", p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
+		if (k->mode == KM_TILE)
+			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
 		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		for (int ph = 0; ph < k->nphase; ph++) {
@@ -111,8 +112,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 64, "KernelParams changed: compare the new field in params_same, then update 64");
-_Static_assert(sizeof(Kernel) == 552, "Kernel changed: compare the new field in kernel_same, then update 552");
+_Static_assert(sizeof(KernelParams) == 72, "KernelParams changed: compare the new field in params_same, then update 72");
+_Static_assert(sizeof(Kernel) == 560, "Kernel changed: compare the new field in kernel_same, then update 560");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 104, "Schedule changed: compare the new field in sched_same, then update 104");
 #endif
@@ -121,7 +122,7 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
 	       a->slices == b->slices && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
-	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
+	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
 }

@@ -134,7 +134,8 @@ typedef struct KernelParams {
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
-	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step */
+	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
+	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
 	int b_kmajor;     /* TILE: B read as B(n,k), k contiguous (x W^T); 0: B(k,n) */
 	int stages;       /* TILE: shared-memory stages in the load ring */

@@ -122,8 +122,9 @@ typedef struct fz_linear_bias_gelu_args {
 /* ---- tensor-core tiles: C[M,N] = A[M,K] B[K,N], f32 accumulation ----
    A and B f16 or bf16, row-major: k contiguous in A; n contiguous in B, or k
    when B is stored transposed as B[N,K] (BT = 1, x W^T). A block of 384
-   threads owns a 128 x BN tile at a time (BN 256 or 128, persistent over
-   tiles): warpgroup 0 loads, warpgroups 1 and 2 multiply 64 rows each.
+   threads owns a 128 x BN tile at a time (BN 256, 128 or 64: fz_tile_bn;
+   persistent over tiles): warpgroup 0 loads, warpgroups 1 and 2 multiply 64
+   rows each.
    Shared memory is a ring of stages, each in the 128-byte swizzle that TMA
    writes and the tensor cores read: A as 128 rows of 64 k (128 B a row), B
    as four boxes of 64 k rows of 64 n (BT: like A, 256 n rows of 64 k). A
@@ -301,6 +302,26 @@ __device__ __forceinline__ fz_tile_at fz_tile_pos(long long tile, long long mt, 
 	p.m0 = (tile % mt) * 128, p.n0 = (tile / mt) * bn;
 	return p;
 }
+/* The tile width BN, from M's tiles mt, N, the batch NB and the blocks (the
+   launch gives min(128 x 64 tiles, SMs)): of 256, 128 and 64 (mma.sync: 128
+   and 64, its accumulators a thread) the one with the fewest waves of tiles
+   over the blocks times BN + 32 (a tile's fixed cost, the pipeline's ramp and
+   the epilogue, taken as 32 columns' worth), the wider on a tie. So large
+   products keep 128 x 256 tiles, and small ones fill the chip: 1024^3 on 132
+   SMs takes 128 x 64 (128 tiles), where 128 x 128 gave 64 and left half the
+   SMs idle; 1536 x 1024 keeps 128 x 128 (96 tiles in one wave, not 192 in
+   two). */
+__device__ __forceinline__ int fz_tile_bn(long long mt, long long N, long long NB)
+{
+	int bn = 64;
+	long long best = -1;
+	for (int b = FZ_TILE_WGMMA ? 256 : 128; b >= 64; b >>= 1) {
+		const long long waves = (NB * mt * ((N + b - 1) / b) + gridDim.x - 1) / gridDim.x, cost = waves * (b + 32);
+		if (best < 0 || cost < best) best = cost, bn = b;
+	}
+	return bn;
+}
+
 /* the epilogue at (row, col) of batch b's C: a batched contraction's
    functor takes the batch index first */
 template <int BAT, class Epi>
@@ -452,10 +473,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	float *ebuf = (float *)(ring + nst * FZ_TILE_STAGE_BYTES);
 	const int wg = threadIdx.x >> 7, t = threadIdx.x & 127;
 	const long long mt = (M + 127) >> 7;
-	/* wgmma: 128 x 256 tiles when there are at least as many as blocks, else
-	   128 x 128 (the launch gives min(128 x 128 tiles, SMs) blocks); mma.sync:
-	   128 x 128, 64 accumulators a thread */
-	const int bn = FZ_TILE_WGMMA && NB * mt * ((N + 255) >> 8) >= (long long)gridDim.x ? 256 : 128;
+	const int bn = fz_tile_bn(mt, N, NB);
 	const long long per = mt * ((N + bn - 1) / bn), tiles = NB * per, nk = (K + 63) >> 6;
 #if FZ_TILE_WGMMA
 	/* The maps cover a batched operand as one matrix of NB x rows. Rows past
@@ -529,7 +547,8 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 		if (bn == 256) fz_tile_consume<ET, BT, BAT, 256>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
 		else
 #endif
-			fz_tile_consume<ET, BT, BAT, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
+		if (bn == 128) fz_tile_consume<ET, BT, BAT, 128>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
+		else fz_tile_consume<ET, BT, BAT, 64>(epi, ring, bars, ebuf + (wg - 1) * 64 * FZ_TILE_EPI_LD, nst, M, N, nk, tiles, mt, per, wg - 1, t);
 	}
 }
 

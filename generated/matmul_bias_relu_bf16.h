@@ -110,7 +110,7 @@ static inline int fz_matmul_bias_relu_bf16_fused_ops(const fz_matmul_bias_relu_b
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_relu_bf16_f0: tile */
-		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 127) / 128), 1, sm);
+		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -146,7 +146,7 @@ static inline int fz_matmul_bias_relu_bf16_unfused_ops(const fz_matmul_bias_relu
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_relu_bf16_u0: tile */
-		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 127) / 128), 1, sm);
+		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -9,6 +9,8 @@
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
 #                                          a row kernel with params rcache=R, N = 4096 R
+#   "tiles M x N x K, narrowed ... down to M x D ..."
+#                                          a tile kernel with params tile=MxNxK tile_n_min=D
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
 #   "T: stored in device memory"           tensor T stored
 #   "T: kept on chip"                      tensor T registers (or recomputed: a row element)
@@ -46,7 +48,13 @@ compare() {
 		next
 	}
 	file == 1 && /^    path / { path[fu, kern] = substr($0, 10); next }
-	file == 1 && /^    params / { r = $0; sub(/.* rcache=/, "", r); sub(/ .*/, "", r); rcache[fu, kern] = r + 0; next }
+	file == 1 && /^    params / {
+		r = $0; sub(/.* rcache=/, "", r); sub(/ .*/, "", r); rcache[fu, kern] = r + 0
+		tile[fu, kern] = tnmin[fu, kern] = ""
+		if (match($0, / tile=[^ ]*/)) tile[fu, kern] = substr($0, RSTART + 6, RLENGTH - 6)
+		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
+		next
+	}
 	file == 1 && /^ *stmt [0-9]+ \(stage / {
 		top = ($0 ~ /^  stmt/)
 		n = $2 + 0; st = $4; sub(/\)$/, "", st)
@@ -92,6 +100,12 @@ compare() {
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
 		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
 	}
+	file == 2 && /^    tiles [0-9]+ x [0-9]+ x [0-9]+, narrowed at launch .* down to [0-9]+ x [0-9]+ / {
+		t = $2 "x" $4 "x" $6; sub(/,$/, "", t)
+		d = $0; sub(/.* down to [0-9]+ x /, "", d); sub(/ .*/, "", d)
+		fact(mode[fe, ke] == "tile" && tile[fe, ke] == t && tnmin[fe, ke] == d,
+		     "kernel " ke ": tiles " t " down to width " d " explained, mode " mode[fe, ke] " tile=" tile[fe, ke] " tile_n_min=" tnmin[fe, ke] " in the schedule"); next
+	}
 	file == 2 && /^      tensor_eligible: not a matrix tile/ { fact(tel[fe, ke], "kernel " ke ": the tensor_eligible note is not in the schedule"); next }
 	file == 2 && /^      [^ ]+: stored in device memory$/ {
 		t = $1; sub(/:$/, "", t)
@@ -132,21 +146,27 @@ count() {
 }
 
 # self-test: facts found in a real pair; a doctored explanation is caught
-s=specs/softmax.fuse
-if "$FUSEC" --emit=schedule "$s" >"$T/s" 2>/dev/null && "$FUSEC" --explain "$s" >"$T/e" 2>/dev/null; then
-	compare "$T/s" "$T/e" self >"$T/r"
-	if grep -q '^ok$' "$T/r" && ! grep -q FAIL "$T/r"; then pass=$((pass + 1))
-	else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: softmax's real pair does not agree"; fi
-	for doctor in 's/: row over/: point over/' 's/kept on chip/stored in device memory/' 's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'; do
-		sed "$doctor" "$T/e" >"$T/e2"
-		if cmp -s "$T/e" "$T/e2"; then fail=$((fail + 1)); echo "FAIL explain_schedule self-test: '$doctor' changed nothing"; continue; fi
-		compare "$T/s" "$T/e2" self >"$T/r"
-		if grep -q FAIL "$T/r"; then pass=$((pass + 1))
-		else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: a doctored explanation ($doctor) passed"; fi
-	done
-else
-	fail=$((fail + 1)); echo "FAIL explain_schedule self-test: fusec failed on $s"
-fi
+# selftest SPEC DOCTOR...
+selftest() {
+	s=$1; shift
+	if "$FUSEC" --emit=schedule "$s" >"$T/s" 2>/dev/null && "$FUSEC" --explain "$s" >"$T/e" 2>/dev/null; then
+		compare "$T/s" "$T/e" self >"$T/r"
+		if grep -q '^ok$' "$T/r" && ! grep -q FAIL "$T/r"; then pass=$((pass + 1))
+		else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: $s's real pair does not agree"; fi
+		for doctor in "$@"; do
+			sed "$doctor" "$T/e" >"$T/e2"
+			if cmp -s "$T/e" "$T/e2"; then fail=$((fail + 1)); echo "FAIL explain_schedule self-test: '$doctor' changed nothing"; continue; fi
+			compare "$T/s" "$T/e2" self >"$T/r"
+			if grep -q FAIL "$T/r"; then pass=$((pass + 1))
+			else fail=$((fail + 1)); echo "FAIL explain_schedule self-test: a doctored explanation ($doctor) passed"; fi
+		done
+	else
+		fail=$((fail + 1)); echo "FAIL explain_schedule self-test: fusec failed on $s"
+	fi
+}
+selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
+	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'
+selftest specs/matmul_bias_relu.fuse 's/down to 128 x 64 /down to 128 x 32 /' 's/^    tiles 128 x 256 x 64/    tiles 128 x 128 x 64/'
 
 n=0
 for s in specs/*.fuse tests/codegen/*.fuse tests/emit/*.fuse; do
