@@ -6,8 +6,11 @@
 # (--no-tma), and the sm_80 PTX's mma.sync (JIT-compiled by the driver).
 #   sh tests/gpu/tiles.sh [validate|time|all]   (validate.c drivers; writes
 #   $OUT/tiles.txt, or tiles-validate.txt / tiles-time.txt for one phase)
-# The validation phase may share the GPU with other correctness work; the
-# timing phase must have it alone.
+# The validation phase may share the GPU with other correctness work (its
+# specs run in parallel, a CPU core each for their float64 references); the
+# timing phase must have it alone. Timings with --flush are taken as
+# triton's do_bench takes PyTorch's (bench/peers.py, bench/tiles_peers.py):
+# a cold L2 and the host's launch work hidden behind a 256 MB memset.
 CC=${CC:-cc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 B=${TILES_B:-build/gpu}
@@ -17,29 +20,33 @@ phase=${1:-all}
 case $phase in validate|time) log=$out/tiles-$phase.txt ;; all) log=$out/tiles.txt ;; *) echo "usage: tiles.sh [validate|time|all]" >&2; exit 2 ;; esac
 : > "$log"
 pass=0 fail=0
+rm -f $B/res_*
 specs="matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores"
 say() { echo "$*" | tee -a "$log"; }
-run() { # spec args...
+# run SPEC ARGS...: one validate.c run, its line to stdout, ok or FAIL to $B/res_SPEC
+run() {
 	s=$1; shift
-	if o=$("$B/v_$s" "$@" 2>&1); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
-	say "$o [$*]"
+	if o=$("$B/v_$s" "$@" 2>&1); then r=ok; else r=FAIL; fi
+	echo "$r" >> "$B/res_$s"
+	echo "$o [$*]"
 }
-for s in $specs; do
-	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
-	[ $phase = time ] && continue
+# validate SPEC: every size on every path
+validate() {
+	s=$1
 	# 1; K odd (rows not 16-byte aligned: plain loads); primes; a whole tile (TMA);
 	# M of 1 and N of 1 with K not a multiple of 64; a thin M; 1000^3.
 	# Batched: the same shapes over several batches; M not a multiple of 128
 	# with aligned rows (TMA rows run into the next batch); K of 72 (B(b,k,n):
-	# plain loads; B(b,n,k): TMA)
+	# plain loads; B(b,n,k): TMA). The small sizes take 128 x 64 tiles
+	# (fz_tile_bn); on 132 SMs 2048 x 2048 takes 128 x 256 and 1536 x 1024
+	# 128 x 128 (batched: Bt=8 1024 x 1024 and Bt=4 512 x 1024).
 	case $s in
 	bmm_bias_relu) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
-		Bt=2,M=263,K=328,N=1 Bt=7,M=100,K=64,N=96 Bt=3,M=200,K=72,N=136 Bt=2,M=300,K=264,N=260" ;;
+		Bt=2,M=263,K=328,N=1 Bt=7,M=100,K=64,N=96 Bt=3,M=200,K=72,N=136 Bt=2,M=300,K=264,N=260 Bt=8,M=1024,K=72,N=1024 Bt=4,M=512,K=136,N=1024" ;;
 	attn_scores) sizes="Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=2,M=127,D=131,N=257 Bt=4,M=256,D=128,N=512 Bt=5,M=1,D=200,N=384
-		Bt=2,M=263,D=328,N=1 Bt=7,M=100,D=64,N=96 Bt=3,M=200,D=72,N=136 Bt=2,M=300,D=264,N=260" ;;
+		Bt=2,M=263,D=328,N=1 Bt=7,M=100,D=64,N=96 Bt=3,M=200,D=72,N=136 Bt=2,M=300,D=264,N=260 Bt=8,M=1024,D=72,N=1024 Bt=4,M=512,D=136,N=1024" ;;
 	*) sizes="M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=256,K=128,N=512 M=1,K=200,N=384 M=263,K=328,N=1
-		M=7,K=1024,N=4096 M=1000,K=1000,N=1000" ;;
+		M=7,K=1024,N=4096 M=1000,K=1000,N=1000 M=2048,K=136,N=2048 M=1536,K=200,N=1024" ;;
 	esac
 	for sz in $sizes; do
 		sz=$(echo $sz | tr , ' ')
@@ -47,9 +54,27 @@ for s in $specs; do
 		run $s $sz --reps 3 --seed $$ --no-tma
 		run $s $sz --reps 3 --seed $$ --ptx generated/$s.sm_80.ptx
 	done
+}
+for s in $specs; do
+	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
+		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { echo FAIL >> "$B/res_$s"; continue; }
+	[ $phase = time ] || validate $s > "$B/val_$s.txt" &
 done
+wait
+for s in $specs; do [ -f "$B/val_$s.txt" ] && [ $phase != time ] && cat "$B/val_$s.txt" | tee -a "$log"; done
 if [ $phase != validate ]; then
-say "--- timings (fused = the tile kernel with its epilogue)"
+# the timings: run's lines to the log (pass and fail counted below)
+run() { s=$1; shift; if o=$("$B/v_$s" "$@" 2>&1); then r=ok; else r=FAIL; fi; echo "$r" >> "$B/res_$s"; say "$o [$*]"; }
+say "--- timings, L2 flushed before each timed run (as do_bench): 1024^3 five times each, for a median and spread"
+for r in 1 2 3 4 5; do
+	for s in matmul_bias_relu matmul_bias_relu_bf16 linear_bias_gelu; do run $s M=1024 K=1024 N=1024 --reps 200 --flush --time-only; done
+done
+for s in matmul_bias_relu matmul_bias_relu_bf16 linear_bias_gelu matmul_bias_gelu; do
+	run $s M=4096 K=4096 N=4096 --reps 100 --flush --time-only
+	run $s M=4096 K=4096 N=4096 --reps 100 --flush --time-only
+done
+run matmul_bias_relu_bf16 M=8192 K=8192 N=8192 --time-only --reps 30 --flush
+say "--- timings as before (warm L2, the host's launch work inside the events)"
 run matmul_bias_relu M=1024 K=1024 N=1024 --reps 200
 run matmul_bias_relu M=4096 K=4096 N=4096 --time-only --reps 100
 run matmul_bias_relu_bf16 M=1024 K=1024 N=1024 --reps 200
@@ -71,5 +96,7 @@ if command -v cuobjdump >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/cuobjdump ]; then
 		say "SASS of matmul_bias_relu.sm_90a: $($CUDA_HOME/bin/cuobjdump -sass $B/mbr.cubin | grep -o 'HGMMA\.[0-9x]*' | sort | uniq -c | tr '\n' ' ')"
 fi
 fi
+pass=$(cat $B/res_* 2>/dev/null | grep -c '^ok$')
+fail=$(cat $B/res_* 2>/dev/null | grep -c '^FAIL$')
 say "tiles: $pass passed, $fail failed"
 [ $fail = 0 ]
