@@ -30,7 +30,7 @@ san() { # tool spec args...
 	tool=$1; s=$2; shift 2
 	o=$(timeout 30 "$CS" --tool "$tool" --error-exitcode 9 build/gpu/v_$s "$@" --reps 1 2>&1)
 	rc=$?
-	if [ $rc = 0 ] && echo "$o" | grep -q "ERROR SUMMARY: 0 errors"; then sc=$((sc + 1)); r=clean; else sf=$((sf + 1)); r="NOT CLEAN (rc $rc)"; fi
+	if [ $rc = 0 ] && echo "$o" | grep -Eq "(ERROR SUMMARY: 0 errors|RACECHECK SUMMARY: 0 hazards)"; then sc=$((sc + 1)); r=clean; else sf=$((sf + 1)); r="NOT CLEAN (rc $rc)"; fi
 	say "sanitize $tool $s $*: $r"
 	[ "$r" = clean ] || echo "$o" | tail -n 15 >> "$log"
 }
