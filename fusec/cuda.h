@@ -91,6 +91,14 @@ extern const KernTemplate kern_point, kern_row, kern_matmul, kern_tile, kern_sca
 void emit_tile_library(FILE *out);
 extern const KernTemplate *const kern_template[KM_N];
 
+/* points a block of a POINT kernel: a sliced one's block is FZ_SLICES
+   threads a point (32 points in a launch of its own; fewer as a pipeline's
+   phase at a smaller block, pipeline.c) */
+static inline int kernel_points(const Kernel *k)
+{
+	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
+}
+
 /* host-side pieces for the grid formulas (emit_host.c) */
 void host_dim(const Fusion *f, Dim d, FILE *out);
 void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
@@ -123,6 +131,7 @@ int vec_access(Cx *cx, int t, char **subs, int n, int store);
 const char *identity(RedOp r, ElemType t);
 const char *red_op(RedOp r);
 int emit_reductions(Cx *cx, int sid, int depth, int row);
+int reduce_unroll(const Cx *cx);
 void accumulate_body(Cx *cx, int sid, int n, int d);
 
 /* cuda_compact.c */

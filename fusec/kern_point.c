@@ -107,9 +107,14 @@ static void emit(Cx *cx)
 	space_total(cx, out);
 	fputs(";\n", out);
 	if (k->par.slices > 1) {
+		/* FZ_SLICES warps' worth of threads a point; a pipeline's phase may
+		   give a block fewer than 32 points (kernel_points), with the same
+		   slices, so the same sums in the same order */
+		const int pts = kernel_points(k);
 		fprintf(out, "#define FZ_SLICES %d\n", k->par.slices);
-		fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
-		fputs("\tfor (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {\n", out);
+		if (pts == 32) fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
+		else fprintf(out, "\tconst int fz_lane = threadIdx.x %% %d, fz_slice = threadIdx.x / %d; /* %d points a block */\n", pts, pts, pts);
+		fprintf(out, "\tfor (long long pb = (long long)blockIdx.x * %d; pb < total; pb += (long long)gridDim.x * %d) {\n", pts, pts);
 		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
 		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
 		cx->sliced = 1;
@@ -186,7 +191,7 @@ static void tail_cap(const Kernel *k, FILE *out)
 static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	fputs("fz_grid(", out), host_space_product(m, f, k, out);
-	fprintf(out, ", %d, ", k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block * k->par.unroll);
+	fprintf(out, ", %d, ", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll);
 	tail_cap(k, out);
 	fputc(')', out);
 }

@@ -114,7 +114,7 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		free(before), free(text);
 		ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
 	} else {
-		ind(out, depth), fputs("#pragma unroll 4\n", out);
+		ind(out, depth), fprintf(out, "#pragma unroll %d\n", reduce_unroll(cx));
 		ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
 	}
 	dim_c(cx, k->inner, out);

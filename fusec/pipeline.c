@@ -154,31 +154,39 @@ const char *pipe_plan(const Module *m, const Pipeline *pl, Target tgt, PipePlan 
 	Schedule *s = &pp->s;
 	plan_build(m, pl->fusion, 1, tgt, s);
 	if (s->nk > FZ_PIPE_MAX_KERNELS) return "it has more kernels than a pipeline takes";
-	int b = 32, threads = 1 << 30;
+	int b = 32, threads = 1 << 30, sliced = 0;
 	for (int i = 0; i < s->nk; i++) {
 		const Kernel *k = &s->k[i];
 		if (k->mode == KM_TILE) return "its tensor-core tile kernel (dynamic shared memory, TMA) cannot be a phase of a persistent launch yet";
 		if (k->mode == KM_ROW && k->par.rcache)
 			return "its row kernel keeping rows in registers picks its block size at launch from the row's width; it cannot be a phase of a persistent launch yet";
-		if (k->par.block > b) b = k->par.block;
+		if (k->mode == KM_POINT && k->par.slices > 1) sliced = 1;
+		else if (k->par.block > b) b = k->par.block;
 		/* the threads an SM was to hold for this kernel (its register cap) */
 		if (k->par.block * k->par.min_blocks < threads) threads = k->par.block * k->par.min_blocks;
 		pp->split[i] = (unsigned char)splittable(k);
 	}
+	/* A sliced reduction keeps its slices, so its sums are the fused
+	   variant's in the same order, and takes block / slices points a block
+	   instead of 32: at 256 threads and 32 slices, 8 points, so a phase
+	   over 1024 points spreads over 128 SMs instead of 32 (belief_steps at
+	   1024^2 on an H100: 9.4 -> 5.9 us a step, bench/proto/belief_persist.cu) */
+	if (sliced && b < 256) b = 256;
+	for (int i = 0; i < s->nk; i++)
+		if (s->k[i].mode == KM_POINT && s->k[i].par.slices > 1 && (b % s->k[i].par.slices || b / s->k[i].par.slices > 32))
+			return "its sliced reduction cannot share the launch's block size";
 	for (int i = 0; i < s->nk; i++)
 		if (b % s->k[i].par.block) pp->split[i] = 0;
 	for (int i = 0; i < s->nk; i++)
 		if (s->k[i].mode == KM_MATMUL && b != 256)
 			return "its tiled matrix kernel needs 256-thread blocks and another of its kernels needs more";
-	/* The templates walk with blockDim, except the sliced reductions (32
-	   points a block, the rest slices), which get the block's warps as slices */
+	/* The templates walk with blockDim (a sliced reduction: kernel_points) */
 	for (int i = 0; i < s->nk; i++) {
 		Kernel *k = &s->k[i];
 		free(k->name);
 		k->name = xasprintf("%s_k%d", pl->name, i);
 		if (pp->split[i]) continue;
 		k->par.block = b;
-		if (k->par.slices > 1) k->par.slices = b / 32;
 	}
 	pp->block = b;
 	/* at most 1024 threads an SM: the phases share one register budget, and
@@ -303,7 +311,8 @@ void emit_pipeline_header(const Module *m, const Pipeline *pl, const PipePlan *p
 	fprintf(out, "#define FZ_%s_BLOCK %d\n\n", P, block);
 	/* scratch */
 	fprintf(out, "/* The pipeline's scratch: the fused variant's, the carried outputs' second\n"
-	             "   buffers, the barrier's words. Zero it once when you allocate it. */\n");
+	             "   buffers, the pipeline's whole-grid partials (if any), the barrier's\n"
+	             "   words. Zero it once when you allocate it. */\n");
 	fprintf(out, "static inline unsigned long long fz_%s_scratch(fz_%s_params *p, unsigned long long base, int sm)\n{\n", P, P);
 	fprintf(out, "\tunsigned long long off = fz_%s_fused_scratch(&p->a, base, sm);\n", f->name);
 	fputs("\tconst fz_", out), fprintf(out, "%s_args *a = &p->a;\n\t(void)a;\n", f->name);
@@ -312,6 +321,19 @@ void emit_pipeline_header(const Module *m, const Pipeline *pl, const PipePlan *p
 		bytes_of(f, T(m, pl->carry_out[i]), out);
 		fputs(");\n", out);
 	}
+	/* whole-grid partials: a phase may have more (virtual) blocks than the
+	   fused kernel had (a sliced reduction's 8 points a block, not 32), so
+	   the pipeline sizes its own */
+	int tails = 0;
+	for (int i = 0; i < s->nk; i++) {
+		const Kernel *k = &s->k[i];
+		if (!k->ntail) continue;
+		if (!tails++) fputs("\tunsigned long long parts = 0;\n", out);
+		fputs("\tparts = fz_max_u64(parts, (unsigned long long)(", out);
+		kern_template[k->mode]->grid_x(m, f, k, out);
+		fprintf(out, ") * %d * 8);\n", k->ntail);
+	}
+	if (tails) fputs("\tif (base) p->a.ws_part = base + off;\n\toff += fz_align(parts);\n", out);
 	fputs("\tif (base) p->ctl = base + off;\n\toff += FZ_PIPE_CTL_BYTES;\n\treturn off;\n}\n\n", out);
 	/* the phases: the fused op list at this block size */
 	fprintf(out, "/* One step's phases, in order, as an op list at FZ_%s_BLOCK threads a block. */\n", P);
@@ -335,18 +357,32 @@ void emit_pipeline_header(const Module *m, const Pipeline *pl, const PipePlan *p
 	fprintf(out, "\t\tfor (int k = 0; k < %d && ops[i].kind == FZ_OP_LAUNCH; k++)\n", s->nk);
 	fputs("\t\t\tif (fz_pipe_streq(ops[i].kernel, kernels[k])) p->op[i].kernel = k;\n", out);
 	fputs("\t\tif (ops[i].kind == FZ_OP_LAUNCH && p->op[i].kernel < 0) return -1;\n\t}\n\treturn 0;\n}\n", out);
+	/* the grid's cap: the blocks the largest phase can keep busy */
+	fprintf(out, "/* The blocks of FZ_%s_BLOCK threads the largest of p's phases can keep busy\n"
+	             "   (a kernel of smaller blocks runs several in one): the launch's grid\n"
+	             "   needs no more. */\n", P);
+	fprintf(out, "static inline unsigned long long fz_%s_blocks(const fz_%s_params *p)\n{\n", P, P);
+	fprintf(out, "\tstatic const unsigned int per[%d] = {", s->nk);
+	for (int i = 0; i < s->nk; i++) fprintf(out, "%s%d", i ? ", " : "", pp->split[i] ? block / s->k[i].par.block : 1);
+	fputs("};\n\tunsigned long long want = 1;\n", out);
+	fputs("\tfor (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {\n", out);
+	fputs("\t\tconst fz_pipe_op *o = &p->op[i];\n", out);
+	fprintf(out, "\t\tconst unsigned long long n = o->kind == 1 ? (o->bytes / 4 + %d) / %d\n", block - 1, block);
+	fprintf(out, "\t\t\t: o->kernel >= 0 && o->kernel < %d ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;\n", s->nk);
+	fputs("\t\tif (n > want) want = n;\n\t}\n\treturn want;\n}\n", out);
 	/* typed launchers */
 	fputs("#ifdef FUSERUN_H\n", out);
 	fprintf(out, "/* Launches `steps` steps as one cooperative launch on stream, its grid the\n"
-	             "   blocks that fit on the device at once (at most max_per_sm an SM when > 0),\n"
-	             "   p's scratch placed by fz_%s_scratch with the same sm. Asynchronous:\n"
+	             "   blocks that fit on the device at once (at most max_per_sm an SM when > 0)\n"
+	             "   or fz_%s_blocks, the fewer,\n", P);
+	fprintf(out, "   p's scratch placed by fz_%s_scratch with the same sm. Asynchronous:\n"
 	             "   fz_%s_wait reports a watchdog's expiry. */\n", P, P);
 	fprintf(out, "static inline int fz_%s_run(fz_artifact *art, fz_%s_params *p, long long steps, int sm, int max_per_sm,\n"
 	             "                                  fz_stream *stream, unsigned int *grid)\n{\n", P, P);
 	fprintf(out, "\tif (fz_%s_prepare(p, steps, sm)) return FZ_ERR_INVALID;\n", P);
 	fprintf(out, "\tint rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n", f->name);
 	fprintf(out, "\tif (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);\n");
-	fprintf(out, "\treturn rc ? rc : fz_pipeline_launch(art, \"%s\", p, sizeof *p, FZ_%s_BLOCK, max_per_sm, stream, grid);\n}\n", P, P);
+	fprintf(out, "\treturn rc ? rc : fz_pipeline_launch_capped(art, \"%s\", p, sizeof *p, FZ_%s_BLOCK, max_per_sm, fz_%s_blocks(p), stream, grid);\n}\n", P, P, P);
 	fprintf(out, "/* Waits for the stream; FZ_ERR_STALL naming the phase whose barrier's\n"
 	             "   watchdog expired (the barrier's words are cleared for the next launch). */\n");
 	fprintf(out, "static inline int fz_%s_wait(fz_artifact *art, const fz_%s_params *p, int sm, fz_stream *stream)\n{\n", P, P);

@@ -560,7 +560,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u6(co
 	a.t_kl[0] = (float)(v_kl);
 }
 
-/* pipeline active_inference_once: one step of active_inference_step, 2 phase kernels at 1024 threads a block, one cooperative launch */
+/* pipeline active_inference_once: one step of active_inference_step, 2 phase kernels at 256 threads a block, one cooperative launch */
 
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
@@ -659,7 +659,7 @@ static __device__ void active_inference_once_k0(const fz_active_inference_step_a
 	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_g = 0;
-		#pragma unroll 4
+		#pragma unroll 32
 		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * __ldg(&a.t_mu[(long long)(r1_n)]))));
 		}
@@ -699,17 +699,17 @@ static __device__ void active_inference_once_k1(const fz_active_inference_step_a
 	float tacc_kl = 0;
 	const long long total = a.n_N;
 #define FZ_SLICES 32
-	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
-	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+	const int fz_lane = threadIdx.x % 8, fz_slice = threadIdx.x / 8; /* 8 points a block */
+	for (long long pb = (long long)blockIdx.x * 8; pb < total; pb += (long long)gridDim.x * 8) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
+#pragma unroll 32
 		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_we[(long long)(r1_m)]))));
 		}
-		__shared__ float fz_m_grad[FZ_SLICES][32];
+		__shared__ float fz_m_grad[FZ_SLICES][8];
 		fz_m_grad[fz_slice][fz_lane] = acc_grad;
 		__syncthreads();
 		acc_grad = fz_m_grad[0][fz_lane];
@@ -747,7 +747,7 @@ static __device__ void active_inference_once_k1(const fz_active_inference_step_a
 #undef threadIdx
 #undef blockDim
 
-extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_once(const __grid_constant__ fz_active_inference_once_params p)
+extern "C" __global__ void __launch_bounds__(256, 4) active_inference_once(const __grid_constant__ fz_active_inference_once_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */

@@ -276,7 +276,7 @@ static inline int fz_active_inference_step_unfused_run(fz_artifact *art, const f
 }
 #endif
 
-/* ---- pipeline active_inference_once: one step of active_inference_step in one cooperative launch of 1024-thread blocks ---- */
+/* ---- pipeline active_inference_once: one step of active_inference_step in one cooperative launch of 256-thread blocks ---- */
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
 /* a phase of a pipeline step: a launch's virtual grid, or a memset */
@@ -301,15 +301,21 @@ typedef struct fz_active_inference_once_params {
 	fz_pipe_op op[32];
 } fz_active_inference_once_params;
 
-#define FZ_active_inference_once_BLOCK 1024
+#define FZ_active_inference_once_BLOCK 256
 
 /* The pipeline's scratch: the fused variant's, the carried outputs' second
-   buffers, the barrier's words. Zero it once when you allocate it. */
+   buffers, the pipeline's whole-grid partials (if any), the barrier's
+   words. Zero it once when you allocate it. */
 static inline unsigned long long fz_active_inference_once_scratch(fz_active_inference_once_params *p, unsigned long long base, int sm)
 {
 	unsigned long long off = fz_active_inference_step_fused_scratch(&p->a, base, sm);
 	const fz_active_inference_step_args *a = &p->a;
 	(void)a;
+	unsigned long long parts = 0;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 8, (long long)sm * 1)) * 1 * 8);
+	if (base) p->a.ws_part = base + off;
+	off += fz_align(parts);
 	if (base) p->ctl = base + off;
 	off += FZ_PIPE_CTL_BYTES;
 	return off;
@@ -321,23 +327,23 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* active_inference_once_k0: row */
-		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 1024, (long long)sm * 6);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_once_k1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 32, (long long)sm * 1);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 8, (long long)sm * 1);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -362,9 +368,25 @@ static inline int fz_active_inference_once_prepare(fz_active_inference_once_para
 	}
 	return 0;
 }
+/* The blocks of FZ_active_inference_once_BLOCK threads the largest of p's phases can keep busy
+   (a kernel of smaller blocks runs several in one): the launch's grid
+   needs no more. */
+static inline unsigned long long fz_active_inference_once_blocks(const fz_active_inference_once_params *p)
+{
+	static const unsigned int per[2] = {1, 1};
+	unsigned long long want = 1;
+	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
+		const fz_pipe_op *o = &p->op[i];
+		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
+			: o->kernel >= 0 && o->kernel < 2 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
+		if (n > want) want = n;
+	}
+	return want;
+}
 #ifdef FUSERUN_H
 /* Launches `steps` steps as one cooperative launch on stream, its grid the
-   blocks that fit on the device at once (at most max_per_sm an SM when > 0),
+   blocks that fit on the device at once (at most max_per_sm an SM when > 0)
+   or fz_active_inference_once_blocks, the fewer,
    p's scratch placed by fz_active_inference_once_scratch with the same sm. Asynchronous:
    fz_active_inference_once_wait reports a watchdog's expiry. */
 static inline int fz_active_inference_once_run(fz_artifact *art, fz_active_inference_once_params *p, long long steps, int sm, int max_per_sm,
@@ -373,7 +395,7 @@ static inline int fz_active_inference_once_run(fz_artifact *art, fz_active_infer
 	if (fz_active_inference_once_prepare(p, steps, sm)) return FZ_ERR_INVALID;
 	int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT);
 	if (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);
-	return rc ? rc : fz_pipeline_launch(art, "active_inference_once", p, sizeof *p, FZ_active_inference_once_BLOCK, max_per_sm, stream, grid);
+	return rc ? rc : fz_pipeline_launch_capped(art, "active_inference_once", p, sizeof *p, FZ_active_inference_once_BLOCK, max_per_sm, fz_active_inference_once_blocks(p), stream, grid);
 }
 /* Waits for the stream; FZ_ERR_STALL naming the phase whose barrier's
    watchdog expired (the barrier's words are cleared for the next launch). */

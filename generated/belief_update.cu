@@ -328,7 +328,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_b
 	}
 }
 
-/* pipeline belief_steps: T steps of belief_update, 2 phase kernels at 1024 threads a block, one cooperative launch */
+/* pipeline belief_steps: T steps of belief_update, 2 phase kernels at 256 threads a block, one cooperative launch */
 
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
@@ -426,7 +426,7 @@ static __device__ void belief_steps_k0(const fz_belief_update_args a, const uint
 	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
 		const long long s0 = row;
 		float acc_g = 0;
-		#pragma unroll 4
+		#pragma unroll 32
 		for (long long r1_n = fz_lane; r1_n < a.n_N; r1_n += 32) {
 			acc_g = fz_op<FZ_SUM>(acc_g, (float)((__ldg(&a.t_W[((long long)(s0) * a.n_N + (long long)(r1_n))]) * (a.t_mu[(long long)(r1_n)]))));
 		}
@@ -441,17 +441,17 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 {
 	const long long total = a.n_N;
 #define FZ_SLICES 32
-	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
-	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
+	const int fz_lane = threadIdx.x % 8, fz_slice = threadIdx.x / 8; /* 8 points a block */
+	for (long long pb = (long long)blockIdx.x * 8; pb < total; pb += (long long)gridDim.x * 8) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
+#pragma unroll 32
 		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
-		__shared__ float fz_m_grad[FZ_SLICES][32];
+		__shared__ float fz_m_grad[FZ_SLICES][8];
 		fz_m_grad[fz_slice][fz_lane] = acc_grad;
 		__syncthreads();
 		acc_grad = fz_m_grad[0][fz_lane];
@@ -469,7 +469,7 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 #undef threadIdx
 #undef blockDim
 
-extern "C" __global__ void __launch_bounds__(1024, 1) belief_steps(const __grid_constant__ fz_belief_steps_params p)
+extern "C" __global__ void __launch_bounds__(256, 4) belief_steps(const __grid_constant__ fz_belief_steps_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */
@@ -490,8 +490,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_steps(const __grid_
 				const dim3 g(o.gx, o.gy, 1u);
 				switch (o.kernel) {
 				case 0:
-					for (unsigned long long vb = (unsigned long long)(threadIdx.x / 256) * gridDim.x + blockIdx.x; vb < nb; vb += (unsigned long long)gridDim.x * 4)
-						belief_steps_k0(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, make_uint3(threadIdx.x % 256, 0u, 0u), dim3(256, 1u, 1u));
+					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {
+						belief_steps_k0(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, threadIdx, blockDim);
+					}
 					break;
 				case 1:
 					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {

@@ -232,7 +232,7 @@ static inline int fz_belief_update_unfused_run(fz_artifact *art, const fz_belief
 }
 #endif
 
-/* ---- pipeline belief_steps: T steps of belief_update in one cooperative launch of 1024-thread blocks ---- */
+/* ---- pipeline belief_steps: T steps of belief_update in one cooperative launch of 256-thread blocks ---- */
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
 /* a phase of a pipeline step: a launch's virtual grid, or a memset */
@@ -257,10 +257,11 @@ typedef struct fz_belief_steps_params {
 	fz_pipe_op op[32];
 } fz_belief_steps_params;
 
-#define FZ_belief_steps_BLOCK 1024
+#define FZ_belief_steps_BLOCK 256
 
 /* The pipeline's scratch: the fused variant's, the carried outputs' second
-   buffers, the barrier's words. Zero it once when you allocate it. */
+   buffers, the pipeline's whole-grid partials (if any), the barrier's
+   words. Zero it once when you allocate it. */
 static inline unsigned long long fz_belief_steps_scratch(fz_belief_steps_params *p, unsigned long long base, int sm)
 {
 	unsigned long long off = fz_belief_update_fused_scratch(&p->a, base, sm);
@@ -289,13 +290,13 @@ static inline int fz_belief_steps_ops(const fz_belief_update_args *a, int sm, fz
 		}
 	}
 	{ /* belief_steps_k1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 8, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_steps_k1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -320,9 +321,25 @@ static inline int fz_belief_steps_prepare(fz_belief_steps_params *p, long long s
 	}
 	return 0;
 }
+/* The blocks of FZ_belief_steps_BLOCK threads the largest of p's phases can keep busy
+   (a kernel of smaller blocks runs several in one): the launch's grid
+   needs no more. */
+static inline unsigned long long fz_belief_steps_blocks(const fz_belief_steps_params *p)
+{
+	static const unsigned int per[2] = {1, 1};
+	unsigned long long want = 1;
+	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
+		const fz_pipe_op *o = &p->op[i];
+		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
+			: o->kernel >= 0 && o->kernel < 2 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
+		if (n > want) want = n;
+	}
+	return want;
+}
 #ifdef FUSERUN_H
 /* Launches `steps` steps as one cooperative launch on stream, its grid the
-   blocks that fit on the device at once (at most max_per_sm an SM when > 0),
+   blocks that fit on the device at once (at most max_per_sm an SM when > 0)
+   or fz_belief_steps_blocks, the fewer,
    p's scratch placed by fz_belief_steps_scratch with the same sm. Asynchronous:
    fz_belief_steps_wait reports a watchdog's expiry. */
 static inline int fz_belief_steps_run(fz_artifact *art, fz_belief_steps_params *p, long long steps, int sm, int max_per_sm,
@@ -331,7 +348,7 @@ static inline int fz_belief_steps_run(fz_artifact *art, fz_belief_steps_params *
 	if (fz_belief_steps_prepare(p, steps, sm)) return FZ_ERR_INVALID;
 	int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
 	if (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);
-	return rc ? rc : fz_pipeline_launch(art, "belief_steps", p, sizeof *p, FZ_belief_steps_BLOCK, max_per_sm, stream, grid);
+	return rc ? rc : fz_pipeline_launch_capped(art, "belief_steps", p, sizeof *p, FZ_belief_steps_BLOCK, max_per_sm, fz_belief_steps_blocks(p), stream, grid);
 }
 /* Waits for the stream; FZ_ERR_STALL naming the phase whose barrier's
    watchdog expired (the barrier's words are cleared for the next launch). */

@@ -274,7 +274,8 @@ typedef struct fz_spike_burst_once_params {
 #define FZ_spike_burst_once_BLOCK 256
 
 /* The pipeline's scratch: the fused variant's, the carried outputs' second
-   buffers, the barrier's words. Zero it once when you allocate it. */
+   buffers, the pipeline's whole-grid partials (if any), the barrier's
+   words. Zero it once when you allocate it. */
 static inline unsigned long long fz_spike_burst_once_scratch(fz_spike_burst_once_params *p, unsigned long long base, int sm)
 {
 	unsigned long long off = fz_spike_burst_fused_scratch(&p->a, base, sm);
@@ -334,9 +335,25 @@ static inline int fz_spike_burst_once_prepare(fz_spike_burst_once_params *p, lon
 	}
 	return 0;
 }
+/* The blocks of FZ_spike_burst_once_BLOCK threads the largest of p's phases can keep busy
+   (a kernel of smaller blocks runs several in one): the launch's grid
+   needs no more. */
+static inline unsigned long long fz_spike_burst_once_blocks(const fz_spike_burst_once_params *p)
+{
+	static const unsigned int per[2] = {1, 1};
+	unsigned long long want = 1;
+	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
+		const fz_pipe_op *o = &p->op[i];
+		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
+			: o->kernel >= 0 && o->kernel < 2 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
+		if (n > want) want = n;
+	}
+	return want;
+}
 #ifdef FUSERUN_H
 /* Launches `steps` steps as one cooperative launch on stream, its grid the
-   blocks that fit on the device at once (at most max_per_sm an SM when > 0),
+   blocks that fit on the device at once (at most max_per_sm an SM when > 0)
+   or fz_spike_burst_once_blocks, the fewer,
    p's scratch placed by fz_spike_burst_once_scratch with the same sm. Asynchronous:
    fz_spike_burst_once_wait reports a watchdog's expiry. */
 static inline int fz_spike_burst_once_run(fz_artifact *art, fz_spike_burst_once_params *p, long long steps, int sm, int max_per_sm,
@@ -345,7 +362,7 @@ static inline int fz_spike_burst_once_run(fz_artifact *art, fz_spike_burst_once_
 	if (fz_spike_burst_once_prepare(p, steps, sm)) return FZ_ERR_INVALID;
 	int rc = fz_artifact_check_layout(art, FZ_spike_burst_LAYOUT);
 	if (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);
-	return rc ? rc : fz_pipeline_launch(art, "spike_burst_once", p, sizeof *p, FZ_spike_burst_once_BLOCK, max_per_sm, stream, grid);
+	return rc ? rc : fz_pipeline_launch_capped(art, "spike_burst_once", p, sizeof *p, FZ_spike_burst_once_BLOCK, max_per_sm, fz_spike_burst_once_blocks(p), stream, grid);
 }
 /* Waits for the stream; FZ_ERR_STALL naming the phase whose barrier's
    watchdog expired (the barrier's words are cleared for the next launch). */

@@ -442,6 +442,10 @@ fz_artifact *fz_sharded_artifact(const fz_sharded *s, int rank);
    header's fz_NAME_run fills params and calls this. */
 int fz_pipeline_launch(fz_artifact *art, const char *kernel, const void *params, size_t params_size, unsigned int block,
                        int max_per_sm, fz_stream *stream, unsigned int *grid);
+/* The same with at most max_blocks blocks (0: no cap): the generated
+   fz_NAME_run passes the blocks its largest phase can keep busy. */
+int fz_pipeline_launch_capped(fz_artifact *art, const char *kernel, const void *params, size_t params_size, unsigned int block,
+                              int max_per_sm, unsigned long long max_blocks, fz_stream *stream, unsigned int *grid);
 /* Waits for the stream, then reads the pipeline's barrier words at ctl:
    FZ_ERR_STALL if a watchdog expired, the message naming the phase (its
    name from phase[], nphase of them) and step; the words (and the 4 bytes

@@ -20,6 +20,12 @@ static int c_ident(const char *s)
 int fz_pipeline_launch(fz_artifact *a, const char *kernel, const void *params, size_t params_size, unsigned int block,
                        int max_per_sm, fz_stream *stream, unsigned int *grid)
 {
+	return fz_pipeline_launch_capped(a, kernel, params, params_size, block, max_per_sm, 0, stream, grid);
+}
+
+int fz_pipeline_launch_capped(fz_artifact *a, const char *kernel, const void *params, size_t params_size, unsigned int block,
+                              int max_per_sm, unsigned long long max_blocks, fz_stream *stream, unsigned int *grid)
+{
 	if (!a) return FZ_ERR_INVALID;
 	if (!c_ident(kernel)) return fr_err(a->err, FZ_ERR_INVALID, "fz_pipeline_launch: the kernel name is not a C identifier");
 	if (!params || !params_size || params_size > 4096)
@@ -49,7 +55,10 @@ int fz_pipeline_launch(fz_artifact *a, const char *kernel, const void *params, s
 	}
 	if (!rc) {
 		if (max_per_sm > 0 && per > max_per_sm) per = max_per_sm;
-		const unsigned int g = (unsigned int)per * (unsigned int)a->dev->sm_count;
+		unsigned int g = (unsigned int)per * (unsigned int)a->dev->sm_count;
+		/* blocks past what the largest phase can use would only idle at
+		   every barrier, and a barrier's cost grows with its blocks */
+		if (max_blocks > 0 && g > max_blocks) g = (unsigned int)max_blocks;
 		void *kp[] = {(void *)params};
 		r = fr_cu->cuLaunchCooperativeKernel(f, g, 1, 1, block, 1, 1, 0, (CUstream)stream, kp);
 		if (r != CUDA_SUCCESS) {

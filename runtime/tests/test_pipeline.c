@@ -12,6 +12,27 @@
 #include "testutil.h" /* fuserun.h first: the headers' launchers need it */
 #include "spike_burst.h"
 #include "belief_update.h"
+#include "active_inference_step.h"
+
+/* A pipeline's phase may have more blocks than the fused kernel it comes
+   from (a sliced reduction takes 8 points a block there, not 32): its
+   scratch must hold a whole-grid partial for every block of every phase.
+   Host arithmetic only (the scratch placed at a made-up address). */
+static void pipeline_partials_room(int sm)
+{
+	static const long long sizes[][2] = {{1, 1}, {37, 1001}, {1024, 1024}, {8192, 8192}, {3, 100000}};
+	for (int i = 0; i < 5; i++) {
+		fz_active_inference_once_params p = {.a = {.n_M = sizes[i][0], .n_N = sizes[i][1]}};
+		const unsigned long long base = 1ull << 32, need = fz_active_inference_once_scratch(&p, 0, sm);
+		fz_active_inference_once_scratch(&p, base, sm);
+		unsigned long long most = 0;
+		const int ok = fz_active_inference_once_prepare(&p, 1, sm) == 0;
+		for (int j = 0; ok && j < p.nops; j++)
+			if (p.op[j].kind == 0 && (unsigned long long)p.op[j].gx * p.op[j].gy > most) most = (unsigned long long)p.op[j].gx * p.op[j].gy;
+		check(ok && p.a.ws_part >= base && p.a.ws_part + 8 * most <= p.ctl && p.ctl + FZ_PIPE_CTL_BYTES <= base + need,
+		      "active_inference_once: the scratch holds a partial for every block of every phase", NULL);
+	}
+}
 
 void test_pipeline_fake(void)
 {
@@ -20,6 +41,8 @@ void test_pipeline_fake(void)
 	long (*coop)(void) = h ? (long (*)(void))dlsym(h, "fakecuda_coop_launches") : NULL;
 	long (*graphs)(void) = h ? (long (*)(void))dlsym(h, "fakecuda_graph_launches") : NULL;
 	if (!check(coop && graphs, "the fake libcuda counts cooperative and graph launches", h ? dlerror() : "dlopen")) return;
+	pipeline_partials_room(132);
+	pipeline_partials_room(7);
 	setenv("FAKECUDA_CC", "90", 1);
 	fz_device *d = NULL;
 	if (!expect("open the fake device", fz_device_open(0, &d, err), FZ_OK, err, NULL)) return;
@@ -54,19 +77,29 @@ void test_pipeline_fake(void)
 	       "no block of", "spike_burst_once", NULL);
 	unsetenv("FAKECUDA_OCCUPANCY");
 
-	/* the grid: occupancy (the fake says 2 an SM) times the SM count, or capped */
+	/* the grid: occupancy (the fake says 2 an SM) times the SM count, or capped
+	   by max_per_sm, or by the blocks the largest phase can use */
 	unsigned int grid = 0;
 	const long before = coop();
 	rc = fz_spike_burst_once_run(a, &pp, 1, sm, 0, NULL, &grid);
 	expect("one cooperative launch", rc, FZ_OK, fz_artifact_error(a), NULL);
-	check(grid == 2u * (unsigned)sm && coop() == before + 1, "its grid is the occupancy's blocks on every SM", NULL);
+	const unsigned long long want = fz_spike_burst_once_blocks(&pp);
+	check(want >= 1 && want < 2u * (unsigned)sm && grid == want && coop() == before + 1,
+	      "1000 neurons: the grid is the blocks its largest phase can use, fewer than fit", NULL);
+	const long long small_n = args.n_N;
+	pp.a.n_N = 1 << 20, pp.a.n_NP1 = pp.a.n_N + 1; /* sizes only: the fake runs nothing */
+	rc = fz_spike_burst_once_run(a, &pp, 1, sm, 0, NULL, &grid);
+	check(rc == FZ_OK && fz_spike_burst_once_blocks(&pp) > 2u * (unsigned)sm && grid == 2u * (unsigned)sm,
+	      "2^20 neurons: the grid is the occupancy's blocks on every SM", fz_artifact_error(a));
+	rc = fz_spike_burst_once_run(a, &pp, 1, sm, 1, NULL, &grid);
+	check(rc == FZ_OK && grid == (unsigned)sm, "at most max_per_sm blocks an SM when asked", fz_artifact_error(a));
+	pp.a.n_N = small_n, pp.a.n_NP1 = small_n + 1;
+	rc = fz_spike_burst_once_run(a, &pp, 1, sm, 0, NULL, &grid);
 	check(pp.nops >= 2 && pp.steps == 1 && pp.watchdog_ns > 0, "the phase table: the fused op list, one step, a watchdog", NULL);
 	int kinds_ok = 1;
 	for (int i = 0; i < pp.nops; i++)
 		if (pp.op[i].kind == 0 && (pp.op[i].kernel < 0 || pp.op[i].kernel > 1 || !pp.op[i].gx)) kinds_ok = 0;
 	check(kinds_ok, "every launch phase names one of the pipeline's kernels, with a grid", NULL);
-	rc = fz_spike_burst_once_run(a, &pp, 1, sm, 1, NULL, &grid);
-	check(rc == FZ_OK && grid == (unsigned)sm, "at most max_per_sm blocks an SM when asked", fz_artifact_error(a));
 	expect("nothing stalled: wait returns 0", fz_spike_burst_once_wait(a, &pp, sm, NULL), FZ_OK, fz_artifact_error(a), NULL);
 	expect("no steps is refused", fz_spike_burst_once_run(a, &pp, 0, sm, 0, NULL, NULL), FZ_ERR_INVALID, "", NULL);
 	expect("a pipeline kernel the artifact lacks", fz_pipeline_launch(a, "nope", &pp, sizeof pp, 256, 0, NULL, NULL),
