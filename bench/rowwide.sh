@@ -36,13 +36,20 @@ if has validate; then
 		# 1 x 1, odd widths (scalar path), widths a multiple of 4 (vector path),
 		# misaligned rows, rows past what a block's registers hold (24576 f32
 		# columns on the vector path, 8192 on the scalar one) and far past it
-		for sz in "R=1 C=1" "R=37 C=1001" "R=37 C=1004 --misalign" "R=1000 C=3" "R=1001 C=64" "R=7 C=2052" \
-			"R=5 C=16385" "R=9 C=16388" "R=5 C=40000" "R=3 C=65536" "R=7 C=65536 --misalign" "R=3 C=70001" \
-			"R=2 C=98304" "R=3 C=131072" "R=2 C=131075 --misalign" "R=133 C=32768"; do
+		# (VSIZES, VSIZES80: the sizes, ';' between)
+		IFS=';'
+		set -- ${VSIZES:-R=1 C=1;R=37 C=1001;R=37 C=1004 --misalign;R=1000 C=3;R=1001 C=64;R=7 C=2052;R=5 C=16385;R=9 C=16388;R=5 C=40000;R=3 C=65536;R=7 C=65536 --misalign;R=3 C=70001;R=2 C=98304;R=3 C=131072;R=2 C=131075 --misalign;R=133 C=32768}
+		IFS=' 	
+'
+		for sz in "$@"; do
 			check $s $sz --seed 5 --reps 3
 		done
 		# the sm_80 PTX on this GPU
-		for sz in "R=3 C=70001" "R=5 C=65536" "R=3 C=32768 --misalign"; do
+		IFS=';'
+		set -- ${VSIZES80:-R=3 C=70001;R=5 C=65536;R=3 C=32768 --misalign}
+		IFS=' 	
+'
+		for sz in "$@"; do
 			check $s $sz --ptx $d/$s.sm_80.ptx --seed 6 --reps 3
 		done
 	done
@@ -51,8 +58,13 @@ if has sanitize; then
 	CS=$(command -v compute-sanitizer || echo $CU/bin/compute-sanitizer)
 	for s in $CHAINS; do
 		d=$(dir $s)
-		for t in "memcheck R=5 C=40000" "memcheck R=3 C=70001" "memcheck R=2 C=131075 --misalign" "memcheck R=37 C=1001" \
-			"racecheck R=5 C=40000" "racecheck R=37 C=1004" "synccheck R=5 C=40000" "synccheck R=37 C=1004"; do
+		# SANITIZE: the runs, separated by ';'
+		list=${SANITIZE:-memcheck R=5 C=40000;memcheck R=3 C=70001;memcheck R=2 C=131075 --misalign;memcheck R=37 C=1001;racecheck R=5 C=40000;racecheck R=37 C=1004;synccheck R=5 C=40000;synccheck R=37 C=1004}
+		IFS=';'
+		set -- $list
+		IFS=' 	
+'
+		for t in "$@"; do
 			set -- $t
 			tool=$1; shift
 			if $CS --tool $tool --error-exitcode 9 build/gpu/v_$s "$@" --dir $d --reps 2 > build/gpu/cs.txt 2>&1; then

@@ -48,6 +48,8 @@ typedef struct Cx {
 	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
 	int rc_vec;              /* ROW cache: rendering the vector path (fz_v4), else the scalar one */
+	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
+	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
 	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
 	   consecutive points along the innermost index), -1 outside it; the

@@ -24,8 +24,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        k->par.tile_n / 2);
 		if (k->mode == KM_ROW && k->par.rcache)
 			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
-			             "unaligned); wider rows are read again on each walk\n",
-			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0));
+			             "unaligned); wider rows are read again on each walk (16-byte loads, %d a thread in flight, where the width "
+			             "is a multiple of 4 and rows aligned)\n",
+			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
+			        ROW_STREAM_VECS);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s] == STEP_INLINE) continue; /* listed below */

@@ -9,10 +9,13 @@
  *    function on the host and the device): a power of two up to 32 lanes
  *    sharing a warp with other rows (reductions by shuffles), or a block of
  *    64 to 1024 threads (warp shuffles, then the warps in order): the
- *    fewest that hold the row, so each thread has its vectors in flight. Columns
- *    past the registers are read again on each walk. The statements are
- *    written twice: the vector path, bounds checked per 4 columns, and the
- *    scalar one (any width, any alignment), bounds checked per column.
+ *    fewest that hold the row, so each thread has its vectors in flight. The
+ *    statements are written three times: the vector path, bounds checked per
+ *    4 columns; the vector path of a row wider than the registers hold,
+ *    streamed from memory on every walk (4 vectors a thread loaded before
+ *    their use, a row loop of its own); and the scalar one (any width, any
+ *    alignment), bounds checked per column, its columns past the registers
+ *    read again on each walk.
  *  - warp_rows (rows walked once: gemv): a warp per row, 8 rows a block.
  * Grid: enough blocks for every row (capped for a whole-grid fold). */
 #include <stdlib.h>
@@ -58,12 +61,57 @@ static char *row_lin(Cx *cx, int t, const char *col)
 
 static int row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }
 
+/* Steps of a walk over vectors held in fz_rc_T[count][4]: step fz_k covers
+ * the 4 columns from fz_c0 = (fz_k * fz_g + fz_lane) * 4 (in the rest of a
+ * row past the registers, tail: (fz_kt + fz_k) * fz_g + fz_lane); text is
+ * the walk's body for the element at var (fz_c0 + fz_j). On the vector path
+ * (fz_v4: the width a multiple of 4) a step is all in the row or all out,
+ * and stores collected per step are written as one vector; on the scalar
+ * path each column is checked. */
+static void walk_steps(Cx *cx, int count, int tail, const char *text, const char *var, int depth)
+{
+	FILE *out = cx->out;
+	const Module *m = cx->m;
+	const int v = cx->rc_vec;
+	ind(out, depth), fputs("#pragma unroll\n", out);
+	ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
+	ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	if (v) {
+		ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
+		for (int t = 0; t < m->ntensor; t++)
+			if (cx->rc_used[t] & 2) ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", tensor_device_type(&m->tensor[t]), m->tensor[t].name);
+	}
+	ind(out, depth + 1), fputs("#pragma unroll\n", out);
+	ind(out, depth + 1), fputs("for (int fz_j = 0; fz_j < 4; ++fz_j) {\n", out);
+	ind(out, depth + 2), fprintf(out, "const long long %s = fz_c0 + fz_j;\n", var);
+	if (v) ind(out, depth + 2), fputs("{\n", out);
+	else ind(out, depth + 2), fprintf(out, "if (fz_live && %s < fz_cn) {\n", var);
+	fputs(text, out);
+	ind(out, depth + 2), fputs("}\n", out);
+	ind(out, depth + 1), fputs("}\n", out);
+	for (int t = 0; t < m->ntensor; t++) {
+		if (!(cx->rc_used[t] & 2)) continue;
+		const Tensor *x = &m->tensor[t];
+		char *lin0 = row_lin(cx, t, "fz_c0");
+		const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
+		ind(out, depth + 1), fprintf(out, "*(%s *)&a.t_%s[%s] = make_%s(fz_ws_%s[0], fz_ws_%s[1], fz_ws_%s[2], fz_ws_%s[3]);\n",
+		                             v4, x->name, lin0, v4, x->name, x->name, x->name, x->name);
+		free(lin0);
+	}
+	if (v) ind(out, depth + 1), fputs("}\n", out);
+	ind(out, depth), fputs("}\n", out);
+}
+
+static void cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
+
 /* The group walks the row: var over the row's columns. With a register
- * cache the first cached * 4 * fz_g columns are the cached ones, four
- * consecutive a step: on the vector path (fz_v4: the width a multiple of 4)
- * a step is all in the row or all out; on the scalar path each column is
- * checked. The rest of a wider row is walked again from memory (the body
- * is written twice: cached, then uncached). */
+ * cache, on the vector path of a row the registers hold (fz_fit), the
+ * cached vectors, four consecutive columns a step; on the vector path of a
+ * wider row (rc_stream) every walk reads the row from memory, ROW_STREAM_VECS
+ * 16-byte vectors a thread loaded before they are used, into arrays named
+ * as the cache's (the same body text); on the scalar path the cached
+ * columns, then the rest of the row a column a thread and step (the body
+ * written again for a column), as past 2^30 columns on the streaming path. */
 void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 {
 	FILE *out = cx->out;
@@ -72,7 +120,7 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		const Module *m = cx->m;
 		const int rc = row_cached(cx), v = cx->rc_vec;
 		unsigned char *before = xcalloc((size_t)m->ntensor + 1, 1);
-		for (int t = 0; t < m->ntensor; t++) before[t] = cx->rc_used[t] & 2, cx->rc_used[t] &= (unsigned char)~2;
+		for (int t = 0; t < m->ntensor; t++) before[t] = cx->rc_used[t] & 3, cx->rc_used[t] &= (unsigned char)~3;
 		char *text = NULL;
 		size_t len = 0;
 		FILE *bf = open_memstream(&text, &len);
@@ -83,36 +131,22 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		cx->rc_var = NULL;
 		fclose(bf);
 		cx->out = out;
-		ind(out, depth), fputs("#pragma unroll\n", out);
-		ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", rc);
-		ind(out, depth + 1), fputs("const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;\n", out);
-		if (v) {
-			ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
+		if (cx->rc_stream) { /* the whole row from memory, ROW_STREAM_VECS vectors a thread at a time */
+			ind(out, depth), fputs("#pragma unroll 1\n", out);
+			ind(out, depth), fprintf(out, "for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += %d) {\n", ROW_STREAM_VECS);
 			for (int t = 0; t < m->ntensor; t++)
-				if (cx->rc_used[t] & 2) ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", tensor_device_type(&m->tensor[t]), m->tensor[t].name);
+				if (cx->rc_used[t] & 1) cache_fill(cx, t, out, depth + 1, ROW_STREAM_VECS, 1);
+			walk_steps(cx, ROW_STREAM_VECS, 1, text, var, depth + 1);
+			ind(out, depth), fputs("}\n", out);
+			for (int t = 0; t < m->ntensor; t++) cx->rc_used[t] &= (unsigned char)~1; /* nothing kept across walks */
+		} else {
+			walk_steps(cx, rc, 0, text, var, depth);
 		}
-		ind(out, depth + 1), fputs("#pragma unroll\n", out);
-		ind(out, depth + 1), fputs("for (int fz_j = 0; fz_j < 4; ++fz_j) {\n", out);
-		ind(out, depth + 2), fprintf(out, "const long long %s = fz_c0 + fz_j;\n", var);
-		if (v) ind(out, depth + 2), fputs("{\n", out);
-		else ind(out, depth + 2), fprintf(out, "if (fz_live && %s < fz_cn) {\n", var);
-		fputs(text, out);
-		ind(out, depth + 2), fputs("}\n", out);
-		ind(out, depth + 1), fputs("}\n", out);
-		for (int t = 0; t < m->ntensor; t++) {
-			if (!(cx->rc_used[t] & 2)) continue;
-			const Tensor *x = &m->tensor[t];
-			char *lin0 = row_lin(cx, t, "fz_c0");
-			const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
-			ind(out, depth + 1), fprintf(out, "*(%s *)&a.t_%s[%s] = make_%s(fz_ws_%s[0], fz_ws_%s[1], fz_ws_%s[2], fz_ws_%s[3]);\n",
-			                             v4, x->name, lin0, v4, x->name, x->name, x->name, x->name);
-			free(lin0);
-		}
-		if (v) ind(out, depth + 1), fputs("}\n", out);
-		ind(out, depth), fputs("}\n", out);
 		for (int t = 0; t < m->ntensor; t++) cx->rc_used[t] |= before[t];
 		free(before), free(text);
-		ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
+		if (v && !cx->rc_stream) return; /* the vector path holds the whole row (fz_fit) */
+		if (v) ind(out, depth), fprintf(out, "for (long long %s = (long long)fz_cn + fz_lane; fz_live && %s < ", var, var);
+		else ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
 	} else {
 		ind(out, depth), fprintf(out, "#pragma unroll %d\n", reduce_unroll(cx));
 		ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
@@ -130,17 +164,24 @@ static void row_map_body(Cx *cx, int sid, int n, int d)
 }
 
 /* The register cache of tensor t's row: row_cached() vectors of 4
- * elements, one 16-byte (f16/bf16: 8-byte) load each on the vector path. */
-static void cache_fill(Cx *cx, int t, FILE *out, int depth)
+ * elements, one 16-byte (f16/bf16: 8-byte) load each on the vector path;
+ * tail: count vectors of the rest of the row, from fz_kt. */
+static void cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail)
 {
 	const Tensor *x = &cx->m->tensor[t];
 	const char *ty = elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : ctype(x->type);
-	const int rc = row_cached(cx);
 	char *lin0 = row_lin(cx, t, "fz_c0"), *lin = row_lin(cx, t, "fz_c0 + fz_j");
-	ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];\n#pragma unroll\n", ty, x->name, rc);
-	ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", rc);
-	ind(out, depth + 1), fputs("const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;\n", out);
-	if (cx->rc_vec && vec_type(x->type)) {
+	ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];%s\n#pragma unroll\n", ty, x->name, count, tail ? " /* the next vector, in place of the registers' */" : "");
+	ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
+	ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	if (cx->rc_vec && vec_type(x->type) && tail) {
+		/* past the row's end the row's first vector, unused: a load
+		   under a condition here made ptxas spill */
+		char *linc = row_lin(cx, t, "(fz_c0 < fz_cn ? fz_c0 : 0)");
+		ind(out, depth + 1), fprintf(out, "fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n", x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b",
+		                             x->name, linc, x->name);
+		free(linc);
+	} else if (cx->rc_vec && vec_type(x->type)) {
 		ind(out, depth + 1), fprintf(out, "if (fz_c0 < fz_cn) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n",
 		                             x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b", x->name, lin0, x->name);
 	} else {
@@ -204,6 +245,16 @@ static char *row_body(Cx *cx, int depth)
 	return body;
 }
 
+/* The loop over the block's rows, a group of fz_g threads a row */
+static void rows_head(Cx *cx)
+{
+	FILE *out = cx->out;
+	fputs("\tfor (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {\n", out);
+	fputs("\t\tconst bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */\n", out);
+	fputs("\t\tconst long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;\n", out);
+	decompose(cx, "row", 2);
+}
+
 static void emit(Cx *cx)
 {
 	const Module *m = cx->m;
@@ -230,11 +281,17 @@ static void emit(Cx *cx)
 		finish_kernel(cx);
 		return;
 	}
-	/* A row cache: the statements twice, the vector path and the scalar one */
+	/* A row cache: the statements three times, the vector path of a row
+	   the registers hold, that of a wider row (streamed on every walk) and
+	   the scalar one (any width, any alignment) */
 	cx->rc_vec = 1;
 	char *vbody = row_body(cx, 3);
 	unsigned char *vused = xcalloc((size_t)m->ntensor + 1, 1);
 	memcpy(vused, cx->rc_used, (size_t)m->ntensor + 1);
+	cx->rc_stream = 1;
+	char *wbody = row_body(cx, 3);
+	for (int t = 0; t < m->ntensor; t++) vused[t] |= cx->rc_used[t] & 2; /* its vector stores too */
+	cx->rc_stream = 0;
 	cx->rc_vec = 0;
 	char *sbody = row_body(cx, 3);
 	clear_locals(cx);
@@ -255,20 +312,26 @@ static void emit(Cx *cx)
 		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, x->type == ET_F32 ? 15 : 7);
 	}
 	fputs(";\n", out);
-	fputs("\tfor (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {\n", out);
-	fputs("\t\tconst bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */\n", out);
-	fputs("\t\tconst long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;\n", out);
-	decompose(cx, "row", 2);
-	for (int v = 1; v >= 0; v--) {
-		cx->rc_vec = v;
-		fputs(v ? "\t\tif (fz_v4) {\n" : "\t\t} else {\n", out);
-		for (int t = 0; t < m->ntensor; t++)
-			if ((v ? vused[t] : cx->rc_used[t]) & 1) cache_fill(cx, t, out, 3);
-		fputs(v ? vbody : sbody, out);
-	}
+	fputs("\tconst bool fz_fit = ", out), dim_c(cx, k->inner, out);
+	fprintf(out, " <= %dLL * 4 * fz_g; /* the registers hold the row (vector path) */\n", row_cache_vectors(&k->par, 1));
+	/* the streamed rows in a loop of their own (register allocation) */
+	fputs("\tif (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */\n", out);
+	rows_head(cx);
+	fputs(wbody, out);
+	fputs("\t}\n\t} else {\n", out);
+	rows_head(cx);
+	cx->rc_vec = 1;
+	fputs("\t\tif (fz_v4) {\n", out);
+	for (int t = 0; t < m->ntensor; t++)
+		if (vused[t] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
+	fputs(vbody, out);
 	cx->rc_vec = 0;
-	fputs("\t\t}\n\t}\n", out);
-	free(vbody), free(sbody), free(vused);
+	fputs("\t\t} else {\n", out);
+	for (int t = 0; t < m->ntensor; t++)
+		if (cx->rc_used[t] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
+	fputs(sbody, out);
+	fputs("\t\t}\n\t}\n\t}\n", out);
+	free(vbody), free(wbody), free(sbody), free(vused);
 	finish_kernel(cx);
 }
 

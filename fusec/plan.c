@@ -659,8 +659,12 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	 * here beside the scalar path). How many
 	 * threads share a row is decided at launch from the row's width
 	 * (fz_row_lanes: 2 to 32 lanes of a warp, or a block of 256 to 1024),
-	 * so rows of up to 1024 * 4 * rcache elements are read once; the rest
-	 * of a wider row is read again on every walk. 64 registers a thread
+	 * so rows of up to 1024 * 4 * rcache elements are read once. A wider
+	 * row is read again on every walk: on the vector path streamed whole,
+	 * ROW_STREAM_VECS 16-byte loads a thread issued before their use (a
+	 * loop of its own, so the cache's registers are free; a row of up to
+	 * 256 KB an SM mostly comes back from L2); on the scalar path the
+	 * cached columns, then the rest a column at a time. 64 registers a thread
 	 * (1024 threads an SM): enough for the cache on the vector path, whose
 	 * bounds are checked per vector; the scalar path caches a third. */
 	for (int i = 0; i < p->nk; i++) {

@@ -148,6 +148,9 @@ typedef struct KernelParams {
  * registers too (with more, ptxas spilled under the 64-register cap). A row
  * has at most ROW_MAX_THREADS threads (fz_row_lanes). */
 #define ROW_MAX_THREADS 1024
+/* A row wider than the registers hold is streamed on every walk, this many
+ * 16-byte vectors a thread loaded before they are used */
+#define ROW_STREAM_VECS 4
 static inline int row_cache_vectors(const KernelParams *p, int vec) { return vec ? p->rcache : (p->rcache + 2) / 3; }
 
 typedef struct Kernel {

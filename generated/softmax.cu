@@ -129,6 +129,97 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
+	const bool fz_fit = a.n_C <= 6LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
+		const long long s0 = row;
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r1_c = fz_c0 + fz_j;
+						{
+						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+						}
+					}
+					}
+				}
+			}
+			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			float acc_rsum = 0;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r1_c = fz_c0 + fz_j;
+						{
+						acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
+						}
+					}
+					}
+				}
+			}
+			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
+			}
+			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					float fz_ws_Y[4];
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long c_c = fz_c0 + fz_j;
+						{
+						const float v_Y = (float)((((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax))) * (1.0f / v_rsum)));
+						fz_ws_Y[fz_j] = (float)(v_Y);
+						}
+					}
+					*(float4 *)&a.t_Y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_float4(fz_ws_Y[0], fz_ws_Y[1], fz_ws_Y[2], fz_ws_Y[3]);
+					}
+				}
+			}
+			for (long long c_c = (long long)fz_cn + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+				const float v_Y = (float)((((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) * (1.0f / v_rsum)));
+				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
+			}
+	}
+	} else {
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
@@ -154,9 +245,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				}
 				}
 			}
-			for (long long r1_c = 6LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
-				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
-			}
 			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
 			float acc_rsum = 0;
 			#pragma unroll
@@ -171,9 +259,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					}
 				}
 				}
-			}
-			for (long long r1_c = 6LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
-				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
 			}
 			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
 			#pragma unroll
@@ -191,10 +276,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				}
 				*(float4 *)&a.t_Y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_float4(fz_ws_Y[0], fz_ws_Y[1], fz_ws_Y[2], fz_ws_Y[3]);
 				}
-			}
-			for (long long c_c = 6LL * 4 * fz_g + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
-				const float v_Y = (float)((((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) * (1.0f / v_rsum)));
-				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 			}
 		} else {
 			float fz_rc_X[2][4];
@@ -253,6 +334,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 			}
 		}
+	}
 	}
 }
 

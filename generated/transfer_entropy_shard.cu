@@ -270,6 +270,49 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = a.n_N < (1LL << 30) ? (int)a.n_N : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = (a.n_N & 3) == 0;
+	const bool fz_fit = a.n_N <= 6LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
+		const long long s0 = row;
+			int acc_n_x = 0;
+			int acc_n_xnx = 0;
+			int acc_n_xy = 0;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r1_j = fz_c0 + fz_j;
+						{
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+						}
+					}
+					}
+				}
+			}
+			for (long long r1_j = (long long)fz_cn + fz_lane; fz_live && r1_j < a.n_N; r1_j += fz_g) {
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			}
+			const int v_n_x = fz_row_reduce<int, FZ_SUM>(acc_n_x, (int *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_n_x[(long long)(s0)] = (int)(v_n_x);
+			const int v_n_xnx = fz_row_reduce<int, FZ_SUM>(acc_n_xnx, (int *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_n_xnx[(long long)(s0)] = (int)(v_n_xnx);
+			const int v_n_xy = fz_row_reduce<int, FZ_SUM>(acc_n_xy, (int *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_n_xy[(long long)(s0)] = (int)(v_n_xy);
+	}
+	} else {
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
@@ -292,11 +335,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 					}
 				}
 				}
-			}
-			for (long long r1_j = 6LL * 4 * fz_g + fz_lane; fz_live && r1_j < a.n_N; r1_j += fz_g) {
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 			}
 			const int v_n_x = fz_row_reduce<int, FZ_SUM>(acc_n_x, (int *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)
@@ -339,6 +377,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 			if (fz_lane == 0 && fz_live)
 				a.t_n_xy[(long long)(s0)] = (int)(v_n_xy);
 		}
+	}
 	}
 }
 
