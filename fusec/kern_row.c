@@ -127,7 +127,7 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		if (!bf) die("out of memory");
 		cx->out = bf;
 		cx->rc_var = var;
-		body(cx, sid, n, depth + 3);
+		body(cx, sid, n, depth + (cx->rc_stream ? 4 : 3)); /* inside the stream loop: one deeper */
 		cx->rc_var = NULL;
 		fclose(bf);
 		cx->out = out;

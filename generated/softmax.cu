@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
 						{
-						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+							acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
 						}
 					}
 					}
@@ -179,7 +179,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
 						{
-						acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
+							acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
 						}
 					}
 					}
@@ -206,8 +206,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long c_c = fz_c0 + fz_j;
 						{
-						const float v_Y = (float)((((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax))) * (1.0f / v_rsum)));
-						fz_ws_Y[fz_j] = (float)(v_Y);
+							const float v_Y = (float)((((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax))) * (1.0f / v_rsum)));
+							fz_ws_Y[fz_j] = (float)(v_Y);
 						}
 					}
 					*(float4 *)&a.t_Y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_float4(fz_ws_Y[0], fz_ws_Y[1], fz_ws_Y[2], fz_ws_Y[3]);

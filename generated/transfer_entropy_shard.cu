@@ -289,9 +289,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_j = fz_c0 + fz_j;
 						{
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 						}
 					}
 					}
