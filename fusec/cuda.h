@@ -107,6 +107,8 @@ void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE 
 
 /* cuda_stmt.c */
 ElemType stmt_compute(const Module *m, const Stmt *s);
+/* Sets w's compute type and math policy (dsl/MATH.md) for statement s's stage. */
+void stmt_math(ExprWriter *w, const Module *m, const Stmt *s);
 const char *ctype(ElemType t);
 void ind(FILE *out, int n);
 void dim_c(Cx *cx, Dim d, FILE *out);

@@ -94,7 +94,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		const Index *ix = &m->index[s0->first_index + i];
 		if (ix->kind != IX_RAGGED) continue;
 		opened[nopen++] = i;
-		cx->w.compute = stmt_compute(m, s0);
+		stmt_math(&cx->w, m, s0);
 		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
 		ind(out, d);
 		int split = cx->sliced && d == depth;

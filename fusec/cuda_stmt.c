@@ -13,6 +13,13 @@ ElemType stmt_compute(const Module *m, const Stmt *s)
 	return m->stage[s->stage].precision == ET_F64 ? ET_F64 : ET_F32;
 }
 
+void stmt_math(ExprWriter *w, const Module *m, const Stmt *s)
+{
+	ElemType p = m->stage[s->stage].precision;
+	w->compute = stmt_compute(m, s);
+	w->half = p == ET_F16 || p == ET_BF16;
+}
+
 const char *ctype(ElemType t)
 {
 	switch (t) {
@@ -104,9 +111,10 @@ static char *render_producer(Cx *cx, const Stmt *P, char **vars)
 	char *saved[MAX_RANK];
 	for (int i = 0; i < P->nfree; i++) saved[i] = cx->bind[P->first_index + i], cx->bind[P->first_index + i] = vars[i];
 	ElemType keep = cx->w.compute;
-	cx->w.compute = stmt_compute(cx->m, P);
+	int keep_half = cx->w.half;
+	stmt_math(&cx->w, cx->m, P);
 	char *text = render_expr(&cx->w, P->rhs);
-	cx->w.compute = keep;
+	cx->w.compute = keep, cx->w.half = keep_half;
 	for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
 	return text;
 }
@@ -306,11 +314,12 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 			cx->bind[P->first_index + i] = subs[i];
 		}
 		ElemType c = w->compute;
-		w->compute = stmt_compute(m, P);
+		int h = w->half;
+		stmt_math(w, m, P);
 		fprintf(out, "((%s)", ctype(c));
 		ir_write_expr(w, P->rhs, out);
 		fputc(')', out);
-		w->compute = c;
+		w->compute = c, w->half = h;
 		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
 	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
@@ -448,7 +457,7 @@ int vec_access(Cx *cx, int t, char **subs, int n, int store)
 
 char *value_of(Cx *cx, const Stmt *s, int e, char **decls)
 {
-	cx->w.compute = stmt_compute(cx->m, s);
+	stmt_math(&cx->w, cx->m, s);
 	cx->cur = (int)(s - cx->m->stmt);
 	cx->memo_on = 1, cx->nmemo = 0, cx->memo_done = 0;
 	char *raw = render_expr(&cx->w, e);

@@ -253,6 +253,8 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	}
 	switch (x->op) {
 	case IR_EXP: if (w->cuda && w->compute != ET_F64) fn = "fz_expf"; break; /* dsl/MATH.md */
+	case IR_TANH: if (w->cuda && w->compute == ET_F32 && w->half) fn = "fz_tanhf_h"; break; /* the same, 16-bit storage */
+	case IR_GELU: if (w->cuda && w->compute == ET_F32 && w->half) fn = "fz_geluf_h"; break;
 	case IR_RSQRT: fn = w->cuda ? float_fn(w, "rsqrt", "rsqrtf") : float_fn(w, "fz_rsqrt", "fz_rsqrtf"); break;
 	case IR_ABS: fn = elem_info[x->type].is_float ? float_fn(w, "fabs", "fabsf") : "fz_iabs"; break;
 	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;

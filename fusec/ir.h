@@ -254,6 +254,8 @@ struct ExprWriter {
 	const Module *m;
 	void (*leaf)(ExprWriter *w, int expr, void *out);
 	ElemType compute;   /* type in which float arithmetic happens */
+	int half;           /* the stage's precision is f16 or bf16: dsl/MATH.md's
+	                       approximations for 16-bit storage apply (tanh, gelu) */
 	int cuda;           /* choose CUDA intrinsics */
 	int cond;           /* > 0 inside an operand evaluated only conditionally
 	                       (select's branches, the right of && and ||) */

@@ -39,7 +39,7 @@ static void emit(Cx *cx)
 		fputs(";\n", out);
 		cx->bind[s->first_index + i] = v;
 	}
-	cx->w.compute = stmt_compute(m, s);
+	stmt_math(&cx->w, m, s);
 	cx->cur = k->first_stmt;
 	int depth = 2;
 	if (ragged >= 0) {

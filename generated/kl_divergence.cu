@@ -24,6 +24,9 @@ __device__ __forceinline__ float fz_reluf(float x) { return x > 0.0f ? x : 0.0f;
 __device__ __forceinline__ double fz_relu(double x) { return x > 0.0 ? x : 0.0; }
 __device__ __forceinline__ float fz_geluf(float x) { return 0.5f * x * (1.0f + tanhf(0.7978845608028654f * (x + 0.044715f * x * x * x))); }
 __device__ __forceinline__ double fz_gelu(double x) { return 0.5 * x * (1.0 + tanh(0.7978845608028654 * (x + 0.044715 * x * x * x))); }
+/* tanh and gelu in stages of f16/bf16 precision (dsl/MATH.md): tanh.approx.f32, relative error about 5e-4 */
+__device__ __forceinline__ float fz_tanhf_h(float x) { float y; asm("tanh.approx.f32 %0, %1;" : "=f"(y) : "f"(x)); return y; }
+__device__ __forceinline__ float fz_geluf_h(float x) { const float t = fz_tanhf_h(0.7978845608028654f * (x + 0.044715f * x * x * x)); return 0.5f * x * (1.0f + t); }
 /* digamma: recurrence up to 6, then the asymptotic series; NaN at x <= 0 */
 __device__ __forceinline__ double fz_digamma(double x)
 {
