@@ -9,7 +9,7 @@ timed call (tests/gpu/validate.c --flush times ours the same way).
   python3 bench/tiles_peers.py [--repeat 5] [--out FILE.json] [CHAIN:SIZE ...]
 
 CHAIN:SIZE e.g. matmul_bias_relu:1024 (square f16), matmul_bias_relu_bf16:1024,
-linear_bias_gelu:4096 (bf16). Prints a line per repeat and a summary line
+linear_bias_gelu:4096, matmul_residual:4096 (bf16). Prints a line per repeat and a summary line
 per case: median, min and max of the repeats, in ms.
 """
 import argparse
@@ -23,11 +23,22 @@ import peers  # noqa: E402  (torch, the chains, the timer)
 
 torch = peers.torch
 
-CHAINS = {  # name: (function, dtype)
-    "matmul_bias_relu": (peers.matmul_bias_relu, torch.float16),
-    "matmul_bias_relu_bf16": (peers.matmul_bias_relu, torch.bfloat16),
-    "matmul_bias_gelu": (peers.matmul_bias_gelu, torch.float16),
-    "linear_bias_gelu": (peers.linear_bias_gelu, torch.bfloat16),
+def mm_inputs(dt):  # A, B, bias as bench/peers.py makes them
+    return lambda m: (peers.uni((m, m), dtype=dt), peers.uni((m, m), dtype=dt), peers.uni(m, dtype=dt))
+
+
+def residual_inputs(m):  # A, B, s (f32), bias, R
+    bf = torch.bfloat16
+    return (peers.uni((m, m), dtype=bf), peers.uni((m, m), dtype=bf), peers.uni(m), peers.uni(m, dtype=bf),
+            peers.uni((m, m), dtype=bf))
+
+
+CHAINS = {  # name: (function, inputs of size m)
+    "matmul_bias_relu": (peers.matmul_bias_relu, mm_inputs(torch.float16)),
+    "matmul_bias_relu_bf16": (peers.matmul_bias_relu, mm_inputs(torch.bfloat16)),
+    "matmul_bias_gelu": (peers.matmul_bias_gelu, mm_inputs(torch.float16)),
+    "linear_bias_gelu": (peers.linear_bias_gelu, mm_inputs(torch.bfloat16)),
+    "matmul_residual": (peers.matmul_residual, residual_inputs),
 }
 
 
@@ -44,16 +55,16 @@ def main():
     for case in args.cases:
         name, m = case.split(":")
         m = int(m)
-        fn, dt = CHAINS[name]
-        a, b, bias = peers.uni((m, m), dtype=dt), peers.uni((m, m), dtype=dt), peers.uni(m, dtype=dt)
+        fn, make = CHAINS[name]
+        x = make(m)
         fc = torch.compile(fn, dynamic=False)
-        ref = fn(a, b, bias)
-        got = fc(a, b, bias)
+        ref = fn(*x)
+        got = fc(*x)
         err = float((got.float() - ref.float()).norm() / ref.float().norm())
         row = {"chain": name, "m": m, "compile_vs_eager_err": err, "eager_ms": [], "compile_ms": []}
         for r in range(args.repeat):  # interleaved, so drift hits both alike
-            row["eager_ms"].append(peers.bench(lambda: fn(a, b, bias)))
-            row["compile_ms"].append(peers.bench(lambda: fc(a, b, bias)))
+            row["eager_ms"].append(peers.bench(lambda: fn(*x)))
+            row["compile_ms"].append(peers.bench(lambda: fc(*x)))
             print(f"{name} {m}^3 repeat {r}: eager {row['eager_ms'][-1]:.4f} ms, compile {row['compile_ms'][-1]:.4f} ms",
                   flush=True)
         for k in ("eager_ms", "compile_ms"):

@@ -4,7 +4,7 @@
 # eager and torch.compile in the same run. Paths: sm_90a wgmma fed by TMA
 # (the default on compute capability 9.0), sm_90a with plain loads
 # (--no-tma), and the sm_80 PTX's mma.sync (JIT-compiled by the driver).
-#   sh tests/gpu/tiles.sh [validate|time|all]   (validate.c drivers; writes
+#   [TILES_SPECS="spec ..."] sh tests/gpu/tiles.sh [validate|time|all]   (validate.c drivers; writes
 #   $OUT/tiles.txt, or tiles-validate.txt / tiles-time.txt for one phase)
 # The validation phase may share the GPU with other correctness work (its
 # specs run in parallel, a CPU core each for their float64 references); the
@@ -21,7 +21,7 @@ case $phase in validate|time) log=$out/tiles-$phase.txt ;; all) log=$out/tiles.t
 : > "$log"
 pass=0 fail=0
 rm -f $B/res_*
-specs="matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores"
+specs=${TILES_SPECS:-"matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores"}
 say() { echo "$*" | tee -a "$log"; }
 # run SPEC ARGS...: one validate.c run, its line to stdout, ok or FAIL to $B/res_SPEC
 run() {
