@@ -139,11 +139,15 @@ static int tile_eligible(const Module *m, const Stmt *s, const char **why)
 		*why = "CUDA cores: an operand is an intermediate, not an input matrix (a prologue on an operand is not on "
 		       "tensor cores yet: the loaders copy inputs to shared memory as they are stored)";
 	else if (plain_load_b(m, ea, ib, kx, i0) && (plain_load_b(m, eb, ib, kx, i1) || bt))
-		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k)";
+		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k) "
+		       "(wgmma and ldmatrix could read A transposed, but the tile loaders and the runtime's tensor map for A "
+		       "take rows of k: not generated)";
 	else if (!plain_load_b(m, ea, ib, i0, kx) || !(plain_load_b(m, eb, ib, kx, i1) || bt))
 		*why = ib >= 0 ? "CUDA cores: the operands are not read plainly as A(b,m,k) and B(b,k,n) or B(b,n,k)"
 		               : "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
-	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16)) *why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, not generated yet)";
+	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16))
+		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, which no spec can ask "
+		       "for yet and the tile template does not generate)";
 	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
 	else {
 		static const char *const path[2][2] = {
