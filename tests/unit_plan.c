@@ -196,6 +196,9 @@ static void test_contractions(void)
 		const Kernel *k = &c.fu.k[0];
 		EXPECT(c.fu.nk == 1 && k->mode == KM_TILE && k->nphase == 1 && k->phase[0].kind == KM_TILE);
 		EXPECT(k->par.stages > 1 && k->par.smem > 0 && k->par.block == 384);
+		/* the widest tile and the narrowest the launch may pick (fz_tile_bn); the ring holds the widest */
+		EXPECT(k->par.tile_m == 128 && k->par.tile_n == 256 && k->par.tile_n_min == 64 && k->par.tile_k == 64);
+		EXPECT(k->par.smem >= k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2);
 		EXPECT(k->path_why && strstr(k->path_why, "tensor cores"));
 		EXPECT(OP(&c, fu, "acc") == STEP_CONTRACT && STORAGE(&c, fu, "acc") == ST_REGISTERS);
 		done(&c);
