@@ -235,6 +235,52 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 	}
 }
 
+/* Marks in across[] the tensors whose first dimension is the plain size sym
+ * that expression e of statement s reads at a first subscript other than the
+ * statement's first index (x(j), x(i + 1), x(g(i)) at point i). */
+static void scan_across(const Module *m, const Stmt *s, int e, int sym, unsigned char *across)
+{
+	if (!e) return;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD && x->nargs >= 1) {
+		const Tensor *t = &m->tensor[x->tensor];
+		const Expr *a0 = &m->expr[x->args[0]];
+		if (t->rank >= 1 && t->dim[0].sym == sym && !dim_derived(t->dim[0]) &&
+		    !(a0->op == IR_INDEX && a0->index == s->first_index))
+			across[x->tensor] = 1;
+		for (int i = 0; i < x->nargs; i++) scan_across(m, s, x->args[i], sym, across);
+	}
+	scan_across(m, s, x->a, sym, across), scan_across(m, s, x->b, sym, across), scan_across(m, s, x->c, sym, across);
+}
+
+/* A kernel's statements, and the statements inlined into the variant (they
+ * are evaluated in whichever kernel reads them), read at the kernel's point
+ * only what depends on its first space index? The tensors that are read at
+ * other rows are listed on its manifest line (across=): a runtime sharding
+ * the kernel over that size holds only each rank's rows of them, so it must
+ * refuse (a reduction over the size's own index, a shifted or gathered read:
+ * runtime/shard.c). */
+static void kernel_across(const Module *m, const Schedule *p, const Kernel *k, FILE *out)
+{
+	if (!k->nspace || k->space[0].sym < 0 || dim_derived(k->space[0])) return;
+	unsigned char *across = xcalloc((size_t)m->ntensor + 1, 1);
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid] != STEP_INLINE) continue;
+		const Stmt *s = &m->stmt[sid];
+		scan_across(m, s, s->rhs, k->space[0].sym, across);
+		scan_across(m, s, s->mask, k->space[0].sym, across);
+		for (int i = 0; i < s->nlhs; i++) scan_across(m, s, s->lhs[i], k->space[0].sym, across);
+		for (int i = 0; i < s->nindex; i++) {
+			const Index *ix = &m->index[s->first_index + i];
+			if (ix->kind == IX_RAGGED) scan_across(m, s, ix->lo, k->space[0].sym, across), scan_across(m, s, ix->hi, k->space[0].sym, across);
+		}
+	}
+	int n = 0;
+	for (int t = 0; t < m->ntensor; t++)
+		if (across[t]) fprintf(out, "%s%s", n++ ? "," : " across=", m->tensor[t].name);
+	free(across);
+}
+
 static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p, FILE *out)
 {
 	for (int i = 0; i < p->nk; i++) {
@@ -243,6 +289,7 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 		        kernel_mode_name[k->mode], k->par.block);
 		if (k->nspace) fputs(" space=", out), dims_write(m, f, k->space, k->nspace, ",", out);
 		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
+		kernel_across(m, p, k, out);
 		if (k->mode == KM_TILE) {
 			const char *a, *b;
 			tile_operands(m, k, &a, &b);

@@ -27,7 +27,7 @@
 extern "C" {
 #endif
 
-#define FZ_RUNTIME_VERSION "0.2.0"
+#define FZ_RUNTIME_VERSION "0.3.0"
 /* artifacts of this fusec major version load; their format line is
    `fusec-artifact FZ_ARTIFACT_FORMAT` */
 #define FZ_ARTIFACT_MAJOR 0
@@ -170,6 +170,10 @@ typedef struct fz_kernel_info {
 	int smem;                          /* dynamic shared memory it asks for (bytes; 0: none) */
 	int tma[2];                        /* tile kernels: the tensors (indices) read as A and B,
 	                                      whose tensor maps are its second parameter; -1: none */
+	const char *across;                /* tensors whose first dimension is the space's first size,
+	                                      read at rows other than the point's (x(j), x(i + 1),
+	                                      x(g(i))), comma-separated; "" none. fz_shard_plan refuses
+	                                      to shard such a kernel over that size */
 } fz_kernel_info;
 
 typedef struct fz_target_info {
@@ -378,11 +382,12 @@ int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int o
    (fz_group_combine). fz_shard_plan refuses, with the reason, what the
    manifest shows cannot be sharded: a kernel over another space or a
    scatter, S in a later dimension (the rows of [N,N] pairwise temps), an
-   output or temp without S that a rank would compute only a part of.
-   What the manifest cannot show is a reduction over S's own index inside
-   a kernel over S (x(j) for j over all of S, with x split): such a fusion
-   passes the check and computes a wrong result. Write it with separate
-   query tensors, as specs/transfer_entropy_shard.fuse does. */
+   output or temp without S that a rank would compute only a part of, a
+   kernel reading a split tensor at rows other than its point's (the
+   manifest's across=: a reduction over S's own index, x(j) for j over S,
+   or a shifted or gathered read; a pairwise fusion is sharded with
+   separate query tensors, as specs/transfer_entropy_shard.fuse does).
+   Manifests written before across= existed do not show such reads. */
 enum { FZ_PLACE_SPLIT = 1, FZ_PLACE_WHOLE = 2, FZ_PLACE_COMBINED = 3 };
 /* place: FZ_MAX_TENSORS entries, filled for info->ntensors */
 int fz_shard_plan(const fz_artifact_info *info, const char *size, int *place, char *errbuf);

@@ -245,7 +245,8 @@ static int parse_tensor(parser *p, char **t, int n, int temp)
 	return FZ_OK;
 }
 
-/* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic] */
+/* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic]
+   [across=T,...] [smem=B tma=A,B] */
 static int parse_kernel(parser *p, char **t, int n)
 {
 	fz_artifact_info *info = p->info;
@@ -257,7 +258,7 @@ static int parse_kernel(parser *p, char **t, int n)
 	if (!strcmp(t[1], "fused")) k->fused = 1;
 	else if (strcmp(t[1], "unfused")) return bad(p, "kernel %s: variant '%s' is neither fused nor unfused", t[2], t[1]);
 	if (!is_ident(t[3])) return bad(p, "kernel %s: malformed mode '%s'", t[2], t[3]);
-	k->name = t[2], k->mode = t[3], k->space = "";
+	k->name = t[2], k->mode = t[3], k->space = "", k->across = "";
 	long long b;
 	if (!strict_count(t[4] + 6, 1024, &b) || b == 0) return bad(p, "kernel %s: bad %s (1 to 1024 threads)", t[2], t[4]);
 	k->block = (int)b;
@@ -265,6 +266,18 @@ static int parse_kernel(parser *p, char **t, int n)
 	for (int i = 5; i < n; i++) {
 		if (!strncmp(t[i], "space=", 6) && !*k->space && t[i][6]) k->space = t[i] + 6;
 		else if (!strcmp(t[i], "grid-reduction=deterministic") && !k->grid_reduction) k->grid_reduction = 1;
+		else if (!strncmp(t[i], "across=", 7) && !*k->across) { /* tensors listed before, read at other points' rows */
+			k->across = t[i] + 7;
+			for (const char *nm = k->across;;) {
+				size_t len = strcspn(nm, ",");
+				int found = 0;
+				for (int x = 0; x < info->ntensors && !found; x++)
+					found = strlen(info->tensors[x].name) == len && !strncmp(info->tensors[x].name, nm, len) && info->tensors[x].rank >= 1;
+				if (!found) return bad(p, "kernel %s: %s names a tensor not listed before it, or one of rank 0", t[2], t[i]);
+				if (!nm[len]) break;
+				nm += len + 1;
+			}
+		}
 		else if (!strncmp(t[i], "smem=", 5) && !k->smem) { /* dynamic shared memory, bytes */
 			long long v;
 			if (!strict_count(t[i] + 5, 1 << 20, &v) || v == 0) return bad(p, "kernel %s: bad %s (1 to 1048576 bytes)", t[2], t[i]);

@@ -103,6 +103,13 @@ int fz_shard_plan(const fz_artifact_info *info, const char *size, int *place, ch
 		if (strncmp(kn->space, want, n) || (kn->space[n] != ']' && kn->space[n] != ','))
 			return fr_err(err, FZ_ERR_SHARD, "fusion %s cannot be sharded over %s: kernel %s (%s) ranges over %s, not over %s first",
 			              info->fusion, size, kn->name, kn->mode, kn->space[0] ? kn->space : "data-dependent points", size);
+		/* it reads tensors split over S at other points' rows (x(j) for j
+		   over S, x(i + 1), x(g(i))): a rank holds only its own */
+		if (kn->across && *kn->across)
+			return fr_err(err, FZ_ERR_SHARD, "fusion %s cannot be sharded over %s: kernel %s reads %s at rows other than its "
+			              "point's (a reduction over %s's own index, or a shifted or gathered read), and a rank holds only its own rows "
+			              "(read the whole tensor through separate query tensors, as transfer_entropy_shard does)",
+			              info->fusion, size, kn->name, kn->across, size);
 	}
 	for (int i = 0; i < info->ntensors; i++) {
 		const fz_tensor_info *t = &info->tensors[i];

@@ -170,18 +170,19 @@ done
 for spec in tests/codegen/*.fuse; do
 	[ -e "$spec" ] || break
 	name=$(basename "$spec" .fuse)
-	if grep -q '^[[:space:]]*#[[:space:]]*\(CHECK\|HEADER\|REF\)\(-[A-Z]*\)\{0,1\}:' "$spec"; then
-		rm -f "$CG/$name.cu" "$CG/$name.h"
+	if grep -q '^[[:space:]]*#[[:space:]]*\(CHECK\|HEADER\|REF\|MANIFEST\)\(-[A-Z]*\)\{0,1\}:' "$spec"; then
+		rm -f "$CG/$name.cu" "$CG/$name.h" "$CG/$name.manifest"
 		"$FUSEC" -o "$CG" "$spec" > "$CG/$name.log" 2>&1
 		rc=$?
 		if [ $rc -ne 0 ]; then
 			why=$(grep -m1 '): error' "$CG/$name.log" || head -n1 "$CG/$name.log")
 			no "codegen $name" "fusec -o $spec failed (exit $rc): ${why:-no message} (see $CG/$name.log)"
 		else
-			for pf in CHECK HEADER REF; do
+			for pf in CHECK HEADER REF MANIFEST; do
 				grep -q "^[[:space:]]*#[[:space:]]*$pf\(-[A-Z]*\)\{0,1\}:" "$spec" || continue
 				f=$CG/$name.cu
 				[ $pf = HEADER ] && f=$CG/$name.h
+				[ $pf = MANIFEST ] && f=$CG/$name.manifest
 				[ $pf = REF ] && f=${CG}/${name}_ref.c
 				if why=$(filecheck $pf "$spec" "$f"); then ok "codegen $(basename "$f")"; else no "codegen $(basename "$f")" "$why"; fi
 			done

@@ -22,11 +22,11 @@ long fake_launches(void);
 const void *fake_last_args(size_t *n);
 int fakes_live(void);
 
-static void plan(const char *fusion, const char *size, int code, const char *want)
+static void plan_in(const char *dir, const char *fusion, const char *size, int code, const char *want)
 {
 	char m[4096], err[FZ_ERRMSG_SIZE] = "", name[1024];
 	fz_artifact_info info;
-	if (fz_artifact_verify(path2(m, gen_dir, fusion), &info, err)) {
+	if (fz_artifact_verify(path2(m, dir, fusion), &info, err)) {
 		check(0, fusion, err);
 		return;
 	}
@@ -43,6 +43,46 @@ static void plan(const char *fusion, const char *size, int code, const char *wan
 	else check(rc == 0 && !strcmp(got, want), name, rc ? err : got);
 	fz_artifact_info_free(&info);
 }
+static void plan(const char *fusion, const char *size, int code, const char *want) { plan_in(gen_dir, fusion, size, code, want); }
+
+/* the kernels' across= (written by fusec) of a shipped manifest, "|"-joined */
+static void across_of(const char *fusion, const char *want)
+{
+	char m[4096], err[FZ_ERRMSG_SIZE] = "", got[512] = "", name[256];
+	fz_artifact_info info;
+	if (fz_artifact_verify(path2(m, gen_dir, fusion), &info, err)) {
+		check(0, fusion, err);
+		return;
+	}
+	for (int k = 0; k < info.nkernels; k++) {
+		size_t n = strlen(got);
+		snprintf(got + n, sizeof got - n, "%s%s", k ? "|" : "", info.kernels[k].across);
+	}
+	snprintf(name, sizeof name, "%s: the kernels' reads at other points' rows (across=) are %s", fusion, want);
+	check(!strcmp(got, want), name, got);
+	fz_artifact_info_free(&info);
+}
+
+/* A kernel over S that reads a split tensor at rows other than its point's
+ * (x(j) for j over S: fusec writes across=) is refused: a rank would reduce
+ * over its own rows only. Shown on kl_divergence with its kernel line given
+ * across=p; a name that is no tensor of rank 1 or more is a bad manifest. */
+static void test_across(void)
+{
+	char err[FZ_ERRMSG_SIZE] = "", m[4096];
+	across_of("transfer_entropy.manifest", "xn,xp,yp|xn,xp,yp||xn,xp,yp|");
+	across_of("transfer_entropy_shard.manifest", "|||");
+	across_of("kl_divergence.manifest", "||");
+	const char *dir = copy_artifact("kl_divergence", "across");
+	edit(path2(m, dir, "kl_divergence.manifest"), "space=[N] grid-reduction=deterministic", "space=[N] grid-reduction=deterministic across=p", 1);
+	plan_in(dir, "kl_divergence.manifest", "N", FZ_ERR_SHARD, "kernel kl_divergence_f0 reads p at rows other than its point's");
+	edit(path2(m, dir, "kl_divergence.manifest"), "across=p", "across=p,zz", 1);
+	expect("a manifest whose across= names no tensor is refused", verify(dir, "kl_divergence.manifest", err), FZ_ERR_FORMAT, err,
+	       "across=p,zz names a tensor not listed", NULL);
+	edit(path2(m, dir, "kl_divergence.manifest"), "across=p,zz", "across=kl", 1);
+	expect("a manifest whose across= names a rank-0 tensor is refused", verify(dir, "kl_divergence.manifest", err), FZ_ERR_FORMAT, err,
+	       "or one of rank 0", NULL);
+}
 
 static void test_plans(void)
 {
@@ -52,7 +92,7 @@ static void test_plans(void)
 	plan("transfer_entropy_shard.manifest", "M", 0,
 	     "qxn:split qxp:split qyp:split xn:whole xp:whole yp:whole off:whole psi:split psi_sum:combined eps:split n_x:split n_xnx:split n_xy:split");
 	plan("gemv_axpby_sum.manifest", "N", FZ_ERR_SHARD, "ranges over [M], not over N first");
-	plan("transfer_entropy.manifest", "N", FZ_ERR_SHARD, "output te (map) does not range over N");
+	plan("transfer_entropy.manifest", "N", FZ_ERR_SHARD, "kernel transfer_entropy_f0 reads xn,xp,yp at rows other than its point's");
 	plan("transfer_entropy_shard.manifest", "N", FZ_ERR_SHARD, "not over N first");
 	plan("spike_burst.manifest", "N", FZ_ERR_SHARD, "spike_burst_f0 (scatter) ranges over data-dependent points");
 	plan("softmax.manifest", "C", FZ_ERR_SHARD, "not over C first");
@@ -328,6 +368,7 @@ void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(voi
 void test_shard(void)
 {
 	test_plans();
+	test_across();
 	test_kl();
 	test_views();
 }

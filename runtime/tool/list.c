@@ -44,7 +44,8 @@ static void list_json(const fz_artifact_info *a)
 		printf("%s{\"name\": ", i ? ", " : ""), json_str(stdout, k->name);
 		printf(", \"variant\": \"%s\", \"mode\": ", k->fused ? "fused" : "unfused"), json_str(stdout, k->mode);
 		printf(", \"block\": %d, \"space\": ", k->block), json_str(stdout, k->space);
-		printf(", \"grid_reduction\": %s}", k->grid_reduction ? "true" : "false");
+		printf(", \"grid_reduction\": %s, \"across\": ", k->grid_reduction ? "true" : "false"), json_str(stdout, k->across);
+		fputc('}', stdout);
 	}
 	printf("], \"plan\": [");
 	for (int i = 0; i < a->nplan; i++) printf("%s", i ? ", " : ""), json_str(stdout, a->plan[i]);
@@ -70,8 +71,9 @@ static void list_text(const fz_artifact_info *a)
 	printf("kernels:\n");
 	for (int i = 0; i < a->nkernels; i++) {
 		const fz_kernel_info *k = &a->kernels[i];
-		printf("  %-7s %-28s %-7s block=%d%s%s%s\n", k->fused ? "fused" : "unfused", k->name, k->mode, k->block,
-		       *k->space ? " space=" : "", k->space, k->grid_reduction ? " grid-reduction" : "");
+		printf("  %-7s %-28s %-7s block=%d%s%s%s%s%s\n", k->fused ? "fused" : "unfused", k->name, k->mode, k->block,
+		       *k->space ? " space=" : "", k->space, k->grid_reduction ? " grid-reduction" : "", *k->across ? " across=" : "",
+		       k->across);
 	}
 	printf("plan:\n");
 	for (int i = 0; i < a->nplan; i++) printf("  %s\n", a->plan[i]);
