@@ -403,10 +403,12 @@ int eager_ok(ExprWriter *w, int e)
 	const Expr *x = &cx->m->expr[e];
 	switch (x->op) {
 	case IR_CONST: case IR_SIZE: case IR_INDEX: return 1;
-	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT;
+	/* a bool read from memory is 0 or 1 only if the caller's bytes are: & on
+	   a byte of 2 is not && (comparisons and constants are 0 or 1) */
+	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT && cx->m->tensor[x->tensor].type != ET_BOOL;
 	case IR_LOAD: { /* an input, or a value the kernel holds in a local (eps(i) in a count's condition) */
 		const int t = x->tensor, local = cx->local[t] != NULL;
-		if (!local && !cx_readonly(cx, t)) return 0;
+		if (cx->m->tensor[t].type == ET_BOOL || (!local && !cx_readonly(cx, t))) return 0;
 		for (int i = 0; i < x->nargs; i++) {
 			const Expr *a = &cx->m->expr[x->args[i]];
 			const char *b = a->op == IR_INDEX ? cx->bind[a->index] : NULL;
