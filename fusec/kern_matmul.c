@@ -28,7 +28,7 @@ static void emit(Cx *cx)
 	fputs("\tconst int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n", out);
 	fputs("\tfloat acc[4][4];\n#pragma unroll\n\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; ++j) acc[i][j] = 0.f;\n", out);
 	fprintf(out, "\tfor (long long k0 = 0; k0 < K; k0 += %d) {\n", BK);
-	cx->w.compute = ET_F32;
+	cx->w.compute = ET_F32, cx->w.half = 0; /* the contraction's own arithmetic */
 	cx->cur = k->first_stmt;
 	cx->bind[c->first_index] = strdup("gm");
 	cx->bind[c->first_index + 1] = strdup("gn");

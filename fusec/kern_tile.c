@@ -57,7 +57,7 @@ static void emit(Cx *cx)
 	fprintf(out, "struct %s_epi {\n\tconst fz_%s_args &a;\n", k->name, fname);
 	fprintf(out, "\t__device__ __forceinline__ void operator()(const long long s0, const long long s1, %sconst float v_acc_) const\n\t{\n",
 	        bat ? "const long long s2, " : "");
-	cx->w.compute = ET_F32;
+	cx->w.compute = ET_F32, cx->w.half = 0; /* the contraction's own arithmetic */
 	bind_point(cx, c, k->nspace);
 	if (sched_stored(cx->p, c->out)) store_target(cx, c, "v_acc_", 2);
 	publish(cx, c, "v_acc_");
