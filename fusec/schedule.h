@@ -15,7 +15,7 @@
  *  - a new kernel kind: add it to KERNEL_MODES (plan.h), write its template
  *    as fusec/kern_NAME.c and register it in kern.c's table;
  *  - tuned parameters: fill Kernel.par (and .par.tuned, the table entry
- *    used) in plan.c; the templates read only .par.
+ *    used) in plan_launch.c; the templates read only .par.
  * Arrays are indexed by the Module's own ids (statement, tensor), so a
  * schedule is meaningful only with the Module it was built from. */
 #ifndef FUSEC_SCHEDULE_H
@@ -122,7 +122,7 @@ typedef struct Phase {
 
 #define MAX_PHASES 4
 
-/* Launch and loop parameters: the built-in rules fill them (plan.c);
+/* Launch and loop parameters: the built-in rules fill them (plan_launch.c);
  * a tuning table may replace them per kernel. Templates read only these. */
 typedef struct KernelParams {
 	int block;        /* threads per block */

@@ -490,7 +490,8 @@ group_unit() {
 	# shellcheck disable=SC2086
 	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
 	# shellcheck disable=SC2086
-	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan.c fusec/schedule.c fusec/namer.c fusec/tune.c
+	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan.c fusec/plan_fuse.c fusec/plan_tile.c fusec/plan_storage.c \
+		fusec/plan_launch.c fusec/plan_steps.c fusec/schedule.c fusec/namer.c fusec/tune.c
 }
 
 # --- tune: the tuning table reader, and the committed table ---------------
