@@ -19,7 +19,7 @@ FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
 # the emitters: everything after the planner but NVRTC and the files written
 EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
-             fusec/cuda_stmt.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
+             fusec/cuda_stmt.c fusec/cuda_read.c fusec/cuda_remat.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
              fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_tile.c fusec/kern_scatter.c fusec/kern_scalar.c \
              fusec/emit_ref.c fusec/pipeline.c
 BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/ptx.c runtime/sha256.c fusec/tune.c

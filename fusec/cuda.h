@@ -1,6 +1,8 @@
 /* The CUDA back end's shared state and pieces, for its files:
  *   emit_cuda.c   the driver: one template per kernel, by its mode
- *   cuda_stmt.c   statement bodies: values, loads, stores, locals
+ *   cuda_stmt.c   statement bodies: loads, stores, locals, a pointwise statement
+ *   cuda_read.c   reads: the expression writer's leaf, hoisted reads, vector accesses
+ *   cuda_remat.c  values: recomputed producers rendered once (the memo)
  *   cuda_reduce.c reductions looping at a point (serial, sliced, row-wide)
  *   cuda_compact.c compactions (list <- value where mask)
  *   grid_fold.c   whole-grid reductions: partials, then the last block's fold
@@ -114,12 +116,6 @@ void ind(FILE *out, int n);
 void dim_c(Cx *cx, Dim d, FILE *out);
 void load_elem(Cx *cx, int t, const char *lin, FILE *out);
 char *linear_of(Cx *cx, int t, char **subs);
-void cuda_leaf(ExprWriter *w, int e, void *outp);
-/* The value (or mask) e of statement s, in its compute type. Locals it
- * needs are in *decls (lines, no indent; NULL if none): print them with
- * put_decls where the value is evaluated, never outside a condition that
- * guards it. */
-char *value_of(Cx *cx, const Stmt *s, int e, char **decls);
 void put_decls(FILE *out, const char *decls, int depth);
 void set_local(Cx *cx, int t, const char *name, char **subs, int n);
 void clear_locals(Cx *cx);
@@ -127,10 +123,22 @@ void store_target(Cx *cx, const Stmt *s, const char *v, int depth);
 void publish(Cx *cx, const Stmt *s, const char *name);
 void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
 void bind_point(Cx *cx, const Stmt *s, int nspace);
+
+/* cuda_read.c */
+void cuda_leaf(ExprWriter *w, int e, void *outp);
 int eager_ok(ExprWriter *w, int e);
 void hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-
 int vec_access(Cx *cx, int t, char **subs, int n, int store);
+
+/* cuda_remat.c */
+/* The value (or mask) e of statement s, in its compute type. Locals it
+ * needs are in *decls (lines, no indent; NULL if none): print them with
+ * put_decls where the value is evaluated, never outside a condition that
+ * guards it. */
+char *value_of(Cx *cx, const Stmt *s, int e, char **decls);
+/* Producer wr read at subs, as a reference to its memo entry; 0, writing
+   nothing, where it cannot be one (the caller recomputes it in place) */
+int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out);
 /* cuda_reduce.c */
 const char *identity(RedOp r, ElemType t);
 const char *red_op(RedOp r);

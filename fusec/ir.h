@@ -261,7 +261,7 @@ struct ExprWriter {
 	                       (select's branches, the right of && and ||) */
 	/* or NULL: may the right operand e of && or || be evaluated whatever the
 	   left one is? Then it is written as & or |: no branch, so a kernel's
-	   loads need not wait on the condition (cuda_stmt.c, in reduction loops) */
+	   loads need not wait on the condition (cuda_read.c, in reduction loops) */
 	int (*eager_ok)(struct ExprWriter *w, int e);
 	void *user;
 };
