@@ -111,28 +111,20 @@ void clear_locals(Cx *cx)
 void store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 {
 	const Tensor *x = &cx->m->tensor[s->out];
-	char *subs[MAX_RANK] = {0};
+	char *subs[MAX_RANK] = {0}, *lin = NULL;
 	for (int i = 0; i < s->nlhs; i++) subs[i] = render_expr(&cx->w, s->lhs[i]);
 	FILE *o = cx->sink ? cx->sink : cx->out;
 	int vi = cx->vec_u >= 0 && !s->mask ? vec_access(cx, s->out, subs, s->nlhs, 1) : -1;
-	if (vi >= 0) { /* collected, stored as one vector after the copies */
-		ind(o, depth), fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
-		store_conv(x, v, o);
-		fputs(";\n", o);
-		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
-		return;
-	}
-	if (row_store_deferred(cx, s, subs)) { /* stored as one vector after the row walk's step */
-		ind(o, depth), fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
-		store_conv(x, v, o);
-		fputs(";\n", o);
-		for (int i = 0; i < s->nlhs; i++) free(subs[i]);
-		return;
-	}
-	char *lin = linear_of(cx, s->out, subs);
 	ind(o, depth);
-	if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
-	fprintf(o, "a.t_%s[%s] = ", x->name, lin);
+	if (vi >= 0) { /* collected, stored as one vector after the copies */
+		fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
+	} else if (row_store_deferred(cx, s, subs)) { /* stored as one vector after the row walk's step */
+		fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
+	} else {
+		lin = linear_of(cx, s->out, subs);
+		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
+		fprintf(o, "a.t_%s[%s] = ", x->name, lin);
+	}
 	store_conv(x, v, o);
 	fputs(";\n", o);
 	free(lin);
