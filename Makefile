@@ -13,7 +13,7 @@ GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-varia
 FUZZTIME ?= 60
 
 FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
-             fusec/parse.c fusec/sema.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c \
+             fusec/parse.c fusec/sema.c fusec/sema_stmt.c fusec/sema_target.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c \
              fusec/plan.c fusec/plan_fuse.c fusec/plan_tile.c fusec/plan_storage.c fusec/plan_launch.c fusec/plan_steps.c \
              fusec/schedule.c fusec/explain.c fusec/namer.c fusec/die.c
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c

@@ -116,7 +116,7 @@ typedef struct Tensor {
 	int inplace;     /* an output that is also an input: the buffer holds the
 	                    input's values until its first write */
 	int has_domain;  /* an input's declared values: [dom_lo, dom_hi], closed
-	                    (open ends already moved inside, see sema.c) */
+	                    (open ends already moved inside, see sema_names.c) */
 	double dom_lo, dom_hi;
 	int dom_open;    /* as written: 1 lo open, 2 hi open */
 	unsigned off;    /* declaration, for diagnostics */

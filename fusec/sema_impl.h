@@ -1,6 +1,9 @@
 /* The checker's own shared pieces (sema*.c only): its state while it walks
  * the Ast, small accessors, and what its files call in each other.
- *   sema.c        statements, stages, fusions: the driver (sema_check)
+ *   sema.c        stages, fusions: the driver (sema_check)
+ *   sema_stmt.c   a statement: may it write its target, its indices (pass 1),
+ *                 subscripts, value and mask (pass 2)
+ *   sema_target.c a statement's target and types, and its pattern
  *   sema_names.c  declarations (constants, tensors, parameters, domains),
  *                 name lookup, did-you-mean, knock-on errors of failed names
  *   sema_index.c  a statement's indices: slots, ranges, affine subscripts
@@ -90,6 +93,12 @@ static inline int name_is(Sema *s, int node, unsigned off, unsigned len)
 /* Literal sizes are multiplied in 64 bits everywhere after the checker
  * (scratch sizes, index spaces, offsets): their products stay below this. */
 #define LITERAL_LIMIT 4611686018427387904.0 /* 2^62 */
+
+/* sema_stmt.c */
+void check_stmt(Sema *s, int node);
+
+/* sema_target.c */
+void stmt_target(Sema *s, int node, int sid, int target);
 
 /* sema_names.c */
 typedef struct Guess { const char *best; size_t len; int dist, ties; } Guess;

@@ -44,7 +44,7 @@ BUILD=${TEST_BUILD:-build/tests}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 FILECHECK=$BUILD/filecheck
 UNIT=$BUILD/unit_frontend
-UNIT_SRC=${UNIT_SRC:-"fusec/ast.c fusec/die.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c fusec/parse.c fusec/sema.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c build/gen/lexer.c build/gen/grammar.c"}
+UNIT_SRC=${UNIT_SRC:-"fusec/ast.c fusec/die.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c fusec/parse.c fusec/sema.c fusec/sema_stmt.c fusec/sema_target.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c build/gen/lexer.c build/gen/grammar.c"}
 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
 # Sanitizer reports must not pass for fusec's own "exit 1": give them their
