@@ -22,7 +22,7 @@ EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_
              fusec/cuda_stmt.c fusec/cuda_read.c fusec/cuda_remat.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
              fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_tile.c fusec/kern_scatter.c fusec/kern_scalar.c \
              fusec/emit_ref.c fusec/pipeline.c
-BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/ptx.c runtime/sha256.c fusec/tune.c
+BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/manifest.c fusec/atomic_write.c fusec/ptx.c runtime/sha256.c fusec/tune.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
 CUDA_HOME ?= /usr/local/cuda
 CPPFLAGS  += -I$(CUDA_HOME)/include

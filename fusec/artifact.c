@@ -1,17 +1,13 @@
 /* Artifacts: everything for one fusion generated in memory, then written
- * atomically next to each other (see write_all), the manifest last. */
-#include "artifact.h"
+ * atomically next to each other (atomic_write.c), the manifest last. */
+#include "artifact_impl.h"
 #include "pipeline.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
 #include "../runtime/fuserun.h" /* the manifest's limits and targets: one contract with the runtime */
-#include "die.h"
 
 #include "emit.h"
 #include "ptx.h"
@@ -19,168 +15,10 @@
 #include "../runtime/sha256.h" /* one SHA-256 for fusec and the runtime */
 #include "version.h"
 
-typedef struct Buf {
-	char *p;
-	size_t n;
-	FILE *f;
-} Buf;
-
-static void buf_open(Buf *b)
-{
-	b->p = NULL, b->n = 0;
-	b->f = open_memstream(&b->p, &b->n);
-	if (!b->f) die("out of memory");
-}
-
-static void buf_close(Buf *b) { fclose(b->f), b->f = NULL; }
-
 static const char *base_name(const char *path)
 {
 	const char *s = strrchr(path, '/');
 	return s ? s + 1 : path;
-}
-
-/* ---- writing files atomically ----
- * Each output is written to a temporary file in its own folder (created
- * with O_EXCL, so never through a link), flushed to disk, then renamed over
- * the old one: a reader sees the old file or the new one, never a part, and
- * a failure (NVRTC on a later target, a full disk, a file-size limit)
- * leaves the old artifact whole. The manifest is renamed last. */
-
-typedef struct OutFile {
-	char path[FUSEC_PATH_MAX];
-	char tmp[FUSEC_PATH_MAX + 16];
-	const char *data;
-	size_t n;
-	int written;
-} OutFile;
-
-static void set_path(OutFile *o, const char *dir, const char *name)
-{
-	int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
-	if (n < 0 || (size_t)n >= sizeof o->path) die("output path %.64s.../%s longer than %d bytes", dir, name, FUSEC_PATH_MAX);
-}
-
-static const char *const *spec_paths; /* every spec of this run, never to be overwritten */
-static int nspec_paths;
-
-void artifact_set_specs(const char *const *paths, int n) { spec_paths = paths, nspec_paths = n; }
-
-/* 0, or -1 after saying why path may not be replaced: a link, not a
-   regular file, or one of the specs */
-static int replaceable(const char *path)
-{
-	struct stat st, sp;
-	if (lstat(path, &st) != 0) {
-		if (errno == ENOENT) return 0;
-		fprintf(stderr, "fusec: error: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	if (S_ISLNK(st.st_mode)) {
-		fprintf(stderr, "fusec: error: %s: a symbolic link: refusing to write through or replace it\n", path);
-		return -1;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		fprintf(stderr, "fusec: error: %s: exists and is not a regular file\n", path);
-		return -1;
-	}
-	for (int i = 0; i < nspec_paths; i++)
-		if (stat(spec_paths[i], &sp) == 0 && sp.st_dev == st.st_dev && sp.st_ino == st.st_ino) {
-			fprintf(stderr, "fusec: error: %s: is the spec %s: refusing to overwrite it with an output\n", path, spec_paths[i]);
-			return -1;
-		}
-	return 0;
-}
-
-static int write_temp(OutFile *o, mode_t mode)
-{
-	const char *slash = strrchr(o->path, '/');
-	int dl = slash ? (int)(slash - o->path) + 1 : 0;
-	snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.XXXXXX", dl, o->path, o->path + dl);
-	int fd = mkstemp(o->tmp);
-	if (fd < 0) {
-		fprintf(stderr, "fusec: error: %s: cannot create a temporary file: %s\n", o->tmp, strerror(errno));
-		return -1;
-	}
-	o->written = 1;
-	size_t done = 0;
-	int err = fchmod(fd, mode) ? errno : 0;
-	while (!err && done < o->n) {
-		ssize_t w = write(fd, o->data + done, o->n - done);
-		if (w < 0 && errno == EINTR) continue;
-		if (w <= 0) err = w < 0 ? errno : EIO;
-		else done += (size_t)w;
-	}
-	if (!err && fsync(fd) != 0) err = errno;
-	if (close(fd) != 0 && !err) err = errno;
-	if (err) fprintf(stderr, "fusec: error: %s: %s\n", o->path, strerror(err));
-	return err ? -1 : 0;
-}
-
-static void sync_dir(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (fd >= 0) fsync(fd), close(fd);
-}
-
-/* writes every file of out[0..n) (the last one last), or none of them */
-static int write_all(OutFile *out, int n, const char *dir)
-{
-	mode_t mask = umask(0);
-	umask(mask);
-	int rc = 0;
-	for (int i = 0; i < n && !rc; i++) rc = replaceable(out[i].path);
-	for (int i = 0; i < n && !rc; i++) rc = write_temp(&out[i], 0666 & ~mask);
-	for (int i = 0; i < n && !rc; i++) {
-		if (rename(out[i].tmp, out[i].path) != 0) {
-			fprintf(stderr, "fusec: error: %s: %s\n", out[i].path, strerror(errno));
-			rc = -1;
-		} else {
-			out[i].written = 0;
-		}
-	}
-	for (int i = 0; i < n; i++)
-		if (out[i].written) unlink(out[i].tmp);
-	if (dir) sync_dir(dir);
-	return rc;
-}
-
-int artifact_write_file(const char *path, const char *data, size_t n)
-{
-	OutFile o = {0};
-	if (strlen(path) >= sizeof o.path) {
-		fprintf(stderr, "fusec: error: %.64s...: path too long\n", path);
-		return -1;
-	}
-	snprintf(o.path, sizeof o.path, "%s", path);
-	o.data = data, o.n = n;
-	return write_all(&o, 1, NULL);
-}
-
-int artifact_make_dirs(const char *path)
-{
-	char buf[FUSEC_PATH_MAX];
-	if (strlen(path) >= sizeof buf) {
-		fprintf(stderr, "fusec: error: %.64s...: path too long\n", path);
-		return -1;
-	}
-	snprintf(buf, sizeof buf, "%s", path);
-	for (char *s = buf + 1;; s++) {
-		if (*s && *s != '/') continue;
-		char c = *s;
-		*s = 0;
-		struct stat st;
-		if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-			fprintf(stderr, "fusec: error: cannot create the folder %s: %s\n", buf, strerror(errno));
-			return -1;
-		}
-		if (stat(buf, &st) != 0 || !S_ISDIR(st.st_mode)) {
-			fprintf(stderr, "fusec: error: %s: not a folder\n", buf);
-			return -1;
-		}
-		if (!c) return 0;
-		*s = c;
-	}
 }
 
 /* a name that a manifest line, a banner comment and a depfile can hold:
@@ -191,112 +29,6 @@ static int printable_word(const char *s)
 	for (; *s; s++)
 		if ((unsigned char)*s <= ' ' || (unsigned char)*s >= 127) return 0;
 	return 1;
-}
-
-/* "NAME ROLE TYPE DIMS" of a tensor, as the manifest's param/temp lines
-   and the layout fingerprint both write it */
-static void tensor_words(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
-{
-	static const char *const kind[] = {"input", "output", "temp"};
-	fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, t->inplace ? "inout" : kind[t->kind],
-	        elem_info[t->type].name);
-	if (!t->rank) fputs(" -", out);
-	for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
-}
-
-void artifact_layout(const Module *m, int fusion, char hex[65])
-{
-	const Fusion *f = &m->fusion[fusion];
-	Buf b;
-	buf_open(&b);
-	fprintf(b.f, "fusion %s\n", f->name);
-	for (int i = 0; i < f->nsym; i++) fprintf(b.f, "size %s\n", f->sym[i]);
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
-		tensor_words(m, f, &m->tensor[i], b.f), fputc('\n', b.f);
-	buf_close(&b);
-	fr_sha256_hex(b.p, b.n, hex);
-	free(b.p);
-}
-
-static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
-{
-	for (int i = 0; i < f->nsym; i++) fprintf(out, "size %s\n", f->sym[i]);
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
-		const Tensor *t = &m->tensor[i];
-		tensor_words(m, f, t, out);
-		/* how it is computed: what a validator's tolerance depends on */
-		const char *by = t->kind == TK_INPUT ? "input" : "none";
-		for (int s = 0; s < m->nstmt; s++)
-			if (m->stmt[s].out == t - m->tensor || (m->stmt[s].pattern == PAT_COMPACT && m->tensor[m->stmt[s].out].list_count == t - m->tensor))
-				by = pattern_name[m->stmt[s].pattern];
-		fprintf(out, " by=%s", by);
-		domain_write(t, out); /* the values an input takes, for input generators */
-		fputc('\n', out);
-	}
-}
-
-/* Marks in across[] the tensors whose first dimension is the plain size sym
- * that expression e of statement s reads at a first subscript other than the
- * statement's first index (x(j), x(i + 1), x(g(i)) at point i). */
-static void scan_across(const Module *m, const Stmt *s, int e, int sym, unsigned char *across)
-{
-	if (!e) return;
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_LOAD && x->nargs >= 1) {
-		const Tensor *t = &m->tensor[x->tensor];
-		const Expr *a0 = &m->expr[x->args[0]];
-		if (t->rank >= 1 && t->dim[0].sym == sym && !dim_derived(t->dim[0]) &&
-		    !(a0->op == IR_INDEX && a0->index == s->first_index))
-			across[x->tensor] = 1;
-		for (int i = 0; i < x->nargs; i++) scan_across(m, s, x->args[i], sym, across);
-	}
-	scan_across(m, s, x->a, sym, across), scan_across(m, s, x->b, sym, across), scan_across(m, s, x->c, sym, across);
-}
-
-/* A kernel's statements, and the statements inlined into the variant (they
- * are evaluated in whichever kernel reads them), read at the kernel's point
- * only what depends on its first space index? The tensors that are read at
- * other rows are listed on its manifest line (across=): a runtime sharding
- * the kernel over that size holds only each rank's rows of them, so it must
- * refuse (a reduction over the size's own index, a shifted or gathered read:
- * runtime/shard.c). */
-static void kernel_across(const Module *m, const Schedule *p, const Kernel *k, FILE *out)
-{
-	if (!k->nspace || k->space[0].sym < 0 || dim_derived(k->space[0])) return;
-	unsigned char *across = xcalloc((size_t)m->ntensor + 1, 1);
-	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid] != STEP_INLINE) continue;
-		const Stmt *s = &m->stmt[sid];
-		scan_across(m, s, s->rhs, k->space[0].sym, across);
-		scan_across(m, s, s->mask, k->space[0].sym, across);
-		for (int i = 0; i < s->nlhs; i++) scan_across(m, s, s->lhs[i], k->space[0].sym, across);
-		for (int i = 0; i < s->nindex; i++) {
-			const Index *ix = &m->index[s->first_index + i];
-			if (ix->kind == IX_RAGGED) scan_across(m, s, ix->lo, k->space[0].sym, across), scan_across(m, s, ix->hi, k->space[0].sym, across);
-		}
-	}
-	int n = 0;
-	for (int t = 0; t < m->ntensor; t++)
-		if (across[t]) fprintf(out, "%s%s", n++ ? "," : " across=", m->tensor[t].name);
-	free(across);
-}
-
-static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p, FILE *out)
-{
-	for (int i = 0; i < p->nk; i++) {
-		const Kernel *k = &p->k[i];
-		fprintf(out, "kernel %s %s %s block=%d", p->fused ? "fused" : "unfused", k->name,
-		        kernel_mode_name[k->mode], k->par.block);
-		if (k->nspace) fputs(" space=", out), dims_write(m, f, k->space, k->nspace, ",", out);
-		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
-		kernel_across(m, p, k, out);
-		if (k->mode == KM_TILE) {
-			const char *a, *b;
-			tile_operands(m, k, &a, &b);
-			fprintf(out, " smem=%d tma=%s,%s", k->par.smem, a, b);
-		}
-		fputc('\n', out);
-	}
 }
 
 /* What the runtime would refuse (runtime/fuserun.h's limits): said now,
@@ -483,24 +215,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		fr_sha256_hex(files[i].b->p, files[i].b->n, hex);
 		fprintf(man.f, "file %s %s\n", name, hex);
 	}
-	artifact_layout(m, fusion, hex);
-	fprintf(man.f, "layout %s\n", hex);
-	manifest_tensors(m, f, man.f);
-	manifest_kernels(m, f, &fused, man.f);
-	manifest_kernels(m, f, &unfused, man.f);
-	for (int i = 0; i < m->npipeline; i++)
-		if (m->pipeline[i].fusion == fusion) manifest_pipeline(m, &m->pipeline[i], fused.target, man.f);
-	{
-		Buf ex;
-		buf_open(&ex);
-		plan_explain(m, fusion, &fused, ex.f);
-		buf_close(&ex);
-		for (char *line = ex.p, *nl; line && *line; line = nl ? nl + 1 : NULL) {
-			nl = strchr(line, '\n');
-			fprintf(man.f, "plan %.*s\n", nl ? (int)(nl - line) : (int)strlen(line), line);
-		}
-		free(ex.p);
-	}
+	manifest_body(m, fusion, &fused, &unfused, man.f);
 	fflush(man.f);
 	fr_sha256_hex(man.p, man.n, hex);
 	fprintf(man.f, "manifest-sha256 %s\n", hex);
