@@ -54,6 +54,15 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		diag_error(s->d, sg->off, "stage '%s' is marked 'scatter' but has no '+=' statement", sg->name);
 	if ((sg->attrs & ATTR(COMPACT)) && !has_red(m, sg, RED_APPEND, RED_APPEND))
 		diag_error(s->d, sg->off, "stage '%s' is marked 'compact' but has no '<-' statement", sg->name);
+	/* fusec 0.1 has no fixed-order scatter or compaction: a user who asks
+	   for one is told, not silently given atomics */
+	for (int i = sg->first_stmt; (sg->attrs & ATTR(DETERMINISTIC)) && i < sg->first_stmt + sg->nstmt; i++) {
+		const Stmt *st = &m->stmt[i];
+		if (st->pattern == PAT_SCATTER && is_float(st->acc))
+			diag_warning(s->d, st->off, "stage '%s' is marked 'deterministic', but this scatter-add is not: its float sums use atomics and may differ in the last bits between runs (a fixed-order scatter is not implemented yet)", sg->name);
+		else if (st->pattern == PAT_COMPACT)
+			diag_warning(s->d, st->off, "stage '%s' is marked 'deterministic', but this compaction is not: the list's order may differ between runs, its set and count do not (a fixed-order compaction is not implemented yet)", sg->name);
+	}
 	int reduces = has_red(m, sg, RED_SUM, RED_KMIN);
 	if (reduces && (sg->precision == ET_F16 || sg->precision == ET_BF16) && !(sg->attrs & ATTR(TENSOR_ELIGIBLE)))
 		diag_error(s->d, sg->off, "stage '%s' reduces, so it cannot have precision %s: accumulate in f32 or f64",
