@@ -183,5 +183,6 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
 	sema_pipelines(ast, root, d, m);
 	free(s.def_failed);
+	free(s.shape_failed);
 	return d->errors - before;
 }

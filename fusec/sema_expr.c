@@ -27,9 +27,10 @@ void collect_indices(Sema *s, int e)
 		}
 		int t = tensor_find(s, e);
 		int pos = 0, nargs = 0;
-		int unknown = t < 0 && ((!builtin_find(s, e) && elem_lookup(TXT(s, e), x->len) < 0) || is_failed(s, e));
+		int unknown = (t < 0 && ((!builtin_find(s, e) && elem_lookup(TXT(s, e), x->len) < 0) || is_failed(s, e))) ||
+		              shape_failed(s, t);
 		for (int a = x->a; a; a = N(s, a)->next) nargs++;
-		if (t >= 0 && nargs != s->m->tensor[t].rank && !s->rank_error) {
+		if (t >= 0 && !unknown && nargs != s->m->tensor[t].rank && !s->rank_error) {
 			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, e),
 			           s->m->tensor[t].rank, nargs, nargs == 1 ? "ex" : "ices");
 			s->rank_error = 1;
@@ -44,11 +45,11 @@ void collect_indices(Sema *s, int e)
 				/* a 'for' bound is weak evidence: row_ptr(r) must not
 				 * give r the size of row_ptr when y(r) says otherwise */
 				if (s->no_ranges) s->slot[k].in_bound = 1;
-				if (t >= 0 && pos < s->m->tensor[t].rank && (!s->no_ranges || !s->slot[k].has_range))
+				if (t >= 0 && !unknown && pos < s->m->tensor[t].rank && (!s->no_ranges || !s->slot[k].has_range))
 					give_range(s, a, k, s->m->tensor[t].dim[pos]);
 			} else {
 				collect_indices(s, a);
-				if (t >= 0 && pos < s->m->tensor[t].rank && !s->no_ranges && s->naff < (int)(sizeof s->aff / sizeof s->aff[0])) {
+				if (t >= 0 && !unknown && pos < s->m->tensor[t].rank && !s->no_ranges && s->naff < (int)(sizeof s->aff / sizeof s->aff[0])) {
 					struct Aff f = {.slot = -1, .slot2 = -1, .ssym = -1};
 					if (affine_subscript(s, a, &f)) {
 						f.dim = s->m->tensor[t].dim[pos], f.tensor = t, f.pos = pos, f.node = a;
@@ -236,6 +237,7 @@ static int build_ref(Sema *s, int node)
 		}
 		if (nargs < MAX_RANK) args[nargs] = e;
 	}
+	if (shape_failed(s, t)) return 0; /* its declaration's error is reported */
 	if (nargs != tt->rank) {
 		diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank, nargs, nargs == 1 ? "ex" : "ices");
 		return 0;

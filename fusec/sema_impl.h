@@ -54,6 +54,8 @@ typedef struct Sema {
 	int nfailed;
 	int *def_failed;       /* per tensor: its defining statement had an error */
 	int ndef_failed;
+	int *shape_failed;     /* per tensor: its declared shape had an error */
+	int nshape_failed;
 	int cur_target, cur_red, cur_lhs; /* the statement being checked */
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
@@ -66,6 +68,7 @@ typedef struct Sema {
 	} aff[16];
 	int naff;
 	int rank_error;        /* reported while collecting this statement */
+	int too_many_idx;      /* likewise: once, not at every index past the 8th */
 } Sema;
 
 struct Builtin { IrOp op; int arity; };
@@ -112,6 +115,7 @@ void count_tensor(Sema *s, int node);
 void declare_const(Sema *s, int node);
 double literal_product(const Dim *d, int n);
 void declare_tensor(Sema *s, int node, TensorKind kind);
+int shape_failed(const Sema *s, int t);
 void guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl);
 const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n);
 int reads_own_definition(Sema *s, unsigned off, unsigned len);

@@ -18,7 +18,9 @@ int slot_get(Sema *s, int node)
 	int i = slot_find(s, N(s, node)->off, N(s, node)->len);
 	if (i >= 0) return i;
 	if (s->nslot == MAX_IDX) {
-		diag_error(s->d, N(s, node)->off, "too many indices in one statement (at most %d)", MAX_IDX);
+		if (!s->too_many_idx)
+			diag_error(s->d, N(s, node)->off, "too many indices in one statement (at most %d)", MAX_IDX);
+		s->too_many_idx = 1;
 		return -1;
 	}
 	s->slot[s->nslot] = (Slot){.off = N(s, node)->off, .len = N(s, node)->len};

@@ -121,6 +121,20 @@ double literal_product(const Dim *d, int n)
 	return p;
 }
 
+/* A tensor whose declared shape had an error keeps a stand-in shape (its
+ * first 4 dimensions, 1 for a bad one) so that it stays declared; its uses
+ * are not then checked against that shape, which the spec never gave. */
+static void shape_failed_mark(Sema *s, int t)
+{
+	if (t >= s->nshape_failed) {
+		int *p = xrealloc(s->shape_failed, (unsigned long)(t + 1), sizeof *p);
+		for (int i = s->nshape_failed; i <= t; i++) p[i] = 0;
+		s->shape_failed = p, s->nshape_failed = t + 1;
+	}
+	s->shape_failed[t] = 1;
+}
+int shape_failed(const Sema *s, int t) { return t >= 0 && t < s->nshape_failed && s->shape_failed[t]; }
+
 /* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
 void declare_tensor(Sema *s, int node, TensorKind kind)
 {
@@ -144,19 +158,24 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 	for (int d = N(s, node)->b; d; d = N(s, d)->next) {
 		if (x->rank == MAX_RANK) {
 			diag_error(s->d, N(s, d)->off, "too many dimensions (at most %d)", MAX_RANK);
+			shape_failed_mark(s, id);
 			break;
 		}
 		Dim *dm = &x->dim[x->rank++];
 		if (N(s, d)->flag) {
 			double v = N(s, d)->num;
-			if (v < 1 || v != floor(v) || v > 9e15)
+			if (v < 1 || v != floor(v) || v > 9e15) {
 				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+				shape_failed_mark(s, id);
+			}
 			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
 		} else {
 			const Const *c = const_find(s, d);
 			if (c) {
-				if (!c->is_int || c->value < 1)
+				if (!c->is_int || c->value < 1) {
 					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+					shape_failed_mark(s, id);
+				}
 				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
 			} else {
 				dm->sym = sym_intern(s, d);

@@ -105,12 +105,13 @@ static void check_stmt_body(Sema *s, int node)
 		           builtin_find(s, lhs) ? "built-in function" : const_find(s, lhs) ? "constant" : "size", NAMEF(s, lhs));
 		lhs_bad = 1;
 	}
+	if (shape_failed(s, target)) lhs_bad = 1; /* its declaration's error is reported */
 
 	/* Pass 1: indices and ranges. */
 	s->nslot = 0;
 	s->nundef = 0;
 	s->naff = 0;
-	s->rank_error = 0;
+	s->rank_error = 0, s->too_many_idx = 0;
 	if (!is_append && x->c) {
 		int k = slot_get(s, x->c);
 		if (k >= 0) s->slot[k].ragged = 1, s->slot[k].ragged_node = x->c;
@@ -126,7 +127,7 @@ static void check_stmt_body(Sema *s, int node)
 					return;
 				}
 				s->slot[k].on_lhs = 1;
-				if (target >= 0 && pos < m->tensor[target].rank)
+				if (target >= 0 && !shape_failed(s, target) && pos < m->tensor[target].rank)
 					give_range(s, a, k, m->tensor[target].dim[pos]);
 			} else if (red != RED_ACCUM) {
 				diag_error(s->d, N(s, a)->off, "a left-hand subscript must be an index name (only '+=' may scatter through an expression)");
@@ -272,7 +273,7 @@ static void check_stmt_body(Sema *s, int node)
 			}
 			st->lhs[st->nlhs++] = e;
 		}
-		if (target >= 0 && st->nlhs != m->tensor[target].rank) {
+		if (target >= 0 && !shape_failed(s, target) && st->nlhs != m->tensor[target].rank) {
 			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, lhs),
 			           m->tensor[target].rank, st->nlhs, st->nlhs == 1 ? "ex" : "ices");
 			return;
