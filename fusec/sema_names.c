@@ -144,6 +144,7 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 	}
 	if (builtin_find(s, node) || const_find(s, node)) {
 		diag_error(s->d, N(s, node)->off, "'%.*s' is already a %s", NAMEF(s, node), builtin_find(s, node) ? "built-in function" : "constant");
+		mark_failed(s, node); /* not declared: its reads and writes are not errors again */
 		return;
 	}
 	int t = type_lookup(s, N(s, node)->a);

@@ -101,8 +101,9 @@ static void check_stmt_body(Sema *s, int node)
 		if (!is_append) accum_hint(s, lhs, 0);
 		lhs_bad = 1;
 	} else if (target < 0 && (builtin_find(s, lhs) || const_find(s, lhs) || sym_find(s, lhs) >= 0)) {
-		diag_error(s->d, x->off, "cannot assign to %s '%.*s'",
-		           builtin_find(s, lhs) ? "built-in function" : const_find(s, lhs) ? "constant" : "size", NAMEF(s, lhs));
+		if (!is_failed(s, lhs)) /* else a parameter so named was refused: that error says it */
+			diag_error(s->d, x->off, "cannot assign to %s '%.*s'",
+			           builtin_find(s, lhs) ? "built-in function" : const_find(s, lhs) ? "constant" : "size", NAMEF(s, lhs));
 		lhs_bad = 1;
 	}
 	if (shape_failed(s, target)) lhs_bad = 1; /* its declaration's error is reported */
