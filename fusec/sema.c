@@ -162,12 +162,12 @@ static void check_fusion(Sema *s, int node)
 		}
 	}
 	f = F(s);
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+	if (!f->nstage) diag_error(s->d, f->off, "fusion '%s' has no stages", f->name); /* its outputs' error too */
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor && f->nstage; i++) {
 		Tensor *t = &m->tensor[i];
 		if (t->kind == TK_OUTPUT && t->def_stage < 0)
 			diag_error(s->d, t->off, "output '%s' is never written", t->name);
 	}
-	if (!f->nstage) diag_error(s->d, f->off, "fusion '%s' has no stages", f->name);
 	s->fusion = -1;
 }
 
