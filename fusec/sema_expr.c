@@ -176,6 +176,12 @@ static int build_ref(Sema *s, int node)
 		int nargs = 0, args[3] = {0, 0, 0};
 		for (int a = x->a; a; a = N(s, a)->next, nargs++)
 			if (nargs < 3) args[nargs] = build_expr(s, a);
+		if (ty == ET_F16 || ty == ET_BF16) {
+			/* it would round nothing: arithmetic stays in the compute type */
+			diag_error(s->d, x->off, "there is no '%.*s' cast: half precision comes from a stage's precision "
+			           "([precision = %.*s]) or from storing into a tensor of type %.*s", NAMEF(s, node), NAMEF(s, node), NAMEF(s, node));
+			return 0;
+		}
 		if (ty >= 0) {
 			if (nargs != 1) {
 				diag_error(s->d, x->off, "cast '%.*s' takes 1 argument, not %d", NAMEF(s, node), nargs);
