@@ -207,6 +207,7 @@ typedef struct Fusion {
 	int first_stage, nstage;
 	char **sym; int nsym;    /* size symbols, in order of first appearance */
 	unsigned off;
+	int failed;              /* the checker reported errors in it */
 } Fusion;
 
 /* pipeline NAME = [repeat STEPS] FUSION(in <- out, ...): the fusion's

@@ -130,6 +130,7 @@ static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusio
 		return;
 	}
 	const Fusion *f = &m->fusion[fi];
+	if (f->failed) return; /* its sizes and parameters may be missing: its own errors say it */
 	if (n->c) {
 		for (int i = 0; i < f->nsym; i++)
 			if (ast_name_eq(t, n->c, f->sym[i])) {

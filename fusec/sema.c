@@ -179,7 +179,11 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 	for (int it = root; it; it = ast->n[it].next)
 		if (ast->n[it].kind == AST_CONST) declare_const(&s, it), s.nglobal = s.nconst;
 	for (int it = root; it; it = ast->n[it].next)
-		if (ast->n[it].kind == AST_FUSION) check_fusion(&s, it), nfusion++;
+		if (ast->n[it].kind == AST_FUSION) {
+			int errors = d->errors, id = m->nfusion;
+			check_fusion(&s, it), nfusion++;
+			if (m->nfusion > id && d->errors != errors) m->fusion[id].failed = 1;
+		}
 	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
 	sema_pipelines(ast, root, d, m);
 	free(s.def_failed);
