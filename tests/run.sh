@@ -451,6 +451,27 @@ group_specs() {
 		fi
 		check "specs/$n" "$why"
 	done
+	# The reference's complete examples (a fence of ```fuse holding a whole
+	# fusion, no "..."): what dsl/README.md shows compiles.
+	awk -v dir="$TMP" '
+		/^```fuse/ { n++; f = sprintf("%s/doc_example_%02d.fuse", dir, n); inb = 1; next }
+		/^```/ { inb = 0; next }
+		inb { print > f }' dsl/README.md
+	ndoc=0
+	for f in "$TMP"/doc_example_*.fuse; do
+		[ -e "$f" ] || continue
+		grep -q '^fusion ' "$f" && ! grep -q '\.\.\.' "$f" || continue
+		ndoc=$((ndoc + 1))
+		run_fusec "$ROOT" --check "$f"
+		why=
+		if sanitized "$TMP/err"; then why="sanitizer report"; cp "$TMP/err" "$TMP/details"
+		elif [ "$rc" != 0 ] || [ -s "$TMP/err" ]; then why="exit status $rc or diagnostics"; cat "$f" "$TMP/err" >"$TMP/details"
+		fi
+		check "specs/dsl/README.md example $(basename "$f" .fuse | sed 's/doc_example_//')" "$why"
+	done
+	why=
+	[ "$ndoc" -ge 3 ] || why="found $ndoc complete examples in dsl/README.md, expected at least 3"
+	check "specs/dsl/README.md examples found" "$why"
 }
 
 # --- unit: lexer, parser and diagnostics; the planner's schedules; in C ---
