@@ -54,10 +54,11 @@ static void usage(FILE *f)
 	      "  --arch=sm_80,sm_90 PTX targets, each once: sm_80, sm_90, sm_90a (default all three)\n"
 	      "  -MD -MF FILE       also write a make depfile (its folder is created)\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
-	      "  --help             this text\n"
+	      "  -h, --help         this text\n"
 	      "  --version          fusec's version\n"
 	      "\n"
-	      "exit status: 0 ok, 1 errors in a spec, 2 bad usage, 3 internal failure\n",
+	      "exit status: 0 ok, 1 errors in a spec or a file that cannot be read or written,\n"
+	      "2 bad usage, 3 internal failure\n",
 	      f);
 }
 

@@ -237,6 +237,8 @@ group_cli() {
 	cli_expect "--help" 0 "usage: fusec [options] FILE.fuse..." "" --help
 	cli_expect "--help lists --emit=ir" 0 "~  --emit=ir  .*" "" --help
 	cli_expect "-h" 0 "usage: fusec [options] FILE.fuse..." "" -h
+	cli_expect "--help lists -h" 0 "  -h, --help         this text" "" --help
+	cli_expect "--help gives exit status 1 for a file" 0 "exit status: 0 ok, 1 errors in a spec or a file that cannot be read or written," "" --help
 	cli_expect "--help wins over a missing file" 0 "~usage: .*" "" --help no/such/file.fuse
 	cli_expect "--version" 0 "fusec $version" "" --version
 	cli_expect "missing file" 1 "" "fusec: error: no/such/file.fuse: No such file or directory" no/such/file.fuse
