@@ -116,6 +116,13 @@ static int check_contents(const fz_artifact_info *info, const fr_store *st, cons
 		snprintf(want, sizeof want, "%s%s", f, suffix[i]);
 		if (!has_file(info, want)) return fr_err(err, FZ_ERR_FORMAT, "%s: no file line for %s", path, want);
 	}
+	/* fusec names the manifest after its fusion: one under another name was
+	   renamed, or copied over another fusion's, and is not what its name says */
+	const char *base = strrchr(path, '/');
+	snprintf(want, sizeof want, "%s.manifest", f);
+	if (strcmp(base ? base + 1 : path, want))
+		return fr_err(err, FZ_ERR_FORMAT, "%s: the manifest of fusion %s, whose name is %s: renamed, or copied over another "
+		              "fusion's", path, f, want);
 
 	/* tensors and kernels: something to compute, both variants */
 	int outputs = 0, fused = 0, unfused = 0;

@@ -8,6 +8,8 @@
  *   2  rewrite the layout line to the fingerprint of the text's lines
  *   4  rewrite target/file hashes to those of the files in the fuzz folder
  *   8  run fuserun validate on an accepted manifest (sizes from the next byte)
+ * The manifest is written as NAME.manifest when its fusion line names one of
+ * FUSIONS (the runtime refuses a manifest named otherwise), else fz.manifest.
  * The fuzz folder holds, per fusion of FUSIONS, PTX files of just the
  * generated kernels' .entry lines (what the fake driver reads), tiny .cu and
  * _ref.c files and a NAME.h of just its layout line (small files hash fast);
@@ -191,6 +193,27 @@ static int file_hash(const char *name, size_t n, char hex[65])
 	return 1;
 }
 
+/* NAME.manifest for a text whose fusion line is one of FUSIONS, as fusec
+   names it; else fz.manifest, which the name check refuses */
+static const char *manifest_name(const char *text, size_t n)
+{
+	static const char *const names[] = {
+#define NAME_OF(x) #x,
+		FUSIONS(NAME_OF)};
+	static char buf[100];
+	for (size_t i = 0; i < n;) {
+		size_t l = 0;
+		while (i + l < n && text[i + l] != '\n') l++;
+		for (size_t k = 0; l > 7 && !memcmp(text + i, "fusion ", 7) && k < sizeof names / sizeof names[0]; k++)
+			if (l - 7 == strlen(names[k]) && !memcmp(text + i + 7, names[k], l - 7)) {
+				snprintf(buf, sizeof buf, "%s.manifest", names[k]);
+				return buf;
+			}
+		i += l + 1;
+	}
+	return "fz.manifest";
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	if (size < 2 || size > (1 << 20)) return 0;
@@ -226,11 +249,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		fr_sha256_hex(text, (size_t)(o - text), hex);
 		o += sprintf(o, "manifest-sha256 %s\n", hex);
 	}
-	put("fz.manifest", text, (size_t)(o - text));
+	const char *name = manifest_name(text, (size_t)(o - text));
+	put(name, text, (size_t)(o - text));
 	free(text);
 
 	char path[700], err[FZ_ERRMSG_SIZE];
-	snprintf(path, sizeof path, "%s/fz.manifest", dir);
+	snprintf(path, sizeof path, "%s/%s", dir, name);
 	fz_artifact_info info;
 	int rc = fz_artifact_verify(path, &info, err);
 	if (rc) {

@@ -32,6 +32,10 @@ done
 expect "fuserun list by fusion name" 0 "fusion softmax, verified" -- $FUSERUN list softmax
 expect "fuserun list refuses a damaged artifact" 1 "truncated or edited" -- $FUSERUN list $T/truncated_ptx/kl_divergence.manifest
 expect "fuserun list refuses a missing artifact" 1 "No such file" -- $FUSERUN list $T/none.manifest
+# a manifest under another fusion's name: renamed, or copied over it
+mkdir -p $T/renamed && cp generated/relu.* generated/relu_ref.c $T/renamed/ && mv $T/renamed/relu.manifest $T/renamed/softmax.manifest
+expect "fuserun list refuses a manifest renamed" 1 "softmax.manifest: the manifest of fusion relu, whose name is relu.manifest" -- \
+	$FUSERUN list $T/renamed/softmax.manifest
 expect "fuserun validate refuses a damaged artifact, without a GPU" 2 "artifact refused" -- \
 	env FUSERUN_LIBCUDA=/nonexistent $FUSERUN validate $T/truncated_ptx/kl_divergence.manifest --size N=10
 
