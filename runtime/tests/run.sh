@@ -41,6 +41,8 @@ expect "fuserun validate refuses a damaged artifact, without a GPU" 2 "artifact 
 
 # 3. usage errors
 expect "fuserun: no command" 2 "usage" -- $FUSERUN
+expect "fuserun --help lists --version" 0 "fuserun --help | --version" -- $FUSERUN --help
+expect "fuserun --help: a refused artifact is exit 2 for validate" 0 "2 a usage error, a refused" -- $FUSERUN --help
 expect "fuserun: unknown command" 2 "unknown command" -- $FUSERUN frobnicate generated/relu.manifest
 expect "fuserun: size not given" 2 "size N of kl_divergence not given" -- $FUSERUN validate kl_divergence
 expect "fuserun: unknown size" 2 "has no size Q" -- $FUSERUN validate kl_divergence --size N=10 --size Q=3
@@ -68,6 +70,8 @@ for cmd in validate bench; do
 	expect "fuserun $cmd without a driver" 2 "no usable GPU: cannot load the CUDA driver library /nonexistent" -- \
 		env FUSERUN_LIBCUDA=/nonexistent $FUSERUN $cmd kl_divergence --size N=1000
 done
+expect "fuserun bench --devices without a driver" 2 "no usable GPU: 1 device from 0: cannot load the CUDA driver library /nonexistent" -- \
+	env FUSERUN_LIBCUDA=/nonexistent $FUSERUN bench relu --size N=1000 --devices 2
 expect "fuserun validate with a library that is no driver" 2 "lacks .* Driver API functions" -- \
 	env FUSERUN_LIBCUDA="$NOCUDA" $FUSERUN validate relu --size N=10
 expect "fuserun validate with no device" 2 "CUDA_ERROR_NO_DEVICE" -- \

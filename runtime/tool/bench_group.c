@@ -54,7 +54,8 @@ static int time_group(const fr_opts *o, const rt_case *c, const char *size, int 
 	}
 	int e = fz_group_open(devices, ordinals, &g, err);
 	if (e) {
-		fprintf(stderr, "fuserun: %s%d devices from %d: %s\n", e == FZ_ERR_NO_DRIVER ? "no usable GPU: " : "", devices, o->device, err);
+		fprintf(stderr, "fuserun: %s%d device%s from %d: %s\n", e == FZ_ERR_NO_DRIVER ? "no usable GPU: " : "", devices,
+		        devices == 1 ? "" : "s", o->device, err);
 		goto out;
 	}
 	if (fz_sharded_create(g, info->manifest, size, info->layout, c->args, info->args_size, c->spec->scratch[0], c->spec->ops[0], &s, err)) {

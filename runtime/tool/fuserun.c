@@ -8,7 +8,8 @@
  * Numbers on the command line are strict (digits only, in range, each size
  * and option once): anything else is a usage error, never a changed value.
  * Exit status: 0 ok, 1 a mismatch (validate) or a refused artifact (list),
- * 2 a usage error, no GPU or driver, no C compiler, or any other failure. */
+ * 2 a usage error, a refused artifact (validate, bench: nothing was run),
+ * no GPU or driver, no C compiler, or any other failure. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 	fputs("usage: fuserun list ARTIFACT [--json]\n"
 	      "       fuserun validate ARTIFACT --size NAME=VALUE[,NAME=VALUE...]... [--seed S] [--device D] [--json] [-v]\n"
 	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N] [--json]\n"
+	      "       fuserun --help | --version\n"
 	      "ARTIFACT: a fusec .manifest, or a fusion name (generated/NAME.manifest).\n"
 	      "list verifies the artifact (no GPU needed) and prints its kernels, parameters, targets and plan.\n"
 	      "validate runs the fused and unfused op lists on random inputs, outputs poisoned first, and\n"
@@ -29,7 +31,8 @@ static void usage(FILE *f)
 	      "default 100, after 10 warm-ups) against the device's copy bandwidth; with --devices N the fused\n"
 	      "variant sharded across devices D .. D+N-1 over its kernels' outermost size, beside 1 device\n"
 	      "(runtime/README.md: which fusions can be sharded; FUSERUN_NCCL names libnccl).\n"
-	      "Exit: 0 ok, 1 mismatch or refused artifact, 2 usage error, no GPU/driver or other failure.\n"
+	      "Exit: 0 ok; 1 a mismatch (validate) or a refused artifact (list); 2 a usage error, a refused\n"
+	      "artifact (validate, bench), no GPU/driver, no C compiler or another failure.\n"
 	      "validate and bench compile the artifact's header and reference with a C compiler\n"
 	      "(FUSERUN_CC, else CC, else cc); inputs come from each parameter's domain=LO..HI\n"
 	      "when the manifest gives one. FUSERUN_LIBCUDA names the driver library to load\n"
