@@ -32,6 +32,7 @@ done
 expect "fuserun list by fusion name" 0 "fusion softmax, verified" -- $FUSERUN list softmax
 expect "fuserun list refuses a damaged artifact" 1 "truncated or edited" -- $FUSERUN list $T/truncated_ptx/kl_divergence.manifest
 expect "fuserun list refuses a missing artifact" 1 "No such file" -- $FUSERUN list $T/none.manifest
+expect "fuserun list of an unknown fusion names where it looked" 1 "generated/no_such_fusion.manifest: No such file" -- $FUSERUN list no_such_fusion
 # a manifest under another fusion's name: renamed, or copied over it
 mkdir -p $T/renamed && cp generated/relu.* generated/relu_ref.c $T/renamed/ && mv $T/renamed/relu.manifest $T/renamed/softmax.manifest
 expect "fuserun list refuses a manifest renamed" 1 "softmax.manifest: the manifest of fusion relu, whose name is relu.manifest" -- \

@@ -96,13 +96,14 @@ static int add_sizes(fr_opts *o, const char *arg)
 
 static char artifact_path[4096];
 
-/* a manifest path, or generated/NAME.manifest for a bare fusion name */
+/* a manifest path, or generated/NAME.manifest for a bare fusion name (the
+   path named when neither is there: where the help says a name is looked for) */
 static const char *find_artifact(const char *arg)
 {
 	if (access(arg, F_OK) == 0 || strchr(arg, '/') || strstr(arg, ".manifest")) return arg;
-	if (strlen(arg) > FZ_MAX_NAME) return arg;
+	if (strlen(arg) > FZ_MAX_NAME || !*arg) return arg;
 	snprintf(artifact_path, sizeof artifact_path, "generated/%s.manifest", arg);
-	return access(artifact_path, F_OK) == 0 ? artifact_path : arg;
+	return artifact_path;
 }
 
 /* --NAME VALUE, once, strictly a number from lo to hi */
