@@ -1,6 +1,7 @@
 /* fusec: command line. Exit status: 0 success, 1 errors in a spec, an
  * input file or an output that cannot be written, 2 bad usage, 3 internal
  * failure (a bug: NVRTC rejecting generated CUDA, memory exhausted). */
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +159,7 @@ int main(int argc, char **argv)
 		} else if (!strncmp(a, "--max-errors=", 13)) {
 			char *end;
 			long v = strtol(a + 13, &end, 10);
-			if (*end || end == a + 13 || v < 0 || v > 1000000) {
+			if (!isdigit((unsigned char)a[13]) || *end || v > 1000000) { /* strtol would take ' 5' and '+5' */
 				fprintf(stderr, "fusec: error: bad value in '%s'\n", a);
 				free(files);
 				return 2;

@@ -230,6 +230,8 @@ group_cli() {
 	cli_expect "--max-errors not a number" 2 "" "fusec: error: bad value in '--max-errors=many'" --max-errors=many specs/relu.fuse
 	cli_expect "--max-errors negative" 2 "" "fusec: error: bad value in '--max-errors=-1'" --max-errors=-1 specs/relu.fuse
 	cli_expect "--max-errors empty" 2 "" "fusec: error: bad value in '--max-errors='" --max-errors= specs/relu.fuse
+	cli_expect "--max-errors with a sign" 2 "" "fusec: error: bad value in '--max-errors=+5'" --max-errors=+5 specs/relu.fuse
+	cli_expect "--max-errors with a leading space" 2 "" "fusec: error: bad value in '--max-errors= 5'" '--max-errors= 5' specs/relu.fuse
 	cli_expect "-o without a directory" 2 "" "fusec: error: -o needs a directory" specs/relu.fuse -o
 	cli_expect "--arch with a bad target" 2 "" "fusec: error: bad target 'gfx90a' (expected one of: sm_80 sm_90 sm_90a)" --arch=gfx90a specs/relu.fuse
 	cli_expect "--arch with no target" 2 "" "fusec: error: --arch needs at least one target" --arch= specs/relu.fuse
