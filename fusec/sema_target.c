@@ -71,7 +71,7 @@ void stmt_target(Sema *s, int node, int sid, int target)
 			return;
 		}
 		if (count < 0 || m->tensor[count].rank != 0 || is_float(m->tensor[count].type) || m->tensor[count].kind == TK_INPUT) {
-			diag_error(s->d, N(s, x->a)->off, "'%.*s' must be a scalar integer output or temp that receives the list's length", NAMEF(s, x->a));
+			diag_error(s->d, N(s, x->a)->off, "'%.*s' must be a scalar integer output that receives the list's length", NAMEF(s, x->a));
 			return;
 		}
 		if (is_float(vt)) {
