@@ -62,7 +62,7 @@ expect "fuserun bench --devices without NCCL" 2 "cannot load the NCCL library /n
 expect "fuserun bench --devices 3 on two devices" 2 "3 devices from 0" -- \
 	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench kl_divergence --size N=1000 --devices 3 --reps 3
 expect "fuserun bench --devices 0 is a usage error" 2 "devices '0' is not a number from 1" -- $FUSERUN bench kl_divergence --size N=10 --devices 0
-expect "fuserun validate takes no --devices" 2 "unknown option '--devices'" -- $FUSERUN validate kl_divergence --size N=10 --devices 2
+expect "fuserun validate takes no --devices" 2 "fuserun: validate takes no --devices" -- $FUSERUN validate kl_divergence --size N=10 --devices 2
 expect "bench/mgpu.sh without a GPU exits cleanly, saying so" 2 "no GPU to run on: nothing measured" -- \
 	env FUSERUN_LIBCUDA=/nonexistent OUT=$T/bench sh bench/mgpu.sh
 # on two fake devices (no kernel runs: results differ, exit 1) the table has

@@ -33,6 +33,9 @@ expect "fuserun list by fusion name" 0 "fusion softmax, verified" -- $FUSERUN li
 expect "fuserun list refuses a damaged artifact" 1 "truncated or edited" -- $FUSERUN list $T/truncated_ptx/kl_divergence.manifest
 expect "fuserun list refuses a missing artifact" 1 "No such file" -- $FUSERUN list $T/none.manifest
 expect "fuserun list of an unknown fusion names where it looked" 1 "generated/no_such_fusion.manifest: No such file" -- $FUSERUN list no_such_fusion
+expect "fuserun list refuses --size, which it would ignore" 2 "fuserun: list takes no --size" -- $FUSERUN list softmax --size R=5,C=7
+expect "fuserun list refuses sizes, which it would ignore" 2 "fuserun: list takes no sizes" -- $FUSERUN list softmax R=5
+expect "fuserun validate refuses --reps, which it would ignore" 2 "fuserun: validate takes no --reps" -- $FUSERUN validate softmax --size R=5,C=7 --reps 3
 # a manifest under another fusion's name: renamed, or copied over it
 mkdir -p $T/renamed && cp generated/relu.* generated/relu_ref.c $T/renamed/ && mv $T/renamed/relu.manifest $T/renamed/softmax.manifest
 expect "fuserun list refuses a manifest renamed" 1 "softmax.manifest: the manifest of fusion relu, whose name is relu.manifest" -- \

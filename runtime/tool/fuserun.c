@@ -64,6 +64,17 @@ static int usage_error(const char *fmt, const char *a, const char *b)
 	return -1;
 }
 
+/* An option of another command is refused by name, not ignored: `list
+   --size N=5` would otherwise look as if it had checked something at N=5. */
+static int takes(int (*run)(const fr_opts *), const char *a)
+{
+	const int size = !strcmp(a, "--size") || !strcmp(a, "-s") || !strncmp(a, "--size=", 7) || (a[0] != '-' && strchr(a, '='));
+	if (run == cmd_list)
+		return !size && strcmp(a, "--seed") && strcmp(a, "--reps") && strcmp(a, "--device") && strcmp(a, "--devices");
+	if (run == cmd_validate) return strcmp(a, "--reps") && strcmp(a, "--devices");
+	return 1;
+}
+
 /* "N=10,M=20" into o: each name once in all --size options, values 1 to 2^62 */
 static int add_sizes(fr_opts *o, const char *arg)
 {
@@ -149,13 +160,14 @@ int main(int argc, char **argv)
 		const char *val = i + 1 < argc ? argv[i + 1] : NULL;
 		unsigned long long v = 0;
 		int bad = 0;
-		if (!strcmp(a, "--json")) o.json = 1;
+		if (!takes(run, a)) bad = usage_error("%s takes no %s", cmd, strchr(a, '=') && a[0] != '-' ? "sizes" : a);
+		else if (!strcmp(a, "--json")) o.json = 1;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
 		else if (!strcmp(a, "--size") || !strcmp(a, "-s")) bad = !val ? usage_error("%s needs NAME=VALUE%s", a, "") : add_sizes(&o, val), i++;
 		else if (!strncmp(a, "--size=", 7)) bad = add_sizes(&o, a + 7);
 		else if (!strcmp(a, "--seed")) bad = number_option(a, val, 0, ~0ull, &seen_seed, &v), o.seed = v, i++;
 		else if (!strcmp(a, "--reps")) bad = number_option(a, val, 1, 1000000, &seen_reps, &v), o.reps = (int)v, i++;
-		else if (!strcmp(a, "--devices") && run == cmd_bench)
+		else if (!strcmp(a, "--devices"))
 			bad = number_option(a, val, 1, FZ_MAX_GROUP, &seen_devices, &v), o.devices = (int)v, i++;
 		else if (!strcmp(a, "--device")) bad = number_option(a, val, 0, 1023, &seen_device, &v), o.device = (int)v, i++;
 		else if (a[0] != '-' && strchr(a, '=')) bad = add_sizes(&o, a);
