@@ -18,8 +18,7 @@ typedef struct Buf {
 static inline void buf_open(Buf *b)
 {
 	b->p = NULL, b->n = 0;
-	b->f = open_memstream(&b->p, &b->n);
-	if (!b->f) die("out of memory");
+	b->f = xmemstream(&b->p, &b->n);
 }
 
 static inline void buf_close(Buf *b) { fclose(b->f), b->f = NULL; }

@@ -114,8 +114,7 @@ static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
 	struct Hoist *h = &cx->hoist[cx->nhoist++];
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) die("out of memory");
+	FILE *f = xmemstream(&buf, &len);
 	load_elem(cx, t, lin, f);
 	fclose(f);
 	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv,

@@ -68,8 +68,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	FILE *outer = out;
 	char *loops = NULL;
 	size_t loops_len = 0;
-	out = cx->out = open_memstream(&loops, &loops_len);
-	if (!out) die("out of memory");
+	out = cx->out = xmemstream(&loops, &loops_len);
 	int d = depth;
 	char *var[MAX_IDX] = {0};
 	int rag_step[MAX_IDX] = {0}, opened[MAX_IDX], nopen = 0;
@@ -108,8 +107,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	{
 		char *body = NULL;
 		size_t body_len = 0;
-		FILE *bf = open_memstream(&body, &body_len);
-		if (!bf) die("out of memory");
+		FILE *bf = xmemstream(&body, &body_len);
 		/* only where conditions or several merged terms read the inputs:
 		   a single unconditional term's reads are each in one place anyway */
 		int hoist = n > 1;

@@ -118,8 +118,7 @@ int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
 		id = memo_new(cx, (Memo){.stmt = wr, .key = key, .order = -1, .scope = cx->scope});
 		char *buf = NULL;
 		size_t len = 0;
-		FILE *f = open_memstream(&buf, &len);
-		if (!f) die("out of memory");
+		FILE *f = xmemstream(&buf, &len);
 		write_call(fn, subs, n, f);
 		fclose(f);
 		cx->memo[fn].uses++;
@@ -191,8 +190,7 @@ char *value_of(Cx *cx, const Stmt *s, int e, char **decls)
 	/* locals for the values used more than once, dependencies first */
 	char *dbuf = NULL, *vbuf = NULL;
 	size_t dlen = 0, vlen = 0;
-	FILE *d = open_memstream(&dbuf, &dlen), *v = open_memstream(&vbuf, &vlen);
-	if (!d || !v) die("out of memory");
+	FILE *d = xmemstream(&dbuf, &dlen), *v = xmemstream(&vbuf, &vlen);
 	int *by_order = xcalloc((size_t)cx->nmemo + 1, sizeof *by_order);
 	for (int i = 0; i < cx->nmemo; i++) by_order[cx->memo[i].order] = i;
 	for (int i = 0; i < cx->nmemo; i++) {

@@ -69,8 +69,7 @@ char *linear_of(Cx *cx, int t, char **subs)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) die("out of memory");
+	FILE *f = xmemstream(&buf, &len);
 	emit_linear(cx->m, cx->fusion, t, subs, "a.n_", f);
 	fclose(f);
 	return buf;

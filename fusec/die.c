@@ -53,6 +53,13 @@ char *xstrdup(const char *s)
 	return c;
 }
 
+FILE *xmemstream(char **buf, size_t *len)
+{
+	FILE *f = open_memstream(buf, len);
+	if (!f) die("out of memory");
+	return f;
+}
+
 char *xasprintf(const char *fmt, ...)
 {
 	va_list ap;

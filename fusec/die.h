@@ -4,6 +4,7 @@
 #ifndef FUSEC_DIE_H
 #define FUSEC_DIE_H
 #include <stdarg.h>
+#include <stdio.h>
 
 /* The spec the next die() names (main.c sets it per file). */
 void die_set_spec(const char *path);
@@ -14,6 +15,9 @@ int vasprintf_portable(char **out, const char *fmt, va_list ap);
 void *xcalloc(unsigned long n, unsigned long size);
 void *xrealloc(void *p, unsigned long n, unsigned long size);
 char *xstrdup(const char *s);
+/* open_memstream that die()s: a failure there is out of memory, and every
+   caller would otherwise have to test for it (some did not). */
+FILE *xmemstream(char **buf, size_t *len);
 /* printf into a fresh malloc'd string. */
 char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 

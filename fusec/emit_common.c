@@ -9,8 +9,7 @@ char *render_expr(ExprWriter *w, int e)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-	if (!f) die("out of memory");
+	FILE *f = xmemstream(&buf, &len);
 	ir_write_expr(w, e, f);
 	fclose(f);
 	return buf;

@@ -46,7 +46,7 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 		} else { /* a gather or a data-given range: checked, so bad data cannot crash the reference */
 			char *buf = NULL;
 			size_t len = 0;
-			FILE *f = open_memstream(&buf, &len);
+			FILE *f = xmemstream(&buf, &len);
 			fprintf(f, "fz_ix(%s, ", s);
 			if (dim_derived(t->dim[i])) dim_write_c(&m->fusion[rx->fusion], t->dim[i], "n_", f);
 			else if (t->dim[i].sym >= 0) fprintf(f, "n_%s", m->fusion[rx->fusion].sym[t->dim[i].sym]);
@@ -131,7 +131,7 @@ static char *target_ref(Rx *rx, const Stmt *s)
 		} else {
 			char *buf = NULL;
 			size_t len = 0;
-			FILE *f = open_memstream(&buf, &len);
+			FILE *f = xmemstream(&buf, &len);
 			fprintf(f, "fz_ix(%s, ", e);
 			dim_c(rx, t->dim[i], f);
 			fputs(", &bad)", f);
@@ -142,7 +142,7 @@ static char *target_ref(Rx *rx, const Stmt *s)
 	}
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	FILE *f = xmemstream(&buf, &len);
 	fprintf(f, "t_%s[", t->name);
 	emit_linear(m, rx->fusion, s->out, subs, "n_", f);
 	fputc(']', f);

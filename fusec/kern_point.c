@@ -22,8 +22,7 @@ static char *vec_path(Cx *cx)
 	const int ns = k->nspace;
 	char *idx = NULL, *body = NULL, *stores = NULL;
 	size_t ilen = 0, blen = 0, slen = 0;
-	FILE *xf = open_memstream(&idx, &ilen), *bf = open_memstream(&body, &blen), *sf = open_memstream(&stores, &slen);
-	if (!xf || !bf || !sf) die("out of memory");
+	FILE *xf = xmemstream(&idx, &ilen), *bf = xmemstream(&body, &blen), *sf = xmemstream(&stores, &slen);
 	FILE *main_out = cx->out;
 	cx->nvl = cx->nvs = 0;
 	cx->out = bf, cx->sink = sf;
@@ -58,8 +57,7 @@ static char *vec_path(Cx *cx)
 	clear_locals(cx);
 	char *res = NULL;
 	size_t rlen = 0;
-	FILE *o = open_memstream(&res, &rlen);
-	if (!o) die("out of memory");
+	FILE *o = xmemstream(&res, &rlen);
 	/* the condition: the innermost extent, then every vector's tensor */
 	fputs("\tconst bool fz_vec = (", o);
 	dim_c(cx, k->space[ns - 1], o);
@@ -139,7 +137,7 @@ static void emit(Cx *cx)
 			/* a copy past the end reads point p (valid) and stores nothing */
 			fprintf(out, "\t\tconst bool ok%s = p + %d * stride < total;\n", sfx, u);
 			snprintf(lin, sizeof lin, "(ok%s ? p + %d * stride : p)", sfx, u);
-			dfr = open_memstream(&deferred[u], &dlen[u]);
+			dfr = xmemstream(&deferred[u], &dlen[u]);
 			cx->sink = dfr;
 		} else {
 			snprintf(lin, sizeof lin, "p");

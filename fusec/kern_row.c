@@ -123,8 +123,7 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		for (int t = 0; t < m->ntensor; t++) before[t] = cx->rc_used[t] & 3, cx->rc_used[t] &= (unsigned char)~3;
 		char *text = NULL;
 		size_t len = 0;
-		FILE *bf = open_memstream(&text, &len);
-		if (!bf) die("out of memory");
+		FILE *bf = xmemstream(&text, &len);
 		cx->out = bf;
 		cx->rc_var = var;
 		body(cx, sid, n, depth + (cx->rc_stream ? 4 : 3)); /* inside the stream loop: one deeper */
@@ -203,8 +202,7 @@ static char *row_body(Cx *cx, int depth)
 	const Kernel *k = cx->k;
 	char *body = NULL;
 	size_t blen = 0;
-	FILE *bf = open_memstream(&body, &blen);
-	if (!bf) die("out of memory");
+	FILE *bf = xmemstream(&body, &blen);
 	FILE *keep = cx->out;
 	memset(cx->rc_used, 0, (size_t)m->ntensor + 1);
 	clear_locals(cx);

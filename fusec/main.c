@@ -196,7 +196,7 @@ int main(int argc, char **argv)
 	char *dep_text = NULL;
 	size_t dep_len = 0;
 	FILE *dep = NULL;
-	if (depfile && !(dep = open_memstream(&dep_text, &dep_len))) die("out of memory");
+	if (depfile) dep = xmemstream(&dep_text, &dep_len);
 	int failed = 0, internal = 0;
 	for (int i = 0; i < nfiles; i++) {
 		FrontEnd fe = {0};

@@ -29,8 +29,7 @@ static char *shape_of(const Module *m, const Fusion *f, const Tensor *x)
 {
 	char *buf = NULL;
 	size_t len = 0;
-	FILE *o = open_memstream(&buf, &len);
-	if (!o) die("out of memory");
+	FILE *o = xmemstream(&buf, &len);
 	fputs(elem_info[x->type].name, o);
 	if (x->rank) dims_write(m, f, x->dim, x->rank, ", ", o);
 	fclose(o);
