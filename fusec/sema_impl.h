@@ -68,7 +68,7 @@ typedef struct Sema {
 	} aff[16];
 	int naff;
 	int rank_error;        /* reported while collecting this statement */
-	int too_many_idx;      /* likewise: once, not at every index past the 8th */
+	int too_many_idx;      /* likewise: once, not at every index past the 8th; the statement ends after pass 1 */
 } Sema;
 
 struct Builtin { IrOp op; int arity; };

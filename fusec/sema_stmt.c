@@ -146,7 +146,7 @@ static void check_stmt_body(Sema *s, int node)
 		s->no_ranges = 0;
 	}
 	if (!is_append && x->e) collect_indices(s, x->e);
-	if (s->rank_error) return;
+	if (s->rank_error || s->too_many_idx) return; /* more indices than order[] below holds */
 	/* Range errors do not end the statement (p1_bad): pass 2 still reports
 	   the independent errors of its value. Names that pass 2 reports, or
 	   that are already reported, are dropped rather than entered. */
