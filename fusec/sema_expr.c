@@ -328,18 +328,49 @@ long const_int(Sema *s, int node)
 	return -1;
 }
 
-/* Is this name written by a statement of a later stage of this fusion? */
-static int defined_later(Sema *s, int name_node)
+/* The names that the statements of a fusion's stages define, sorted by
+ * name and then stage, for defined_later. */
+static int def_cmp(const void *a, const void *b)
 {
-	int seen = 0;
-	for (int it = s->fusion_items; it; it = N(s, it)->next) {
-		if (it == s->cur_stage_node) { seen = 1; continue; }
-		if (!seen || N(s, it)->kind != AST_STAGE) continue;
+	const StageDef *x = a, *y = b;
+	int c = memcmp(x->p, y->p, x->len < y->len ? x->len : y->len);
+	if (c) return c;
+	if (x->len != y->len) return x->len < y->len ? -1 : 1;
+	return (x->ord > y->ord) - (x->ord < y->ord);
+}
+
+void stage_defs(Sema *s, int items)
+{
+	int n = 0, ord = 0;
+	for (int it = items; it; it = N(s, it)->next)
+		if (N(s, it)->kind == AST_STAGE)
+			for (int st = N(s, it)->b; st; st = N(s, st)->next) n++;
+	free(s->defs);
+	s->defs = xcalloc(n ? (size_t)n : 1, sizeof *s->defs);
+	s->ndefs = 0;
+	for (int it = items; it; it = N(s, it)->next) {
+		if (N(s, it)->kind != AST_STAGE) continue;
 		for (int st = N(s, it)->b; st; st = N(s, st)->next) {
 			int lhs = N(s, st)->kind == AST_STMT ? N(s, st)->a : st;
-			if (name_is(s, lhs, N(s, name_node)->off, N(s, name_node)->len)) return st;
+			s->defs[s->ndefs++] = (StageDef){TXT(s, lhs), N(s, lhs)->len, ord, st};
 		}
+		ord++;
 	}
+	qsort(s->defs, (size_t)s->ndefs, sizeof *s->defs, def_cmp);
+}
+
+/* Is this name written by a statement of a later stage of this fusion?
+ * The first such statement, found by binary search. */
+static int defined_later(Sema *s, int name_node)
+{
+	StageDef key = {TXT(s, name_node), N(s, name_node)->len, s->stage_ord, 0};
+	int lo = 0, hi = s->ndefs; /* the first past (name, current stage) */
+	while (lo < hi) {
+		int mid = lo + (hi - lo) / 2;
+		if (def_cmp(&s->defs[mid], &key) <= 0) lo = mid + 1;
+		else hi = mid;
+	}
+	if (lo < s->ndefs && s->defs[lo].len == key.len && !memcmp(s->defs[lo].p, key.p, key.len)) return s->defs[lo].stmt;
 	return 0;
 }
 

@@ -23,6 +23,16 @@
 
 typedef struct Const { unsigned off, len; double value; int is_int; } Const;
 
+/* Names to ids (hashed), so that a spec of many fusions, stages or tensors
+ * is checked in linear time. A key points at text that outlives the map. */
+typedef struct NameMap {
+	struct NameEnt { const char *p; unsigned len; int id; } *e;
+	unsigned cap, n;
+} NameMap;
+
+/* A name that a stage's statement defines: defined_later looks these up. */
+typedef struct StageDef { const char *p; unsigned len; int ord, stmt; } StageDef;
+
 /* One index of the statement being checked, before it is entered in IR. */
 typedef struct Slot {
 	unsigned off, len;     /* name */
@@ -47,8 +57,6 @@ typedef struct Sema {
 	Slot slot[MAX_IDX];
 	int nslot;
 	int first_index;       /* IR id of slot 0 while building */
-	int fusion_items;      /* AST list of the current fusion's items */
-	int cur_stage_node;
 	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
 	struct { unsigned off, len; } failed[64]; /* names whose defining statement failed */
 	int nfailed;
@@ -69,6 +77,10 @@ typedef struct Sema {
 	int naff;
 	int rank_error;        /* reported while collecting this statement */
 	int too_many_idx;      /* likewise: once, not at every index past the 8th; the statement ends after pass 1 */
+	NameMap fusions;       /* the file's fusions by name */
+	NameMap tensors, stages, syms; /* the current fusion's, by name */
+	StageDef *defs;        /* the current fusion's statements' targets, by name then stage */
+	int ndefs, stage_ord;  /* stage_ord: the current stage's position in its fusion */
 } Sema;
 
 struct Builtin { IrOp op; int arity; };
@@ -104,6 +116,9 @@ void check_stmt(Sema *s, int node);
 void stmt_target(Sema *s, int node, int sid, int target);
 
 /* sema_names.c */
+int namemap_get(const NameMap *m, const char *p, unsigned len);
+void namemap_put(NameMap *m, const char *p, unsigned len, int id);
+void namemap_free(NameMap *m);
 typedef struct Guess { const char *best; size_t len; int dist, ties; } Guess;
 char *dup_name(Sema *s, int node);
 const struct Builtin *builtin_find(Sema *s, int node);
@@ -139,5 +154,6 @@ int build_expr(Sema *s, int node);
 long const_int(Sema *s, int node);
 int loads_index(const Module *m, int e, int ix);
 int check_order(Sema *s, int e);
+void stage_defs(Sema *s, int items);
 
 #endif

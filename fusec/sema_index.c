@@ -30,10 +30,7 @@ int slot_get(Sema *s, int node)
 /* The size symbol a name spells, or -1. */
 int sym_find(Sema *s, int node)
 {
-	Fusion *f = F(s);
-	for (int i = 0; i < f->nsym; i++)
-		if (ast_name_eq(s->ast, node, f->sym[i])) return i;
-	return -1;
+	return namemap_get(&s->syms, TXT(s, node), N(s, node)->len);
 }
 
 /* True for a bare identifier that names no tensor, constant, size or

@@ -26,14 +26,50 @@ const struct Builtin *builtin_find(Sema *s, int node)
 }
 
 
+static unsigned name_hash(const char *p, unsigned len)
+{
+	unsigned h = 2166136261u; /* FNV-1a */
+	for (unsigned i = 0; i < len; i++) h = (h ^ (unsigned char)p[i]) * 16777619u;
+	return h;
+}
+
+int namemap_get(const NameMap *m, const char *p, unsigned len)
+{
+	if (!m->cap) return -1;
+	for (unsigned i = name_hash(p, len) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		const struct NameEnt *e = &m->e[i];
+		if (!e->p) return -1;
+		if (e->len == len && !memcmp(e->p, p, len)) return e->id;
+	}
+}
+
+/* Enters a name, unless it is there already: the first id stays. */
+void namemap_put(NameMap *m, const char *p, unsigned len, int id)
+{
+	if (namemap_get(m, p, len) >= 0) return;
+	if (2 * (m->n + 1) > m->cap) { /* at most half full */
+		NameMap g = {.cap = m->cap ? 2 * m->cap : 64};
+		g.e = xcalloc(g.cap, sizeof *g.e);
+		for (unsigned i = 0; i < m->cap; i++)
+			if (m->e[i].p) namemap_put(&g, m->e[i].p, m->e[i].len, m->e[i].id);
+		free(m->e);
+		*m = g;
+	}
+	unsigned i = name_hash(p, len) & (m->cap - 1);
+	while (m->e[i].p) i = (i + 1) & (m->cap - 1);
+	m->e[i] = (struct NameEnt){p, len, id};
+	m->n++;
+}
+
+void namemap_free(NameMap *m)
+{
+	free(m->e);
+	*m = (NameMap){0};
+}
+
 int tensor_find(Sema *s, int node)
 {
-	Fusion *f = F(s);
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
-		if (strlen(s->m->tensor[i].name) == N(s, node)->len &&
-		    !memcmp(s->m->tensor[i].name, TXT(s, node), N(s, node)->len))
-			return i;
-	return -1;
+	return namemap_get(&s->tensors, TXT(s, node), N(s, node)->len);
 }
 
 const Const *const_find(Sema *s, int node)
@@ -80,14 +116,15 @@ void count_tensor(Sema *s, int node)
 static int sym_intern(Sema *s, int node)
 {
 	Fusion *f = F(s);
-	for (int i = 0; i < f->nsym; i++)
-		if (strlen(f->sym[i]) == N(s, node)->len && !memcmp(f->sym[i], TXT(s, node), N(s, node)->len))
-			return i;
+	int i = sym_find(s, node);
+	if (i >= 0) return i;
 	name_fits(s, node, "size", FZ_MAX_NAME, "");
 	if (f->nsym == FZ_MAX_SIZES)
 		diag_error(s->d, N(s, node)->off, "too many sizes in one fusion (the runtime takes at most %d)", FZ_MAX_SIZES);
-	f->sym = xrealloc(f->sym, (unsigned long)f->nsym + 1, sizeof *f->sym);
+	if (!(f->nsym & (f->nsym - 1))) /* 0, 1, 2, 4, ...: room for as many again */
+		f->sym = xrealloc(f->sym, f->nsym ? 2ul * (unsigned long)f->nsym : 1, sizeof *f->sym);
 	f->sym[f->nsym] = dup_name(s, node);
+	namemap_put(&s->syms, f->sym[f->nsym], N(s, node)->len, f->nsym);
 	return f->nsym++;
 }
 
@@ -152,6 +189,7 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 	count_tensor(s, node);
 	Tensor *x = &s->m->tensor[id];
 	x->name = dup_name(s, node);
+	namemap_put(&s->tensors, x->name, N(s, node)->len, id);
 	x->kind = kind;
 	x->type = t < 0 ? ET_F32 : (ElemType)t;
 	x->off = N(s, node)->off;

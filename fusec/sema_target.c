@@ -42,6 +42,7 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 	count_tensor(s, lhs);
 	Tensor *x = &s->m->tensor[id];
 	x->name = dup_name(s, lhs);
+	namemap_put(&s->tensors, x->name, N(s, lhs)->len, id);
 	x->kind = TK_TEMP;
 	x->type = t;
 	x->off = N(s, lhs)->off;

@@ -22,7 +22,8 @@
 #   tests/diag/*.fuse       run through fusec; "# CHECK..." lines are matched
 #                           against stderr, "# OUT..." lines against stdout
 #                           (stdout must otherwise be empty), "# EXIT: N" is
-#                           the exit status, "# ARGS: ..." extra options
+#                           the exit status, "# ARGS: ..." extra options,
+#                           "# TIMEOUT: S" a bound in seconds on the run
 #   tests/diag/gen/*.check  the same for inputs made by gen_NAME in this file
 #   tests/emit/*.fuse       "# AST..." lines are matched against --emit=ast,
 #                           "# IR..." lines against --emit=ir, "# SCHEDULE..."
@@ -284,8 +285,17 @@ diag_one() {
 	_exit=$(directive "$_cf" EXIT)
 	_args=$(directive "$_cf" ARGS)
 	_xfail=$(directive "$_cf" XFAIL)
-	# shellcheck disable=SC2086
-	run_fusec "$_dir" $_args "$_in"
+	_tmo=$(directive "$_cf" TIMEOUT)
+	if [ -n "$_tmo" ]; then
+		# a bound for inputs that once took quadratic time
+		# shellcheck disable=SC2086
+		(cd "$_dir" && exec timeout "$_tmo" "$FUSEC" $_args "$_in") >"$TMP/out" 2>"$TMP/err"
+		rc=$?
+		[ "$rc" = 124 ] && echo "timed out after ${_tmo}s" >>"$TMP/err"
+	else
+		# shellcheck disable=SC2086
+		run_fusec "$_dir" $_args "$_in"
+	fi
 	why=
 	if [ -z "$_exit" ]; then
 		why="no '# EXIT: N' line in $_cf"
@@ -297,7 +307,7 @@ diag_one() {
 		cat "$TMP/err" >"$TMP/details"
 	elif ! filecheck CHECK "$_cf" "$TMP/err"; then
 		why="stderr does not match the CHECK lines"
-	elif grep -q 'OUT[A-Z-]*:' "$_cf"; then
+	elif grep -q '# OUT[A-Z-]*:' "$_cf"; then
 		filecheck OUT "$_cf" "$TMP/out" || why="stdout does not match the OUT lines"
 	elif [ -s "$TMP/out" ]; then
 		why="unexpected output on stdout"
@@ -365,6 +375,28 @@ gen_kmin_deep_k() {
 		printf 'fusion f(x: f32[N]) -> (y: f32[N]) {\n    stage s [reduction] { e(i) kmin[1'
 		repeat 3000000 '+j'
 		printf ']=! x(j) }\n    stage out { y(i) = x(i) }\n}\n'
+	} >"$1"
+}
+# seq_lines N FORMAT: FORMAT (printf, each %d is i) for i = 0 .. N-1.
+seq_lines() { awk -v n="$1" -v f="$2" 'BEGIN { for (i = 0; i < n; i++) printf f, i, i }'; }
+gen_many_fusions() {
+	seq_lines 100000 'fusion f%d(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) } }\n' >"$1"
+	printf 'fusion f7(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) } }\n' >>"$1"
+}
+gen_many_stages() {
+	{
+		printf 'fusion f(x: f32[N]) -> (y: f32[N]) {\n    stage first { y(i) = t(i) }\n'
+		seq_lines 100000 '    stage s%d { y(i) += x(i) }\n'
+		printf '    stage last { t(i) = x(i) }\n}\n'
+	} >"$1"
+}
+gen_many_tensors() {
+	{
+		printf 'fusion f('
+		seq_lines 100000 'x%d: f32[N%d], '
+		printf 'x7: f32[N]) -> (y: f32[N0]) {\n'
+		seq_lines 100000 '    temp t%d: f32[N%d]\n'
+		printf '    temp bad: f32[Q]\n    stage s { y(i) = x0(i) }\n}\n'
 	} >"$1"
 }
 gen_size_limit() {
