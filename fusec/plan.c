@@ -92,6 +92,6 @@ void sched_free(Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) free(p->k[i].name);
 	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
-	free(p->storage), free(p->writer), free(p->reset_by);
+	free(p->storage), free(p->writer), free(p->reset_by), free(p->prod_at), free(p->prod);
 	memset(p, 0, sizeof *p);
 }

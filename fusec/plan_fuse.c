@@ -50,14 +50,40 @@ static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
 	       inner_is_contiguous(m, s, x->c, ix);
 }
 
-/* Which statement of the current kernel writes tensor t, or -1. */
-static int producer_in(const Module *m, const Schedule *p, int kern, int t, int before)
+/* Which statement of the current kernel, before `before`, first produces
+ * tensor t (writes it, or compacts a list it counts), or -1. A binary
+ * search over t's producers: a kernel may hold many thousand statements. */
+static int producer_in(const Schedule *p, int kern, int t, int before)
 {
-	const Kernel *k = &p->k[kern];
-	for (int i = k->first_stmt; i < before; i++)
-		if (m->stmt[i].out == t || (m->tensor[m->stmt[i].out].list_count == t && m->stmt[i].pattern == PAT_COMPACT))
-			return i;
-	return -1;
+	int lo = p->prod_at[t], hi = p->prod_at[t + 1];
+	while (lo < hi) { /* the first at or after the kernel's first statement */
+		int mid = lo + (hi - lo) / 2;
+		if (p->prod[mid] < p->k[kern].first_stmt) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < p->prod_at[t + 1] && p->prod[lo] < before ? p->prod[lo] : -1;
+}
+
+/* p->prod and p->prod_at: each tensor's producers among the fusion's statements. */
+static void index_producers(const Module *m, Schedule *p)
+{
+	p->prod_at = xcalloc((size_t)m->ntensor + 2, sizeof *p->prod_at);
+	int *at = p->prod_at + 1, n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 counts each tensor's producers into at[t]; pass 1 enters them */
+		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			int c = s->pattern == PAT_COMPACT ? m->tensor[s->out].list_count : -1;
+			int ts[2] = {s->out, c != s->out ? c : -1};
+			for (int j = 0; j < 2 && ts[j] >= 0; j++)
+				if (pass == 0) at[ts[j]]++;
+				else p->prod[at[ts[j]]++] = sid;
+		}
+		if (pass == 0) { /* at[t]: where t's producers start */
+			for (int t = 0; t < m->ntensor; t++) { int c = at[t]; at[t] = n, n += c; }
+			p->prod = xcalloc((size_t)n + 1, sizeof *p->prod);
+		}
+	}
 }
 
 /* Are a load's subscripts exactly the statement's free indices, i.e. the
@@ -100,7 +126,7 @@ static int remat_reads(const Module *m, const Schedule *p, int kern, const Stmt 
 	const Expr *x = &m->expr[e];
 	int r = REMAT_ANY;
 	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
-		int q = producer_in(m, p, kern, x->tensor, before);
+		int q = producer_in(p, kern, x->tensor, before);
 		if (q >= 0) {
 			const Stmt *Q = &m->stmt[q];
 			int nsp = p->k[kern].nspace;
@@ -142,7 +168,7 @@ static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const
 	const Expr *x = &m->expr[e];
 	SplitRule r = SPLIT_NONE;
 	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
-		int pr = producer_in(m, p, kern, x->tensor, sid);
+		int pr = producer_in(p, kern, x->tensor, sid);
 		if (pr >= 0) {
 			const Stmt *P = &m->stmt[pr];
 			const Kernel *k = &p->k[kern];
@@ -291,6 +317,7 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 {
 	int first = p->first_stmt, last = p->last_stmt;
 	int tail_closed = 0;
+	index_producers(m, p);
 	for (int sid = first; sid < last && fused; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *t = &m->tensor[s->out];

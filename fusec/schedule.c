@@ -115,7 +115,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 _Static_assert(sizeof(KernelParams) == 72, "KernelParams changed: compare the new field in params_same, then update 72");
 _Static_assert(sizeof(Kernel) == 560, "Kernel changed: compare the new field in kernel_same, then update 560");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
-_Static_assert(sizeof(Schedule) == 104, "Schedule changed: compare the new field in sched_same, then update 104");
+_Static_assert(sizeof(Schedule) == 120, "Schedule changed: compare the new field in sched_same, then update 120");
 #endif
 
 static int params_same(const KernelParams *a, const KernelParams *b)
@@ -156,6 +156,9 @@ int sched_same(const Module *m, const Schedule *a, const Schedule *b)
 			return 0;
 	const Fusion *f = &m->fusion[a->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
-		if (a->storage[t] != b->storage[t] || a->writer[t] != b->writer[t] || a->reset_by[t] != b->reset_by[t]) return 0;
+		if (a->storage[t] != b->storage[t] || a->writer[t] != b->writer[t] || a->reset_by[t] != b->reset_by[t] ||
+		    a->prod_at[t] != b->prod_at[t] || a->prod_at[t + 1] != b->prod_at[t + 1] ||
+		    memcmp(a->prod + a->prod_at[t], b->prod + b->prod_at[t], (size_t)(a->prod_at[t + 1] - a->prod_at[t]) * sizeof *a->prod))
+			return 0;
 	return 1;
 }

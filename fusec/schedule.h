@@ -213,6 +213,8 @@ typedef struct Schedule {
 	int *writer;              /* its only writing statement in the fusion; -1 none, -2 several */
 	int *reset_by;            /* must start each run at zero: the kernel that zeroes it for the next run
 	                             (-1: a memset op does) */
+	int *prod_at, *prod;      /* the statements that produce it (write it, or compact a list that it
+	                             counts), in order: prod[prod_at[t] .. prod_at[t + 1]) */
 } Schedule;
 
 /* Schedule of fusion `fusion` for `target`; fused = 0 gives the one-kernel-

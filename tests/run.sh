@@ -399,6 +399,13 @@ gen_many_tensors() {
 		printf '    temp bad: f32[Q]\n    stage s { y(i) = x0(i) }\n}\n'
 	} >"$1"
 }
+gen_many_statements() {
+	{
+		printf 'fusion f(x: f32[N]) -> (y: f32[N]) {\n    stage s { y(i) = x(i)\n'
+		repeat 100000 '        y(i) += x(i)\n'
+		printf '    }\n}\n'
+	} >"$1"
+}
 gen_size_limit() {
 	{
 		head -c 73400320 /dev/zero | tr '\0' ' '
