@@ -10,6 +10,7 @@
 #include "../runtime/fuserun.h" /* the manifest's limits and targets: one contract with the runtime */
 
 #include "emit.h"
+#include "namer.h"
 #include "ptx.h"
 #include "plan.h"
 #include "../runtime/sha256.h" /* one SHA-256 for fusec and the runtime */
@@ -63,11 +64,15 @@ static int representable(const Module *m, const Fusion *f, const Schedule *fused
 /* the fusions written in this run, and their specs: a second spec defining
    the same name would overwrite the first's artifacts */
 static struct Written { char *name; const char *spec; } *written;
-static int nwritten;
+static int nwritten, cwritten;
+/* the same names in a hash: each fusion of a file of many looks its name up
+   there, not by a walk over every earlier one (quadratic); the walk finds
+   the other spec for the error only */
+static Namer written_names;
 
 static int name_taken(const char *dir, const Fusion *f, const char *spec_path)
 {
-	for (int i = 0; i < nwritten; i++)
+	for (int i = 0; namer_taken(&written_names, f->name) && i < nwritten; i++)
 		if (!strcmp(written[i].name, f->name)) {
 			fprintf(stderr, "fusec: error: %s: fusion %s is also defined by %s: their artifacts would overwrite each other\n",
 			        spec_path, f->name, written[i].spec);
@@ -98,11 +103,14 @@ static int name_taken(const char *dir, const Fusion *f, const char *spec_path)
 
 static void remember(const Fusion *f, const char *spec_path)
 {
-	struct Written *w = realloc(written, (size_t)(nwritten + 1) * sizeof *w);
-	if (!w) die("out of memory");
-	written = w;
+	if (nwritten == cwritten) { /* doubling: a file may have many thousand fusions */
+		struct Written *w = realloc(written, (size_t)(cwritten = cwritten ? 2 * cwritten : 16) * sizeof *w);
+		if (!w) die("out of memory");
+		written = w;
+	}
 	if (!(written[nwritten].name = strdup(f->name))) die("out of memory");
 	written[nwritten++].spec = spec_path;
+	namer_reserve(&written_names, f->name);
 }
 
 /* a path as make reads it in a depfile: '$' doubled, space, '#' and ':' after

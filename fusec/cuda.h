@@ -34,6 +34,11 @@ typedef struct Cx {
 	int fusion;
 	const Kernel *k;
 	int kernel_id;
+	/* The per-index and per-tensor arrays hold the fusion's own (contiguous
+	   in the Module): index i at [i - first_index], tensor t at
+	   [t - first_tensor]. Sized by the Module's, a file of many fusions cost
+	   each fusion the whole file's size. */
+	int first_index, first_tensor;
 	char **bind;      /* per index: C expression */
 	char **local;     /* per tensor: local holding its value at the point */
 	char ***local_at; /* per tensor: the subscripts that local stands for */

@@ -17,9 +17,9 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	const Module *m = cx->m;
 	const Expr *x = &m->expr[e];
 	if (x->op == IR_INDEX) {
-		if (!cx->bind[x->index]) die("index %s of %s is not bound in kernel %s", m->index[x->index].name,
+		if (!cx->bind[x->index - cx->first_index]) die("index %s of %s is not bound in kernel %s", m->index[x->index].name,
 		                             m->fusion[cx->fusion].name, cx->k->name);
-		fputs(cx->bind[x->index], out);
+		fputs(cx->bind[x->index - cx->first_index], out);
 		return;
 	}
 	int t = x->tensor;
@@ -30,9 +30,9 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	}
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < x->nargs; i++) subs[i] = render_expr(w, x->args[i]);
-	int hit = cx->local[t] != NULL;
-	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t][i] && !strcmp(cx->local_at[t][i], subs[i]);
-	int wr = cx->p->writer[t];
+	int hit = cx->local[t - cx->first_tensor] != NULL;
+	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
+	int wr = cx->p->writer[t - cx->p->first_tensor];
 	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 &&
 	             !strcmp(subs[x->nargs - 1], cx->rc_var);
 	for (int i = 0; cached && i < cx->k->nspace; i++) {
@@ -43,11 +43,11 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	int vi = -1;
 	if (cached) {
 		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
-		cx->rc_used[t] |= 1;
+		cx->rc_used[t - cx->first_tensor] |= 1;
 	} else if (hit) {
-		fputs(cx->local[t], out);
-	} else if (wr >= 0 && wr < cx->cur && cx->p->remat[wr] &&
-	           (cx->p->op[wr] == STEP_INLINE || cx->p->stmt_kernel[wr] == cx->kernel_id)) {
+		fputs(cx->local[t - cx->first_tensor], out);
+	} else if (wr >= 0 && wr < cx->cur && cx->p->remat[wr - cx->p->first_stmt] &&
+	           (cx->p->op[wr - cx->p->first_stmt] == STEP_INLINE || cx->p->stmt_kernel[wr - cx->p->first_stmt] == cx->kernel_id)) {
 		/* Recompute the producer, its free indices bound to our subscripts:
 		   once per value and tuple of subscripts (the memo), except where
 		   only a condition lets it be evaluated. */
@@ -58,8 +58,8 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		}
 		char *saved[MAX_RANK];
 		for (int i = 0; i < P->nfree; i++) {
-			saved[i] = cx->bind[P->first_index + i];
-			cx->bind[P->first_index + i] = subs[i];
+			saved[i] = cx->bind[P->first_index + i - cx->first_index];
+			cx->bind[P->first_index + i - cx->first_index] = subs[i];
 		}
 		ElemType c = w->compute;
 		int h = w->half;
@@ -68,7 +68,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		ir_write_expr(w, P->rhs, out);
 		fputc(')', out);
 		w->compute = c, w->half = h;
-		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
 	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
@@ -154,12 +154,12 @@ int eager_ok(ExprWriter *w, int e)
 	   a byte of 2 is not && (comparisons and constants are 0 or 1) */
 	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT && cx->m->tensor[x->tensor].type != ET_BOOL;
 	case IR_LOAD: { /* an input, or a value the kernel holds in a local (eps(i) in a count's condition) */
-		const int t = x->tensor, local = cx->local[t] != NULL;
+		const int t = x->tensor, local = cx->local[t - cx->first_tensor] != NULL;
 		if (cx->m->tensor[t].type == ET_BOOL || (!local && !cx_readonly(cx, t))) return 0;
 		for (int i = 0; i < x->nargs; i++) {
 			const Expr *a = &cx->m->expr[x->args[i]];
-			const char *b = a->op == IR_INDEX ? cx->bind[a->index] : NULL;
-			if (!b || !hoist_var(cx, b) || (local && (!cx->local_at[t][i] || strcmp(cx->local_at[t][i], b)))) return 0;
+			const char *b = a->op == IR_INDEX ? cx->bind[a->index - cx->first_index] : NULL;
+			if (!b || !hoist_var(cx, b) || (local && (!cx->local_at[t - cx->first_tensor][i] || strcmp(cx->local_at[t - cx->first_tensor][i], b)))) return 0;
 		}
 		return 1;
 	}

@@ -38,7 +38,7 @@ int reduce_unroll(const Cx *cx)
 int emit_reductions(Cx *cx, int sid, int depth, int row)
 {
 	const Module *m = cx->m;
-	int n = cx->p->merge[sid];
+	int n = cx->p->merge[sid - cx->p->first_stmt];
 	const Stmt *s0 = &m->stmt[sid];
 	FILE *out = cx->out;
 	for (int q = 0; q < n; q++) {
@@ -54,12 +54,12 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	}
 	if (row) { /* one reduced index, the row's: the block walks it */
 		char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree] = xstrdup(var);
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
 		row_loop(cx, var, accumulate_body, sid, n, depth);
 		free(var);
 		for (int q = 0; q < n; q++) {
-			free(cx->bind[m->stmt[sid + q].first_index + s0->nfree]);
-			cx->bind[m->stmt[sid + q].first_index + s0->nfree] = NULL;
+			free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
+			cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = NULL;
 		}
 		goto results;
 	}
@@ -87,7 +87,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		dim_c(cx, ix->range, out);
 		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : split ? "FZ_SLICES" : "1");
 		d++;
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
 	}
 	for (int i = s0->nfree; i < s0->nindex; i++) { /* ragged innermost: bounds see the dense ones */
 		const Index *ix = &m->index[s0->first_index + i];
@@ -101,7 +101,7 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		        var[i], hi, var[i], var[i], split ? "" : "");
 		free(lo), free(hi);
 		d++;
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i] = strdup(var[i]);
+		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
 		rag_step[i] = split;
 	}
 	{
@@ -130,8 +130,8 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		ind(out, d);
 		fputs("}\n", out);
 		for (int q = 0; q < n; q++) {
-			free(cx->bind[m->stmt[sid + q].first_index + i]);
-			cx->bind[m->stmt[sid + q].first_index + i] = NULL;
+			free(cx->bind[m->stmt[sid + q].first_index + i - cx->first_index]);
+			cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = NULL;
 		}
 		free(var[i]);
 	}

@@ -42,13 +42,13 @@ static int memo_new(Cx *cx, Memo e)
 static char *render_producer(Cx *cx, const Stmt *P, char **vars)
 {
 	char *saved[MAX_RANK];
-	for (int i = 0; i < P->nfree; i++) saved[i] = cx->bind[P->first_index + i], cx->bind[P->first_index + i] = vars[i];
+	for (int i = 0; i < P->nfree; i++) saved[i] = cx->bind[P->first_index + i - cx->first_index], cx->bind[P->first_index + i - cx->first_index] = vars[i];
 	ElemType keep = cx->w.compute;
 	int keep_half = cx->w.half;
 	stmt_math(&cx->w, cx->m, P);
 	char *text = render_expr(&cx->w, P->rhs);
 	cx->w.compute = keep, cx->w.half = keep_half;
-	for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i] = saved[i];
+	for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
 	return text;
 }
 
@@ -60,7 +60,7 @@ static char *render_producer(Cx *cx, const Stmt *P, char **vars)
 static int fn_of(Cx *cx, int wr)
 {
 	const Stmt *P = &cx->m->stmt[wr];
-	if (cx->p->remat[wr] < 2) return -1;
+	if (cx->p->remat[wr - cx->p->first_stmt] < 2) return -1;
 	for (int i = 0; i < cx->nmemo; i++)
 		if (cx->memo[i].stmt == wr && cx->memo[i].fn) return i;
 	int id = memo_new(cx, (Memo){.stmt = wr, .key = xstrdup(""), .order = -1, .fn = 1, .scope = -1});

@@ -89,17 +89,17 @@ void put_decls(FILE *out, const char *decls, int depth)
 
 void set_local(Cx *cx, int t, const char *name, char **subs, int n)
 {
-	free(cx->local[t]);
-	cx->local[t] = strdup(name);
+	free(cx->local[t - cx->first_tensor]);
+	cx->local[t - cx->first_tensor] = strdup(name);
 	for (int i = 0; i < MAX_RANK; i++) {
-		free(cx->local_at[t][i]);
-		cx->local_at[t][i] = i < n ? strdup(subs[i]) : NULL;
+		free(cx->local_at[t - cx->first_tensor][i]);
+		cx->local_at[t - cx->first_tensor][i] = i < n ? strdup(subs[i]) : NULL;
 	}
 }
 
 void clear_locals(Cx *cx)
 {
-	for (int t = 0; t < cx->m->ntensor; t++) {
+	for (int t = 0; t < cx->p->last_tensor - cx->p->first_tensor; t++) { /* the arrays' positions */
 		free(cx->local[t]);
 		cx->local[t] = NULL;
 		for (int i = 0; i < MAX_RANK; i++) free(cx->local_at[t][i]), cx->local_at[t][i] = NULL;
@@ -202,11 +202,11 @@ void emit_map(Cx *cx, int sid, int depth, int store_only_thread0)
 void bind_point(Cx *cx, const Stmt *s, int nspace)
 {
 	cx->cur = (int)(s - cx->m->stmt);
-	int n = s->pattern == PAT_COMPACT || cx->p->op[cx->cur] == STEP_GRID_REDUCE ? s->nindex : s->nfree;
+	int n = s->pattern == PAT_COMPACT || cx->p->op[cx->cur - cx->p->first_stmt] == STEP_GRID_REDUCE ? s->nindex : s->nfree;
 	for (int i = 0; i < n && i < nspace; i++) {
 		char v[16];
 		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
-		free(cx->bind[s->first_index + i]);
-		cx->bind[s->first_index + i] = strdup(v);
+		free(cx->bind[s->first_index + i - cx->first_index]);
+		cx->bind[s->first_index + i - cx->first_index] = strdup(v);
 	}
 }

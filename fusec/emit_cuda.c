@@ -30,7 +30,7 @@ void kernel_head(Cx *cx)
 		        minb, k->name, cx->m->fusion[cx->fusion].name);
 	const Fusion *f = &cx->m->fusion[cx->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
-		if (cx->p->reset_by[t] == cx->kernel_id && cx->m->tensor[t].rank == 0)
+		if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && cx->m->tensor[t].rank == 0)
 			fprintf(cx->out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n",
 			        cx->m->tensor[t].name);
 }
@@ -81,7 +81,7 @@ void emit_resets(Cx *cx, int depth)
 	const Fusion *f = &cx->m->fusion[cx->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &cx->m->tensor[t];
-		if (cx->p->reset_by[t] != cx->kernel_id || x->rank == 0) continue;
+		if (cx->p->reset_by[t - cx->p->first_tensor] != cx->kernel_id || x->rank == 0) continue;
 		char names[MAX_RANK][24], *subs[MAX_RANK];
 		for (int i = 0; i < x->rank; i++) snprintf(names[i], sizeof names[i], "s%d%s", i, cx->sfx), subs[i] = names[i];
 		char *lin = linear_of(cx, t, subs);
@@ -107,11 +107,13 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 {
 	Cx cx = {.m = m, .p = p, .fusion = p->fusion, .out = out, .sink_main = out, .sfx = "", .vec_u = -1, .scope = -1,
 	         .persist = persist, .written = written};
-	cx.bind = xcalloc((size_t)m->nindex + 1, sizeof *cx.bind);
-	cx.local = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local);
-	cx.local_at = xcalloc((size_t)m->ntensor + 1, sizeof *cx.local_at);
-	cx.rc_used = xcalloc((size_t)m->ntensor + 1, 1);
-	for (int t = 0; t < m->ntensor; t++) cx.local_at[t] = xcalloc(MAX_RANK, sizeof(char *));
+	int ni = fusion_indices(m, &m->fusion[p->fusion], &cx.first_index), nt = p->last_tensor - p->first_tensor;
+	cx.first_tensor = p->first_tensor;
+	cx.bind = xcalloc((size_t)ni + 1, sizeof *cx.bind);
+	cx.local = xcalloc((size_t)nt + 1, sizeof *cx.local);
+	cx.local_at = xcalloc((size_t)nt + 1, sizeof *cx.local_at);
+	cx.rc_used = xcalloc((size_t)nt + 1, 1);
+	for (int t = 0; t < nt; t++) cx.local_at[t] = xcalloc(MAX_RANK, sizeof(char *));
 	cx.w = (ExprWriter){.m = m, .leaf = cuda_leaf, .compute = ET_F32, .cuda = 1, .user = &cx};
 	if (!persist) fprintf(out, "/* %c variant: %d kernel%s */\n\n", p->variant, p->nk, p->nk == 1 ? "" : "s");
 	for (int i = 0; i < p->nk; i++) {
@@ -121,8 +123,8 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 		kern_template[p->k[i].mode]->emit(&cx);
 	}
 	clear_locals(&cx);
-	for (int t = 0; t < m->ntensor; t++) free(cx.local_at[t]);
-	for (int i = 0; i < m->nindex; i++) free(cx.bind[i]);
+	for (int t = 0; t < nt; t++) free(cx.local_at[t]);
+	for (int i = 0; i < ni; i++) free(cx.bind[i]);
 	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
 }
 

@@ -107,8 +107,8 @@ void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out
 	/* zero what must start at zero on every run */
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
-		int zero = t->zero_init && p->reset_by[i] < 0;
-		if (t->list_count >= 0 && p->reset_by[t->list_count] < 0) {
+		int zero = t->zero_init && p->reset_by[i - p->first_tensor] < 0;
+		if (t->list_count >= 0 && p->reset_by[t->list_count - p->first_tensor] < 0) {
 			const Tensor *c = &m->tensor[t->list_count];
 			fprintf(out, "\tif (n >= max_ops) return -1;\n");
 			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
@@ -136,7 +136,7 @@ void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out
 			fputs("\t\tconst unsigned long long gy = 1;\n", out);
 		}
 		int resets = 0; /* a kernel that zeroes something for later ones always runs */
-		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t] == i;
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
 		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
 		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);

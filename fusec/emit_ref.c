@@ -11,6 +11,7 @@
 typedef struct Rx {
 	const Module *m;
 	int fusion;
+	int first_index; /* the fusion's first index: index i's binding is bind[i - first_index] */
 	char **bind;
 	ExprWriter w;
 } Rx;
@@ -28,7 +29,7 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 	const Module *m = rx->m;
 	const Expr *x = &m->expr[e];
 	if (x->op == IR_INDEX) {
-		fputs(rx->bind[x->index], out);
+		fputs(rx->bind[x->index - rx->first_index], out);
 		return;
 	}
 	const Tensor *t = &m->tensor[x->tensor];
@@ -93,8 +94,8 @@ static int open_loops(Rx *rx, const Stmt *s, int from, int to, int depth, FILE *
 			const Index *ix = &m->index[s->first_index + i];
 			if ((ix->kind == IX_RAGGED) != pass) continue;
 			char *v = xasprintf("i_%s", ix->name);
-			free(rx->bind[s->first_index + i]);
-			rx->bind[s->first_index + i] = xstrdup(v);
+			free(rx->bind[s->first_index + i - rx->first_index]);
+			rx->bind[s->first_index + i - rx->first_index] = xstrdup(v);
 			ind(out, depth++);
 			if (ix->kind == IX_DENSE) {
 				fprintf(out, "for (long long %s = 0; %s < ", v, v);
@@ -243,7 +244,8 @@ void emit_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
 	Rx rx = {.m = m, .fusion = fusion};
-	rx.bind = xcalloc((unsigned long)m->nindex + 1, sizeof *rx.bind);
+	int ni = fusion_indices(m, f, &rx.first_index);
+	rx.bind = xcalloc((unsigned long)ni + 1, sizeof *rx.bind);
 	rx.w = (ExprWriter){.m = m, .leaf = rleaf, .compute = ET_F64, .cuda = 0, .user = &rx};
 	fputs("#include <math.h>\n#include <stdint.h>\n#include <stdlib.h>\n\n", out);
 	fprintf(out, "#include \"%s.h\"\n\n", f->name);
@@ -275,6 +277,6 @@ void emit_reference(const Module *m, int fusion, FILE *out)
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
 		if (m->tensor[i].kind == TK_TEMP) fprintf(out, "\tfree(t_%s);\n", m->tensor[i].name);
 	fputs("\treturn oom ? 2 : bad ? 1 : 0;\n}\n", out);
-	for (int i = 0; i < m->nindex; i++) free(rx.bind[i]);
+	for (int i = 0; i < ni; i++) free(rx.bind[i]);
 	free(rx.bind);
 }

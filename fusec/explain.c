@@ -30,7 +30,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        ROW_STREAM_VECS);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
-			if (p->op[s] == STEP_INLINE) continue; /* listed below */
+			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */
 			const Stage *sg = &m->stage[m->stmt[s].stage];
 			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
 			prev = sg->name;
@@ -42,12 +42,12 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 			if (m->tensor[t].kind != TK_TEMP) continue;
 			int mine = 0;
-			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t && p->op[s] != STEP_INLINE;
+			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t && p->op[s - p->first_stmt] != STEP_INLINE;
 			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, sched_stored(p, t) ? "stored in device memory" : "kept on chip");
 		}
 	}
 	for (int s = p->first_stmt; s < p->last_stmt; s++)
-		if (p->op[s] == STEP_INLINE)
+		if (p->op[s - p->first_stmt] == STEP_INLINE)
 			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
 			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
 	fputs("  stage boundaries:\n", out);
@@ -55,10 +55,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		int sid = m->stage[sg].first_stmt;
 		if (!m->stage[sg].nstmt) continue;
 		/* (the stages before may all be empty: then sid is the first) */
-		if (p->op[sid] == STEP_INLINE || (sid > p->first_stmt && p->op[sid - 1] == STEP_INLINE))
+		if (p->op[sid - p->first_stmt] == STEP_INLINE || (sid > p->first_stmt && p->op[sid - 1 - p->first_stmt] == STEP_INLINE))
 			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
 		else
 			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,
-			        p->why[sid] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid]]);
+			        p->why[sid - p->first_stmt] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid - p->first_stmt]]);
 	}
 }

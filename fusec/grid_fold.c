@@ -20,7 +20,7 @@ void emit_tail(Cx *cx, int depth)
 	const int nt = k->ntail;
 	const int end = k->first_stmt + k->nstmt;
 	for (int sid = k->first_stmt, q = 0; sid < end; sid++) {
-		if (cx->p->op[sid] != STEP_GRID_REDUCE) continue;
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_GRID_REDUCE) continue;
 		const Stmt *s = &m->stmt[sid];
 		const char *nm = m->tensor[s->out].name;
 		ind(out, depth), fprintf(out, "{\n");
@@ -36,7 +36,7 @@ void emit_tail(Cx *cx, int depth)
 	ind(out, depth), fputs("if (!fz_is_last) return;\n", out);
 	ind(out, depth), fputs("__threadfence();\n", out);
 	for (int sid = k->first_stmt, q = 0; sid < end; sid++) {
-		if (cx->p->op[sid] != STEP_GRID_REDUCE) continue;
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_GRID_REDUCE) continue;
 		const Stmt *s = &m->stmt[sid];
 		const char *nm = m->tensor[s->out].name;
 		ind(out, depth), fprintf(out, "double fold_%s = %s;\n", nm, identity(s->red, ET_F64));
@@ -47,7 +47,7 @@ void emit_tail(Cx *cx, int depth)
 	ind(out, depth), fputs("if (threadIdx.x != 0) return;\n", out);
 	ind(out, depth), fputs("*a.ws_count = 0u; /* ready for the next launch */\n", out);
 	for (int sid = k->first_stmt; sid < end; sid++) {
-		if (cx->p->op[sid] != STEP_GRID_REDUCE) continue;
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_GRID_REDUCE) continue;
 		const Stmt *s = &m->stmt[sid];
 		const Tensor *x = &m->tensor[s->out];
 		char *name = xasprintf("v_%s", x->name);
@@ -57,7 +57,7 @@ void emit_tail(Cx *cx, int depth)
 		free(name);
 	}
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-		if (cx->p->op[sid] == STEP_EPILOGUE) emit_map(cx, sid, depth, 0);
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_EPILOGUE) emit_map(cx, sid, depth, 0);
 }
 
 void emit_tail_decls(Cx *cx, int depth)
@@ -65,7 +65,7 @@ void emit_tail_decls(Cx *cx, int depth)
 	const Module *m = cx->m;
 	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
-		if (cx->p->op[sid] != STEP_GRID_REDUCE) continue;
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_GRID_REDUCE) continue;
 		ind(cx->out, depth);
 		fprintf(cx->out, "%s tacc_%s = %s;\n", ctype(s->acc), m->tensor[s->out].name, identity(s->red, s->acc));
 	}

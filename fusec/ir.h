@@ -236,6 +236,21 @@ typedef struct Module {
 	int caps[6];
 } Module;
 
+/* Fusion f's indices are [*first, *first + n), n returned: its statements'
+ * (sema_stmt.c makes each statement's in turn, and a fusion's statements
+ * are contiguous). Emitters size their per-index arrays by it, not by the
+ * Module's, which a file of many fusions makes long. */
+static inline int fusion_indices(const Module *m, const Fusion *f, int *first)
+{
+	*first = 0;
+	if (!f->nstage) return 0;
+	const Stage *a = &m->stage[f->first_stage], *z = &m->stage[f->first_stage + f->nstage - 1];
+	int s0 = a->first_stmt, s1 = z->first_stmt + z->nstmt;
+	if (s0 >= s1) return 0;
+	*first = m->stmt[s0].first_index;
+	return m->stmt[s1 - 1].first_index + m->stmt[s1 - 1].nindex - *first;
+}
+
 void ir_init(Module *m);
 void ir_free(Module *m);
 int ir_add_fusion(Module *m);

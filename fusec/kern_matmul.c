@@ -30,9 +30,9 @@ static void emit(Cx *cx)
 	fprintf(out, "\tfor (long long k0 = 0; k0 < K; k0 += %d) {\n", BK);
 	cx->w.compute = ET_F32, cx->w.half = 0; /* the contraction's own arithmetic */
 	cx->cur = k->first_stmt;
-	cx->bind[c->first_index] = strdup("gm");
-	cx->bind[c->first_index + 1] = strdup("gn");
-	cx->bind[c->first_index + 2] = strdup("gk");
+	cx->bind[c->first_index - cx->first_index] = strdup("gm");
+	cx->bind[c->first_index + 1 - cx->first_index] = strdup("gn");
+	cx->bind[c->first_index + 2 - cx->first_index] = strdup("gk");
 	char *va = render_expr(&cx->w, ea), *vb = render_expr(&cx->w, eb);
 	fprintf(out, "\t\tfor (int q = threadIdx.x; q < %d; q += blockDim.x) {\n", T * BK);
 	fprintf(out, "\t\t\tconst int mm = q / %d, kk = q %% %d;\n", BK, BK);
@@ -53,14 +53,14 @@ static void emit(Cx *cx)
 	fputs("\t\t\tconst long long s0 = m0 + ty + 16 * i, s1 = n0 + tx + 16 * j;\n", out);
 	fputs("\t\t\tif (s0 >= M || s1 >= N) continue;\n", out);
 	fputs("\t\t\tconst float v_acc_ = acc[i][j];\n", out);
-	for (int i = 0; i < 3; i++) free(cx->bind[c->first_index + i]), cx->bind[c->first_index + i] = NULL;
+	for (int i = 0; i < 3; i++) free(cx->bind[c->first_index + i - cx->first_index]), cx->bind[c->first_index + i - cx->first_index] = NULL;
 	bind_point(cx, c, 2);
 	char name[80];
 	snprintf(name, sizeof name, "v_acc_");
 	if (sched_stored(cx->p, c->out)) store_target(cx, c, name, 3);
 	publish(cx, c, name);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
-		if (cx->p->op[sid] == STEP_INLINE) continue; /* computed where it is read */
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_INLINE) continue; /* computed where it is read */
 		bind_point(cx, &m->stmt[sid], 2);
 		emit_map(cx, sid, 3, 0);
 	}

@@ -41,7 +41,7 @@ static char *vec_path(Cx *cx)
 		}
 		const Phase *ph = &k->phase[0];
 		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
-			const StepOp op = cx->p->op[sid];
+			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
 			bind_point(cx, &m->stmt[sid], ns);
 			switch (op) {
 			case STEP_INLINE: break; /* computed where it is read */
@@ -146,7 +146,7 @@ static void emit(Cx *cx)
 		decompose(cx, lin, 2);
 		const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
 		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
-			const StepOp op = cx->p->op[sid];
+			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
 			bind_point(cx, &m->stmt[sid], k->nspace);
 			FILE *keep = cx->out;
 			if (dfr && op == STEP_GRID_REDUCE) cx->out = dfr;
@@ -172,7 +172,7 @@ static void emit(Cx *cx)
 		free(deferred[u]);
 	}
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt && U > 1; sid++)
-		if (cx->p->op[sid] == STEP_COMPACT) compact_warp(cx, sid, U);
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) compact_warp(cx, sid, U);
 	cx->sfx = "";
 	cx->sliced = 0;
 	fputs("\t}\n", out);

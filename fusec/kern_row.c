@@ -43,7 +43,7 @@ int row_store_deferred(Cx *cx, const Stmt *s, char **subs)
 		snprintf(sv, sizeof sv, "s%d", i);
 		if (strcmp(subs[i], sv)) return 0;
 	}
-	cx->rc_used[s->out] |= 2;
+	cx->rc_used[s->out - cx->first_tensor] |= 2;
 	return 1;
 }
 
@@ -78,8 +78,8 @@ static void walk_steps(Cx *cx, int count, int tail, const char *text, const char
 	ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
 	if (v) {
 		ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
-		for (int t = 0; t < m->ntensor; t++)
-			if (cx->rc_used[t] & 2) ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", tensor_device_type(&m->tensor[t]), m->tensor[t].name);
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+			if (cx->rc_used[t - cx->first_tensor] & 2) ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", tensor_device_type(&m->tensor[t]), m->tensor[t].name);
 	}
 	ind(out, depth + 1), fputs("#pragma unroll\n", out);
 	ind(out, depth + 1), fputs("for (int fz_j = 0; fz_j < 4; ++fz_j) {\n", out);
@@ -89,8 +89,8 @@ static void walk_steps(Cx *cx, int count, int tail, const char *text, const char
 	fputs(text, out);
 	ind(out, depth + 2), fputs("}\n", out);
 	ind(out, depth + 1), fputs("}\n", out);
-	for (int t = 0; t < m->ntensor; t++) {
-		if (!(cx->rc_used[t] & 2)) continue;
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
+		if (!(cx->rc_used[t - cx->first_tensor] & 2)) continue;
 		const Tensor *x = &m->tensor[t];
 		char *lin0 = row_lin(cx, t, "fz_c0");
 		const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
@@ -117,10 +117,9 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 	FILE *out = cx->out;
 	const Kernel *k = cx->k;
 	if (k->par.rcache) {
-		const Module *m = cx->m;
 		const int rc = row_cached(cx), v = cx->rc_vec;
-		unsigned char *before = xcalloc((size_t)m->ntensor + 1, 1);
-		for (int t = 0; t < m->ntensor; t++) before[t] = cx->rc_used[t] & 3, cx->rc_used[t] &= (unsigned char)~3;
+		unsigned char *before = xcalloc((size_t)(cx->p->last_tensor - cx->first_tensor) + 1, 1);
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) before[t - cx->first_tensor] = cx->rc_used[t - cx->first_tensor] & 3, cx->rc_used[t - cx->first_tensor] &= (unsigned char)~3;
 		char *text = NULL;
 		size_t len = 0;
 		FILE *bf = xmemstream(&text, &len);
@@ -133,15 +132,15 @@ void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 		if (cx->rc_stream) { /* the whole row from memory, ROW_STREAM_VECS vectors a thread at a time */
 			ind(out, depth), fputs("#pragma unroll 1\n", out);
 			ind(out, depth), fprintf(out, "for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += %d) {\n", ROW_STREAM_VECS);
-			for (int t = 0; t < m->ntensor; t++)
-				if (cx->rc_used[t] & 1) cache_fill(cx, t, out, depth + 1, ROW_STREAM_VECS, 1);
+			for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+				if (cx->rc_used[t - cx->first_tensor] & 1) cache_fill(cx, t, out, depth + 1, ROW_STREAM_VECS, 1);
 			walk_steps(cx, ROW_STREAM_VECS, 1, text, var, depth + 1);
 			ind(out, depth), fputs("}\n", out);
-			for (int t = 0; t < m->ntensor; t++) cx->rc_used[t] &= (unsigned char)~1; /* nothing kept across walks */
+			for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) cx->rc_used[t - cx->first_tensor] &= (unsigned char)~1; /* nothing kept across walks */
 		} else {
 			walk_steps(cx, rc, 0, text, var, depth);
 		}
-		for (int t = 0; t < m->ntensor; t++) cx->rc_used[t] |= before[t];
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) cx->rc_used[t - cx->first_tensor] |= before[t - cx->first_tensor];
 		free(before), free(text);
 		if (v && !cx->rc_stream) return; /* the vector path holds the whole row (fz_fit) */
 		if (v) ind(out, depth), fprintf(out, "for (long long %s = (long long)fz_cn + fz_lane; fz_live && %s < ", var, var);
@@ -204,13 +203,13 @@ static char *row_body(Cx *cx, int depth)
 	size_t blen = 0;
 	FILE *bf = xmemstream(&body, &blen);
 	FILE *keep = cx->out;
-	memset(cx->rc_used, 0, (size_t)m->ntensor + 1);
+	memset(cx->rc_used, 0, (size_t)(cx->p->last_tensor - cx->first_tensor) + 1);
 	clear_locals(cx);
 	cx->out = bf;
 	const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
 	for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
-		const StepOp op = cx->p->op[sid];
+		const StepOp op = cx->p->op[sid - cx->p->first_stmt];
 		if (op == STEP_INLINE) continue; /* computed where it is read */
 		bind_point(cx, s, k->nspace);
 		if (op == STEP_GRID_REDUCE) {
@@ -230,12 +229,12 @@ static char *row_body(Cx *cx, int depth)
 		} else { /* an element of the row: the group walks the row */
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];
 			char *var = xasprintf("c_%s", ix->name);
-			free(cx->bind[s->first_index + s->nfree - 1]);
-			cx->bind[s->first_index + s->nfree - 1] = xstrdup(var);
+			free(cx->bind[s->first_index + s->nfree - 1 - cx->first_index]);
+			cx->bind[s->first_index + s->nfree - 1 - cx->first_index] = xstrdup(var);
 			row_loop(cx, var, row_map_body, sid, 1, depth);
 			free(var);
-			free(cx->local[s->out]);
-			cx->local[s->out] = NULL; /* valid inside that loop only */
+			free(cx->local[s->out - cx->first_tensor]);
+			cx->local[s->out - cx->first_tensor] = NULL; /* valid inside that loop only */
 		}
 	}
 	fclose(bf);
@@ -284,11 +283,11 @@ static void emit(Cx *cx)
 	   the scalar one (any width, any alignment) */
 	cx->rc_vec = 1;
 	char *vbody = row_body(cx, 3);
-	unsigned char *vused = xcalloc((size_t)m->ntensor + 1, 1);
-	memcpy(vused, cx->rc_used, (size_t)m->ntensor + 1);
+	unsigned char *vused = xcalloc((size_t)(cx->p->last_tensor - cx->first_tensor) + 1, 1);
+	memcpy(vused, cx->rc_used, (size_t)(cx->p->last_tensor - cx->first_tensor) + 1);
 	cx->rc_stream = 1;
 	char *wbody = row_body(cx, 3);
-	for (int t = 0; t < m->ntensor; t++) vused[t] |= cx->rc_used[t] & 2; /* its vector stores too */
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) vused[t - cx->first_tensor] |= cx->rc_used[t - cx->first_tensor] & 2; /* its vector stores too */
 	cx->rc_stream = 0;
 	cx->rc_vec = 0;
 	char *sbody = row_body(cx, 3);
@@ -302,9 +301,9 @@ static void emit(Cx *cx)
 	/* the vector path: the width a multiple of 4, every vector's tensor
 	   aligned and its rows too */
 	fputs("\tconst bool fz_v4 = (", out), dim_c(cx, k->inner, out), fputs(" & 3) == 0", out);
-	for (int t = 0; t < m->ntensor; t++) {
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (!vused[t] || !vec_type(x->type)) continue;
+		if (!vused[t - cx->first_tensor] || !vec_type(x->type)) continue;
 		if (!dim_same(x->dim[x->rank - 1], k->inner))
 			fputs(" && (", out), dim_c(cx, x->dim[x->rank - 1], out), fputs(" & 3) == 0", out);
 		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, x->type == ET_F32 ? 15 : 7);
@@ -320,13 +319,13 @@ static void emit(Cx *cx)
 	rows_head(cx);
 	cx->rc_vec = 1;
 	fputs("\t\tif (fz_v4) {\n", out);
-	for (int t = 0; t < m->ntensor; t++)
-		if (vused[t] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+		if (vused[t - cx->first_tensor] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
 	fputs(vbody, out);
 	cx->rc_vec = 0;
 	fputs("\t\t} else {\n", out);
-	for (int t = 0; t < m->ntensor; t++)
-		if (cx->rc_used[t] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+		if (cx->rc_used[t - cx->first_tensor] & 1) cache_fill(cx, t, out, 3, row_cached(cx), 0);
 	fputs(sbody, out);
 	fputs("\t\t}\n\t}\n\t}\n", out);
 	free(vbody), free(wbody), free(sbody), free(vused);

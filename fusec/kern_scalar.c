@@ -11,7 +11,7 @@ static void emit(Cx *cx)
 	kernel_head(cx);
 	fputs("\tif (blockIdx.x != 0 || threadIdx.x != 0) return;\n", cx->out);
 	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++)
-		if (cx->p->op[sid] != STEP_INLINE) emit_map(cx, sid, 1, 0);
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_INLINE) emit_map(cx, sid, 1, 0);
 	fputs("}\n\n", cx->out);
 	clear_locals(cx);
 }

@@ -37,7 +37,7 @@ static void emit(Cx *cx)
 		fputs("; fz_rem /= ", out);
 		dim_c(cx, ix->range, out);
 		fputs(";\n", out);
-		cx->bind[s->first_index + i] = v;
+		cx->bind[s->first_index + i - cx->first_index] = v;
 	}
 	stmt_math(&cx->w, m, s);
 	cx->cur = k->first_stmt;
@@ -48,7 +48,7 @@ static void emit(Cx *cx)
 		fprintf(out, "\t\tconst long long lo = %s, hi = %s;\n", lo, hi);
 		fputs("\t\tfor (long long r = lo + lane; r < hi; r += 32) {\n", out);
 		free(lo), free(hi);
-		cx->bind[s->first_index + ragged] = strdup("r");
+		cx->bind[s->first_index + ragged - cx->first_index] = strdup("r");
 		depth = 3;
 	}
 	char *vd = NULL, *md = NULL;
@@ -79,7 +79,7 @@ static void emit(Cx *cx)
 	for (int i = 0; i < s->nlhs; i++) free(subs[i]);
 	if (ragged >= 0) fputs("\t\t}\n", out);
 	fputs("\t}\n}\n\n", out);
-	for (int i = 0; i < s->nindex; i++) free(cx->bind[s->first_index + i]), cx->bind[s->first_index + i] = NULL;
+	for (int i = 0; i < s->nindex; i++) free(cx->bind[s->first_index + i - cx->first_index]), cx->bind[s->first_index + i - cx->first_index] = NULL;
 }
 
 static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)

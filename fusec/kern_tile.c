@@ -71,7 +71,7 @@ static void emit(Cx *cx)
 	        "const __grid_constant__ fz_tile_maps tm)\n{\n", k->par.block, k->name, fname);
 	const Fusion *f = &m->fusion[cx->fusion];
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
-		if (cx->p->reset_by[t] == cx->kernel_id && m->tensor[t].rank == 0)
+		if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
 	/* B read as B(n,k): the mainloop's k-major B (template argument BT);
 	   batched (BAT): the batch count last */

@@ -37,24 +37,33 @@ void artifact_layout(const Module *m, int fusion, char hex[65])
 static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 {
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "size %s\n", f->sym[i]);
+	/* how each is computed, what a validator's tolerance depends on: the
+	   pattern of its last producer (it, or a compaction into the list it
+	   counts), in one pass over the fusion's statements (only they write
+	   its tensors), by[t - first_tensor] */
+	const char **by = xcalloc((size_t)f->ntensor + 1, sizeof *by);
+	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
+		for (int s = m->stage[sg].first_stmt; s < m->stage[sg].first_stmt + m->stage[sg].nstmt; s++) {
+			const Stmt *st = &m->stmt[s];
+			by[st->out - f->first_tensor] = pattern_name[st->pattern];
+			if (st->pattern == PAT_COMPACT && m->tensor[st->out].list_count >= 0)
+				by[m->tensor[st->out].list_count - f->first_tensor] = pattern_name[st->pattern];
+		}
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
 		tensor_words(m, f, t, out);
-		/* how it is computed: what a validator's tolerance depends on */
-		const char *by = t->kind == TK_INPUT ? "input" : "none";
-		for (int s = 0; s < m->nstmt; s++)
-			if (m->stmt[s].out == t - m->tensor || (m->stmt[s].pattern == PAT_COMPACT && m->tensor[m->stmt[s].out].list_count == t - m->tensor))
-				by = pattern_name[m->stmt[s].pattern];
-		fprintf(out, " by=%s", by);
+		const char *b = by[i - f->first_tensor];
+		fprintf(out, " by=%s", b ? b : t->kind == TK_INPUT ? "input" : "none");
 		domain_write(t, out); /* the values an input takes, for input generators */
 		fputc('\n', out);
 	}
+	free(by);
 }
 
 /* Marks in across[] the tensors whose first dimension is the plain size sym
  * that expression e of statement s reads at a first subscript other than the
  * statement's first index (x(j), x(i + 1), x(g(i)) at point i). */
-static void scan_across(const Module *m, const Stmt *s, int e, int sym, unsigned char *across)
+static void scan_across(const Module *m, const Schedule *p, const Stmt *s, int e, int sym, unsigned char *across)
 {
 	if (!e) return;
 	const Expr *x = &m->expr[e];
@@ -63,10 +72,10 @@ static void scan_across(const Module *m, const Stmt *s, int e, int sym, unsigned
 		const Expr *a0 = &m->expr[x->args[0]];
 		if (t->rank >= 1 && t->dim[0].sym == sym && !dim_derived(t->dim[0]) &&
 		    !(a0->op == IR_INDEX && a0->index == s->first_index))
-			across[x->tensor] = 1;
-		for (int i = 0; i < x->nargs; i++) scan_across(m, s, x->args[i], sym, across);
+			across[x->tensor - p->first_tensor] = 1;
+		for (int i = 0; i < x->nargs; i++) scan_across(m, p, s, x->args[i], sym, across);
 	}
-	scan_across(m, s, x->a, sym, across), scan_across(m, s, x->b, sym, across), scan_across(m, s, x->c, sym, across);
+	scan_across(m, p, s, x->a, sym, across), scan_across(m, p, s, x->b, sym, across), scan_across(m, p, s, x->c, sym, across);
 }
 
 /* A kernel's statements, and the statements inlined into the variant (they
@@ -79,21 +88,21 @@ static void scan_across(const Module *m, const Stmt *s, int e, int sym, unsigned
 static void kernel_across(const Module *m, const Schedule *p, const Kernel *k, FILE *out)
 {
 	if (!k->nspace || k->space[0].sym < 0 || dim_derived(k->space[0])) return;
-	unsigned char *across = xcalloc((size_t)m->ntensor + 1, 1);
+	unsigned char *across = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
 	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid] != STEP_INLINE) continue;
+		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
 		const Stmt *s = &m->stmt[sid];
-		scan_across(m, s, s->rhs, k->space[0].sym, across);
-		scan_across(m, s, s->mask, k->space[0].sym, across);
-		for (int i = 0; i < s->nlhs; i++) scan_across(m, s, s->lhs[i], k->space[0].sym, across);
+		scan_across(m, p, s, s->rhs, k->space[0].sym, across);
+		scan_across(m, p, s, s->mask, k->space[0].sym, across);
+		for (int i = 0; i < s->nlhs; i++) scan_across(m, p, s, s->lhs[i], k->space[0].sym, across);
 		for (int i = 0; i < s->nindex; i++) {
 			const Index *ix = &m->index[s->first_index + i];
-			if (ix->kind == IX_RAGGED) scan_across(m, s, ix->lo, k->space[0].sym, across), scan_across(m, s, ix->hi, k->space[0].sym, across);
+			if (ix->kind == IX_RAGGED) scan_across(m, p, s, ix->lo, k->space[0].sym, across), scan_across(m, p, s, ix->hi, k->space[0].sym, across);
 		}
 	}
 	int n = 0;
-	for (int t = 0; t < m->ntensor; t++)
-		if (across[t]) fprintf(out, "%s%s", n++ ? "," : " across=", m->tensor[t].name);
+	for (int t = p->first_tensor; t < p->last_tensor; t++)
+		if (across[t - p->first_tensor]) fprintf(out, "%s%s", n++ ? "," : " across=", m->tensor[t].name);
 	free(across);
 }
 

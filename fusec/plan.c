@@ -50,15 +50,21 @@ void plan_build(const Module *m, int fusion, int fused, Target target, Schedule 
 	build(m, fusion, fused, target, p);
 	for (int i = 0; i < p->nk; i++)
 		for (int sid = p->k[i].first_stmt; sid < p->k[i].first_stmt + p->k[i].nstmt; sid++)
-			if (p->stmt_kernel[sid] != i && p->op[sid] != STEP_INLINE)
-				die("plan: statement %d lies in kernel %s's range but belongs to kernel %d", sid, p->k[i].name, p->stmt_kernel[sid]);
+			if (p->stmt_kernel[sid - p->first_stmt] != i && p->op[sid - p->first_stmt] != STEP_INLINE)
+				die("plan: statement %d lies in kernel %s's range but belongs to kernel %d", sid, p->k[i].name, p->stmt_kernel[sid - p->first_stmt]);
 }
 
 static void build(const Module *m, int fusion, int fused, Target target, Schedule *p)
 {
 	memset(p, 0, sizeof *p);
 	p->target = target, p->fused = fused, p->variant = fused ? 'f' : 'u', p->fusion = fusion;
-	size_t ns = (size_t)m->nstmt + 1, nt = (size_t)m->ntensor + 1;
+	const Fusion *f = &m->fusion[fusion];
+	int first = f->nstage ? m->stage[f->first_stage].first_stmt : 0;
+	int last = f->nstage ? m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt : first;
+	p->first_stmt = first, p->last_stmt = last;
+	p->first_tensor = f->first_tensor, p->last_tensor = f->first_tensor + f->ntensor;
+	/* the fusion's own statements and tensors (schedule.h): not the file's */
+	size_t ns = (size_t)(last - first) + 1, nt = (size_t)f->ntensor + 1;
 	p->why = xcalloc(ns, sizeof *p->why);
 	p->stmt_kernel = xcalloc(ns, sizeof *p->stmt_kernel);
 	p->op = xcalloc(ns, sizeof *p->op);
@@ -67,11 +73,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	p->storage = xcalloc(nt, sizeof *p->storage);
 	p->writer = xcalloc(nt, sizeof *p->writer);
 	p->reset_by = xcalloc(nt, sizeof *p->reset_by);
-	unsigned char *stored = xcalloc(nt, 1);
-	const Fusion *f = &m->fusion[fusion];
-	int first = f->nstage ? m->stage[f->first_stage].first_stmt : 0;
-	int last = f->nstage ? m->stage[f->first_stage + f->nstage - 1].first_stmt + m->stage[f->first_stage + f->nstage - 1].nstmt : first;
-	p->first_stmt = first, p->last_stmt = last;
+	unsigned char *stored = xcalloc(nt, 1); /* t at [t - first_tensor], as p's */
 	plan_group(m, p, fusion, fused);
 	plan_resets(m, p);
 	plan_stored(m, p, stored);

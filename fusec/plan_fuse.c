@@ -55,32 +55,34 @@ static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
  * search over t's producers: a kernel may hold many thousand statements. */
 static int producer_in(const Schedule *p, int kern, int t, int before)
 {
-	int lo = p->prod_at[t], hi = p->prod_at[t + 1];
+	int lo = p->prod_at[t - p->first_tensor], hi = p->prod_at[t + 1 - p->first_tensor];
 	while (lo < hi) { /* the first at or after the kernel's first statement */
 		int mid = lo + (hi - lo) / 2;
 		if (p->prod[mid] < p->k[kern].first_stmt) lo = mid + 1;
 		else hi = mid;
 	}
-	return lo < p->prod_at[t + 1] && p->prod[lo] < before ? p->prod[lo] : -1;
+	return lo < p->prod_at[t + 1 - p->first_tensor] && p->prod[lo] < before ? p->prod[lo] : -1;
 }
 
 /* p->prod and p->prod_at: each tensor's producers among the fusion's statements. */
 static void index_producers(const Module *m, Schedule *p)
 {
-	p->prod_at = xcalloc((size_t)m->ntensor + 2, sizeof *p->prod_at);
+	int nt = p->last_tensor - p->first_tensor;
+	p->prod_at = xcalloc((size_t)nt + 2, sizeof *p->prod_at);
 	int *at = p->prod_at + 1, n = 0;
 	for (int pass = 0; pass < 2; pass++) {
-		/* pass 0 counts each tensor's producers into at[t]; pass 1 enters them */
+		/* pass 0 counts each tensor's producers into at[t']; pass 1 enters them
+		   (t' = t - first_tensor, as in every per-tensor array of p) */
 		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
 			int c = s->pattern == PAT_COMPACT ? m->tensor[s->out].list_count : -1;
 			int ts[2] = {s->out, c != s->out ? c : -1};
 			for (int j = 0; j < 2 && ts[j] >= 0; j++)
-				if (pass == 0) at[ts[j]]++;
-				else p->prod[at[ts[j]]++] = sid;
+				if (pass == 0) at[ts[j] - p->first_tensor]++;
+				else p->prod[at[ts[j] - p->first_tensor]++] = sid;
 		}
-		if (pass == 0) { /* at[t]: where t's producers start */
-			for (int t = 0; t < m->ntensor; t++) { int c = at[t]; at[t] = n, n += c; }
+		if (pass == 0) { /* at[t']: where t's producers start */
+			for (int t = 0; t < nt; t++) { int c = at[t]; at[t] = n, n += c; }
 			p->prod = xcalloc((size_t)n + 1, sizeof *p->prod);
 		}
 	}
@@ -130,8 +132,8 @@ static int remat_reads(const Module *m, const Schedule *p, int kern, const Stmt 
 		if (q >= 0) {
 			const Stmt *Q = &m->stmt[q];
 			int nsp = p->k[kern].nspace;
-			if (p->remat[q] == REMAT_ANY) {
-			} else if (p->remat[q] == REMAT_ROW && prefix_at(m, P, x, nsp)) {
+			if (p->remat[q - p->first_stmt] == REMAT_ANY) {
+			} else if (p->remat[q - p->first_stmt] == REMAT_ROW && prefix_at(m, P, x, nsp)) {
 				r = REMAT_ROW;
 			} else if (Q->nfree == nsp && Q->pattern != PAT_COMPACT && !plan_is_grid_reduction(Q) &&
 			           x->nargs == nsp && prefix_at(m, P, x, nsp)) {
@@ -175,7 +177,7 @@ static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const
 			if (P->pattern == PAT_COMPACT) return SPLIT_NOT_AT_POINT;
 			if (plan_is_grid_reduction(P)) {
 				if (!plan_is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
-			} else if (p->remat[pr] == REMAT_ANY || (p->remat[pr] == REMAT_ROW && prefix_at(m, s, x, k->nspace))) {
+			} else if (p->remat[pr - p->first_stmt] == REMAT_ANY || (p->remat[pr - p->first_stmt] == REMAT_ROW && prefix_at(m, s, x, k->nspace))) {
 				/* pointwise: recomputed where it is read */
 			} else if (!load_at_point(m, s, x, k->nspace)) {
 				return SPLIT_NOT_AT_POINT;
@@ -303,7 +305,7 @@ static int inlinable(const Module *m, const Schedule *p, int sid, int e)
 		if (t->kind != TK_INPUT) {
 			int ok = 0;
 			for (int u = 0; u < sid; u++)
-				if (m->stmt[u].out == x->tensor && p->op[u] == STEP_INLINE) ok = 1;
+				if (m->stmt[u].out == x->tensor && p->op[u - p->first_stmt] == STEP_INLINE) ok = 1;
 			if (!ok) return 0;
 		}
 		for (int i = 0; i < x->nargs; i++)
@@ -323,14 +325,14 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 		const Tensor *t = &m->tensor[s->out];
 		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && t->kind == TK_TEMP &&
 		    !t->zero_init && inlinable(m, p, sid, s->rhs))
-			p->op[sid] = STEP_INLINE;
+			p->op[sid - p->first_stmt] = STEP_INLINE;
 	}
 	int any = 0;
 	for (int sid = first; sid < last; sid++) {
 		SplitRule r = SPLIT_NONE;
-		if (p->op[sid] == STEP_INLINE) {
-			p->stmt_kernel[sid] = -1;
-			p->remat[sid] = REMAT_ANY;
+		if (p->op[sid - p->first_stmt] == STEP_INLINE) {
+			p->stmt_kernel[sid - p->first_stmt] = -1;
+			p->remat[sid - p->first_stmt] = REMAT_ANY;
 			continue;
 		}
 		if (!any) r = SPLIT_SPACE, any = 1;
@@ -340,8 +342,8 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 			start_kernel(m, p, fusion, sid, fused);
 			tail_closed = 0;
 		}
-		p->why[sid] = p->nk == 1 && r ? SPLIT_NONE : r;
-		p->stmt_kernel[sid] = p->nk - 1;
-		p->remat[sid] = (unsigned char)remat_of(m, p, p->nk - 1, sid);
+		p->why[sid - p->first_stmt] = p->nk == 1 && r ? SPLIT_NONE : r;
+		p->stmt_kernel[sid - p->first_stmt] = p->nk - 1;
+		p->remat[sid - p->first_stmt] = (unsigned char)remat_of(m, p, p->nk - 1, sid);
 	}
 }

@@ -22,7 +22,7 @@ int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace);
 int tile_eligible(const Module *m, const Stmt *s, const char **why);
 void tile_shape(const Module *m, Kernel *k);
 
-/* plan_storage.c; stored[t]: tensor t lives in device memory */
+/* plan_storage.c; stored[t - p->first_tensor]: tensor t lives in device memory */
 void plan_resets(const Module *m, Schedule *p);
 void plan_stored(const Module *m, const Schedule *p, unsigned char *stored);
 void plan_storage(const Module *m, Schedule *p, const unsigned char *stored);

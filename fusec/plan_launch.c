@@ -52,16 +52,16 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		Kernel *k = &p->k[i];
 		if (k->mode != KM_ROW) continue;
 		int walks = 0, regs = 0;
-		unsigned char *seen = xcalloc((size_t)m->ntensor + 1, 1);
+		unsigned char *seen = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			int walk = (s->nfree == k->nspace + 1 && stored[s->out]) ||
+			int walk = (s->nfree == k->nspace + 1 && stored[s->out - p->first_tensor]) ||
 			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
 			walks += walk;
 			if (s->nfree != k->nspace + 1 && !walk) continue;
-			for (int t = 0; t < m->ntensor; t++) /* the rows it may cache: inputs of rank space + 1 */
-				if (!seen[t] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + 1 && plan_stmt_reads(m, s, t))
-					seen[t] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
+			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1 */
+				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + 1 && plan_stmt_reads(m, s, t))
+					seen[t - p->first_tensor] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
 		}
 		free(seen);
 		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = 6 / (regs ? regs : 1);

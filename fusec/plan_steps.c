@@ -33,7 +33,7 @@ void assign_steps(const Module *m, Schedule *p, const unsigned char *stored)
 		int epi = -1;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (p->op[sid] == STEP_INLINE) continue; /* computed where it is read */
+			if (p->op[sid - p->first_stmt] == STEP_INLINE) continue; /* computed where it is read */
 			StepOp op;
 			switch (k->mode) {
 			case KM_SCATTER: op = STEP_SCATTER; break;
@@ -47,15 +47,15 @@ void assign_steps(const Module *m, Schedule *p, const unsigned char *stored)
 				else if (s->red >= RED_SUM && s->red <= (k->mode == KM_ROW ? RED_MIN : RED_KMIN)) op = STEP_REDUCE;
 				else if (k->mode == KM_POINT) op = s->red == RED_ACCUM ? STEP_ACCUM : STEP_MAP;
 				else if (s->nfree == k->nspace) op = s->red == RED_ACCUM ? STEP_ACCUM : STEP_MAP;
-				else op = stored[s->out] ? STEP_ROW_ELEM : STEP_ROW_ONCHIP;
+				else op = stored[s->out - p->first_tensor] ? STEP_ROW_ELEM : STEP_ROW_ONCHIP;
 			}
-			p->op[sid] = op;
+			p->op[sid - p->first_stmt] = op;
 			if (op == STEP_EPILOGUE && epi < 0) epi = sid;
 		}
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
-			if (p->op[sid] != STEP_REDUCE) continue;
+			if (p->op[sid - p->first_stmt] != STEP_REDUCE) continue;
 			int n = merge_run(m, k, sid);
-			p->merge[sid] = n;
+			p->merge[sid - p->first_stmt] = n;
 			sid += n - 1;
 		}
 		int end = k->first_stmt + k->nstmt, main_end = epi >= 0 ? epi : end;
@@ -63,6 +63,6 @@ void assign_steps(const Module *m, Schedule *p, const unsigned char *stored)
 		k->phase[0] = (Phase){.kind = k->mode, .first_stmt = k->first_stmt, .nstmt = main_end - k->first_stmt,
 		                      .after = k->has_tail ? BAR_GRID_FOLD : BAR_NONE};
 		if (epi >= 0) k->phase[k->nphase++] = (Phase){.kind = KM_SCALAR, .first_stmt = epi, .nstmt = end - epi};
-		for (int sid = k->first_stmt; sid < end; sid++) k->ntail += p->op[sid] == STEP_GRID_REDUCE;
+		for (int sid = k->first_stmt; sid < end; sid++) k->ntail += p->op[sid - p->first_stmt] == STEP_GRID_REDUCE;
 	}
 }

@@ -24,28 +24,28 @@ void plan_resets(const Module *m, Schedule *p)
 {
 	const Fusion *f = &m->fusion[p->fusion];
 	int first = p->first_stmt, last = p->last_stmt;
-	for (int t = 0; t < m->ntensor; t++) p->reset_by[t] = -1, p->writer[t] = -1;
+	for (int t = p->first_tensor; t < p->last_tensor; t++) p->reset_by[t - p->first_tensor] = -1, p->writer[t - p->first_tensor] = -1;
 	for (int sid = first; sid < last; sid++) {
 		int t = m->stmt[sid].out;
-		p->writer[t] = p->writer[t] == -1 ? sid : -2;
+		p->writer[t - p->first_tensor] = p->writer[t - p->first_tensor] == -1 ? sid : -2;
 	}
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
 		if (x->list_count >= 0) {
 			int c = x->list_count, kc = -1;
 			for (int sid = first; sid < last; sid++)
-				if (m->stmt[sid].pattern == PAT_COMPACT && m->stmt[sid].out == t) kc = p->stmt_kernel[sid];
+				if (m->stmt[sid].pattern == PAT_COMPACT && m->stmt[sid].out == t) kc = p->stmt_kernel[sid - p->first_stmt];
 			int touched0 = 0;
 			for (int sid = first; sid < last; sid++)
-				if (p->stmt_kernel[sid] == 0 && (plan_stmt_reads(m, &m->stmt[sid], c) || m->stmt[sid].out == c)) touched0 = 1;
-			if (kc > 0 && !touched0) p->reset_by[c] = 0;
+				if (p->stmt_kernel[sid - p->first_stmt] == 0 && (plan_stmt_reads(m, &m->stmt[sid], c) || m->stmt[sid].out == c)) touched0 = 1;
+			if (kc > 0 && !touched0) p->reset_by[c - p->first_tensor] = 0;
 		}
 		if (!x->zero_init) continue;
 		int lastk = -1, ok = 1;
 		for (int sid = first; sid < last; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (p->op[sid] == STEP_INLINE || !plan_stmt_reads(m, s, t)) continue;
-			lastk = p->stmt_kernel[sid];
+			if (p->op[sid - p->first_stmt] == STEP_INLINE || !plan_stmt_reads(m, s, t)) continue;
+			lastk = p->stmt_kernel[sid - p->first_stmt];
 		}
 		if (lastk < 0) continue;
 		const Kernel *k = &p->k[lastk];
@@ -57,7 +57,7 @@ void plan_resets(const Module *m, Schedule *p)
 			else if (plan_stmt_reads(m, s, t)) ok = s->nfree == x->rank && reads_only_at_point(m, s, s->rhs, t, k->nspace) &&
 			                                     reads_only_at_point(m, s, s->mask, t, k->nspace);
 		}
-		if (ok) p->reset_by[t] = lastk;
+		if (ok) p->reset_by[t - p->first_tensor] = lastk;
 	}
 }
 
@@ -68,15 +68,15 @@ void plan_stored(const Module *m, const Schedule *p, unsigned char *stored)
 	int first = p->first_stmt, last = p->last_stmt, fused = p->fused;
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (x->kind != TK_TEMP || x->zero_init || x->list_count >= 0) stored[t] = x->kind != TK_INPUT;
+		if (x->kind != TK_TEMP || x->zero_init || x->list_count >= 0) stored[t - p->first_tensor] = x->kind != TK_INPUT;
 		for (int sid = first; sid < last; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (s->out == t && s->pattern == PAT_SCATTER) stored[t] = 1;
-			if (s->out != t || stored[t] || p->op[sid] == STEP_INLINE) continue;
+			if (s->out == t && s->pattern == PAT_SCATTER) stored[t - p->first_tensor] = 1;
+			if (s->out != t || stored[t - p->first_tensor] || p->op[sid - p->first_stmt] == STEP_INLINE) continue;
 			for (int u = sid + 1; u < last; u++)
-				if (p->stmt_kernel[u] != p->stmt_kernel[sid] && plan_stmt_reads(m, &m->stmt[u], t)) stored[t] = 1;
+				if (p->stmt_kernel[u - p->first_stmt] != p->stmt_kernel[sid - p->first_stmt] && plan_stmt_reads(m, &m->stmt[u], t)) stored[t - p->first_tensor] = 1;
 		}
-		if (!fused && x->kind == TK_TEMP) stored[t] = 1;
+		if (!fused && x->kind == TK_TEMP) stored[t - p->first_tensor] = 1;
 	}
 }
 
@@ -84,14 +84,14 @@ void plan_stored(const Module *m, const Schedule *p, unsigned char *stored)
    (STEP_ROW_ONCHIP) is recomputed by its readers. */
 void plan_storage(const Module *m, Schedule *p, const unsigned char *stored)
 {
-	for (int t = 0; t < m->ntensor; t++) {
+	for (int t = p->first_tensor; t < p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (x->kind == TK_INPUT) p->storage[t] = ST_PARAM;
-		else if (stored[t]) p->storage[t] = ST_STORED;
-		else if (p->writer[t] >= 0 && p->op[p->writer[t]] == STEP_INLINE) p->storage[t] = ST_RECOMPUTED;
-		else p->storage[t] = ST_REGISTERS;
+		if (x->kind == TK_INPUT) p->storage[t - p->first_tensor] = ST_PARAM;
+		else if (stored[t - p->first_tensor]) p->storage[t - p->first_tensor] = ST_STORED;
+		else if (p->writer[t - p->first_tensor] >= 0 && p->op[p->writer[t - p->first_tensor] - p->first_stmt] == STEP_INLINE) p->storage[t - p->first_tensor] = ST_RECOMPUTED;
+		else p->storage[t - p->first_tensor] = ST_REGISTERS;
 	}
-	for (int t = 0; t < m->ntensor; t++)
-		if (p->storage[t] == ST_REGISTERS && p->writer[t] >= 0 && p->op[p->writer[t]] == STEP_ROW_ONCHIP)
-			p->storage[t] = ST_RECOMPUTED;
+	for (int t = p->first_tensor; t < p->last_tensor; t++)
+		if (p->storage[t - p->first_tensor] == ST_REGISTERS && p->writer[t - p->first_tensor] >= 0 && p->op[p->writer[t - p->first_tensor] - p->first_stmt] == STEP_ROW_ONCHIP)
+			p->storage[t - p->first_tensor] = ST_RECOMPUTED;
 }

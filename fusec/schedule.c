@@ -49,16 +49,16 @@ static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
 {
 	const Stmt *st = &m->stmt[sid];
 	fprintf(out, "stmt %d (stage %s) %s: %s", sid - s->first_stmt, m->stage[st->stage].name,
-	        m->tensor[st->out].name, step_op_name[s->op[sid]]);
-	if (s->op[sid] == STEP_REDUCE && s->merge[sid] > 1) fprintf(out, ", merges the next %d", s->merge[sid] - 1);
-	if (s->op[sid] == STEP_REDUCE && !s->merge[sid]) fputs(", merged into the one before", out);
-	if (s->remat[sid] && s->op[sid] != STEP_INLINE) fputs(", recomputable", out);
-	int k = s->stmt_kernel[sid];
+	        m->tensor[st->out].name, step_op_name[s->op[sid - s->first_stmt]]);
+	if (s->op[sid - s->first_stmt] == STEP_REDUCE && s->merge[sid - s->first_stmt] > 1) fprintf(out, ", merges the next %d", s->merge[sid - s->first_stmt] - 1);
+	if (s->op[sid - s->first_stmt] == STEP_REDUCE && !s->merge[sid - s->first_stmt]) fputs(", merged into the one before", out);
+	if (s->remat[sid - s->first_stmt] && s->op[sid - s->first_stmt] != STEP_INLINE) fputs(", recomputable", out);
+	int k = s->stmt_kernel[sid - s->first_stmt];
 	const Kernel *kk = k >= 0 ? &s->k[k] : NULL;
 	if ((m->stage[st->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && st->pattern == PAT_CONTRACT &&
 	    !(kk && sid == kk->first_stmt && kk->path_why)) /* the kernel's path line says where it runs */
 		fputs(", tensor_eligible: not a matrix tile, CUDA cores", out);
-	if (s->why[sid] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid]]);
+	if (s->why[sid - s->first_stmt] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid - s->first_stmt]]);
 	else if (k >= 0 && sid != s->k[k].first_stmt) fputs(", joined", out);
 	fputc('\n', out);
 }
@@ -87,19 +87,19 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			const Phase *q = &k->phase[ph];
 			fprintf(out, "    phase %d %s, then %s\n", ph, kernel_mode_name[q->kind], barrier_name[q->after]);
 			for (int sid = q->first_stmt; sid < q->first_stmt + q->nstmt; sid++)
-				if (s->op[sid] != STEP_INLINE) fputs("      ", out), stmt_line(m, s, sid, out); /* listed below */
+				if (s->op[sid - s->first_stmt] != STEP_INLINE) fputs("      ", out), stmt_line(m, s, sid, out); /* listed below */
 		}
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
-			if (s->reset_by[t] == i) fprintf(out, "    zeroes %s for the next run\n", m->tensor[t].name);
+			if (s->reset_by[t - s->first_tensor] == i) fprintf(out, "    zeroes %s for the next run\n", m->tensor[t].name);
 	}
 	for (int sid = s->first_stmt; sid < s->last_stmt; sid++)
-		if (s->op[sid] == STEP_INLINE) fputs("  ", out), stmt_line(m, s, sid, out);
+		if (s->op[sid - s->first_stmt] == STEP_INLINE) fputs("  ", out), stmt_line(m, s, sid, out);
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		fprintf(out, "  tensor %s %s", x->name, storage_name[s->storage[t]]);
+		fprintf(out, "  tensor %s %s", x->name, storage_name[s->storage[t - s->first_tensor]]);
 		int counts = 0; /* the length of a compacted list */
 		for (int u = f->first_tensor; u < f->first_tensor + f->ntensor; u++) counts |= m->tensor[u].list_count == t;
-		if ((x->zero_init || counts) && s->reset_by[t] < 0) fputs(", zeroed by a memset before the run", out);
+		if ((x->zero_init || counts) && s->reset_by[t - s->first_tensor] < 0) fputs(", zeroed by a memset before the run", out);
 		fputc('\n', out);
 	}
 }
@@ -115,7 +115,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 _Static_assert(sizeof(KernelParams) == 72, "KernelParams changed: compare the new field in params_same, then update 72");
 _Static_assert(sizeof(Kernel) == 560, "Kernel changed: compare the new field in kernel_same, then update 560");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
-_Static_assert(sizeof(Schedule) == 120, "Schedule changed: compare the new field in sched_same, then update 120");
+_Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
 
 static int params_same(const KernelParams *a, const KernelParams *b)
@@ -145,17 +145,17 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 
 int sched_same(const Module *m, const Schedule *a, const Schedule *b)
 {
+	(void)m;
 	if (a->fused != b->fused || a->variant != b->variant || a->fusion != b->fusion || a->first_stmt != b->first_stmt ||
-	    a->last_stmt != b->last_stmt || a->nk != b->nk)
+	    a->last_stmt != b->last_stmt || a->first_tensor != b->first_tensor || a->last_tensor != b->last_tensor || a->nk != b->nk)
 		return 0;
 	for (int i = 0; i < a->nk; i++)
 		if (!kernel_same(&a->k[i], &b->k[i])) return 0;
-	for (int s = a->first_stmt; s < a->last_stmt; s++)
+	for (int s = 0; s < a->last_stmt - a->first_stmt; s++) /* the arrays' positions, not Module ids */
 		if (a->why[s] != b->why[s] || a->stmt_kernel[s] != b->stmt_kernel[s] || a->op[s] != b->op[s] ||
 		    a->merge[s] != b->merge[s] || a->remat[s] != b->remat[s])
 			return 0;
-	const Fusion *f = &m->fusion[a->fusion];
-	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+	for (int t = 0; t < a->last_tensor - a->first_tensor; t++)
 		if (a->storage[t] != b->storage[t] || a->writer[t] != b->writer[t] || a->reset_by[t] != b->reset_by[t] ||
 		    a->prod_at[t] != b->prod_at[t] || a->prod_at[t + 1] != b->prod_at[t + 1] ||
 		    memcmp(a->prod + a->prod_at[t], b->prod + b->prod_at[t], (size_t)(a->prod_at[t + 1] - a->prod_at[t]) * sizeof *a->prod))

@@ -16,8 +16,11 @@
  *    as fusec/kern_NAME.c and register it in kern.c's table;
  *  - tuned parameters: fill Kernel.par (and .par.tuned, the table entry
  *    used) in plan_launch.c; the templates read only .par.
- * Arrays are indexed by the Module's own ids (statement, tensor), so a
- * schedule is meaningful only with the Module it was built from. */
+ * Its arrays hold the fusion's statements and tensors only, statement sid
+ * at [sid - first_stmt] and tensor t at [t - first_tensor] (a fusion's ids
+ * are contiguous in the Module): sized by the Module's, a file of many
+ * fusions cost each fusion the whole file's size. A schedule is meaningful
+ * only with the Module it was built from. */
 #ifndef FUSEC_SCHEDULE_H
 #define FUSEC_SCHEDULE_H
 #include <stdio.h>
@@ -198,9 +201,10 @@ typedef struct Schedule {
 	char variant;             /* 'f' or 'u': the suffix letter of its kernel names */
 	int fusion;
 	int first_stmt, last_stmt; /* the fusion's statements [first, last) */
+	int first_tensor, last_tensor; /* its tensors [first, last) */
 	Kernel *k;
 	int nk, cap;
-	/* per statement (Module ids) */
+	/* per statement of the fusion: sid at [sid - first_stmt] */
 	SplitRule *why;           /* why it did not join the previous kernel */
 	int *stmt_kernel;         /* its kernel, -1 if inlined */
 	StepOp *op;               /* what it does there */
@@ -208,13 +212,13 @@ typedef struct Schedule {
 	unsigned char *remat;     /* 0: never recomputed; 1: a reader in its kernel, in the reader's own row
 	                             or point, recomputes it where it has no local for it; 2: any reader in
 	                             its kernel (INLINE statements: any reader at all) */
-	/* per tensor (Module ids) */
+	/* per tensor of the fusion: t at [t - first_tensor] */
 	Storage *storage;
 	int *writer;              /* its only writing statement in the fusion; -1 none, -2 several */
 	int *reset_by;            /* must start each run at zero: the kernel that zeroes it for the next run
 	                             (-1: a memset op does) */
 	int *prod_at, *prod;      /* the statements that produce it (write it, or compact a list that it
-	                             counts), in order: prod[prod_at[t] .. prod_at[t + 1]) */
+	                             counts), in order: prod[prod_at[t'] .. prod_at[t' + 1]), t' = t - first_tensor */
 } Schedule;
 
 /* Schedule of fusion `fusion` for `target`; fused = 0 gives the one-kernel-
@@ -223,7 +227,7 @@ void plan_build(const Module *m, int fusion, int fused, Target target, Schedule 
 void sched_free(Schedule *s);
 /* 1 if a and b (one fusion, one variant) differ at most in their target. */
 int sched_same(const Module *m, const Schedule *a, const Schedule *b);
-static inline int sched_stored(const Schedule *s, int t) { return s->storage[t] == ST_STORED; }
+static inline int sched_stored(const Schedule *s, int t) { return s->storage[t - s->first_tensor] == ST_STORED; }
 /* --emit=schedule (schedule.c) and --explain (explain.c). */
 void sched_print(const Module *m, const Schedule *s, FILE *out);
 void plan_explain(const Module *m, int fusion, const Schedule *s, FILE *out);

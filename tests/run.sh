@@ -383,6 +383,9 @@ gen_many_fusions() {
 	seq_lines 100000 'fusion f%d(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) } }\n' >"$1"
 	printf 'fusion f7(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) } }\n' >>"$1"
 }
+gen_many_fusions_emit() {
+	seq_lines 8000 'fusion f%d(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) * 2.0 } }\n' >"$1"
+}
 gen_many_stages() {
 	{
 		printf 'fusion f(x: f32[N]) -> (y: f32[N]) {\n    stage first { y(i) = t(i) }\n'

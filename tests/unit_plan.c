@@ -85,10 +85,10 @@ static int stmt(const Case *c, const char *name)
 	return c->fe.mod.nstmt;
 }
 
-#define STORAGE(c, sch, name) ((c)->sch.storage[tensor(c, name)])
-#define OP(c, sch, name) ((c)->sch.op[stmt(c, name)])
-#define WHY(c, sch, name) ((c)->sch.why[stmt(c, name)])
-#define KERNEL_OF(c, sch, name) ((c)->sch.stmt_kernel[stmt(c, name)])
+#define STORAGE(c, sch, name) ((c)->sch.storage[tensor(c, name) - (c)->sch.first_tensor])
+#define OP(c, sch, name) ((c)->sch.op[stmt(c, name) - (c)->sch.first_stmt])
+#define WHY(c, sch, name) ((c)->sch.why[stmt(c, name) - (c)->sch.first_stmt])
+#define KERNEL_OF(c, sch, name) ((c)->sch.stmt_kernel[stmt(c, name) - (c)->sch.first_stmt])
 
 /* Pointwise chain: a temp over inputs is inlined and recomputed; a masked
  * one (which no other point can recompute) read at another point is stored
@@ -218,14 +218,14 @@ static void test_scatter_compact_scalar(void)
 		EXPECT(c.fu.nk == 2 && c.fu.k[0].mode == KM_SCATTER && c.fu.k[1].mode == KM_POINT);
 		EXPECT(OP(&c, fu, "T") == STEP_SCATTER && WHY(&c, fu, "y") == SPLIT_SCATTER);
 		EXPECT(STORAGE(&c, fu, "T") == ST_STORED);
-		EXPECT(c.fu.reset_by[tensor(&c, "T")] == 1); /* its reader zeroes it: no memset */
+		EXPECT(c.fu.reset_by[tensor(&c, "T") - c.fu.first_tensor] == 1); /* its reader zeroes it: no memset */
 		done(&c);
 	}
 	if (load(&c, "compact", "fusion cp(u: f32[N], v: f32) -> (idx: i32[N], count: i32) {\n"
 	                        "  stage f [compact] { idx[count] <- n where u(n) >= v }\n"
 	                        "}\n")) {
 		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_POINT && OP(&c, fu, "idx") == STEP_COMPACT);
-		EXPECT(STORAGE(&c, fu, "count") == ST_STORED && c.fu.reset_by[tensor(&c, "count")] == -1); /* a memset */
+		EXPECT(STORAGE(&c, fu, "count") == ST_STORED && c.fu.reset_by[tensor(&c, "count") - c.fu.first_tensor] == -1); /* a memset */
 		done(&c);
 	}
 	if (load(&c, "scalar", "fusion sa(a: f32, b: f32) -> (c: f32) {\n"
