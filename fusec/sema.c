@@ -182,8 +182,8 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 		}
 	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
 	sema_pipelines(ast, root, d, m);
-	free(s.def_failed);
-	free(s.shape_failed);
+	free(s.def_failed.v);
+	free(s.shape_failed.v);
 	namemap_free(&s.fusions), namemap_free(&s.tensors), namemap_free(&s.stages), namemap_free(&s.syms);
 	free(s.defs);
 	return d->errors - before;

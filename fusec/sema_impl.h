@@ -30,6 +30,11 @@ typedef struct NameMap {
 	unsigned cap, n;
 } NameMap;
 
+/* A flag per tensor id, in an array that grows to the largest id set. */
+typedef struct TensorFlags { int *v; int n; } TensorFlags;
+void tflag_set(TensorFlags *f, int t);
+int tflag_get(const TensorFlags *f, int t);
+
 /* A name that a stage's statement defines: defined_later looks these up. */
 typedef struct StageDef { const char *p; unsigned len; int ord, stmt; } StageDef;
 
@@ -60,10 +65,8 @@ typedef struct Sema {
 	int no_ranges;         /* collecting a 'for' bound: row_ptr(r + 1) gives r no range */
 	struct { unsigned off, len; } failed[64]; /* names whose defining statement failed */
 	int nfailed;
-	int *def_failed;       /* per tensor: its defining statement had an error */
-	int ndef_failed;
-	int *shape_failed;     /* per tensor: its declared shape had an error */
-	int nshape_failed;
+	TensorFlags def_failed;   /* its defining statement had an error: a second definition is not also "already written" */
+	TensorFlags shape_failed; /* its declared shape had an error */
 	int cur_target, cur_red, cur_lhs; /* the statement being checked */
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
@@ -131,6 +134,7 @@ void declare_const(Sema *s, int node);
 double literal_product(const Dim *d, int n);
 void declare_tensor(Sema *s, int node, TensorKind kind);
 int shape_failed(const Sema *s, int t);
+int tensor_new(Sema *s, int node, TensorKind kind, ElemType t);
 void guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl);
 const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n);
 int reads_own_definition(Sema *s, unsigned off, unsigned len);

@@ -161,16 +161,30 @@ double literal_product(const Dim *d, int n)
 /* A tensor whose declared shape had an error keeps a stand-in shape (its
  * first 4 dimensions, 1 for a bad one) so that it stays declared; its uses
  * are not then checked against that shape, which the spec never gave. */
-static void shape_failed_mark(Sema *s, int t)
+void tflag_set(TensorFlags *f, int t)
 {
-	if (t >= s->nshape_failed) {
-		int *p = xrealloc(s->shape_failed, (unsigned long)(t + 1), sizeof *p);
-		for (int i = s->nshape_failed; i <= t; i++) p[i] = 0;
-		s->shape_failed = p, s->nshape_failed = t + 1;
+	if (t >= f->n) {
+		int *p = xrealloc(f->v, (unsigned long)(t + 1), sizeof *p);
+		for (int i = f->n; i <= t; i++) p[i] = 0;
+		f->v = p, f->n = t + 1;
 	}
-	s->shape_failed[t] = 1;
+	f->v[t] = 1;
 }
-int shape_failed(const Sema *s, int t) { return t >= 0 && t < s->nshape_failed && s->shape_failed[t]; }
+int tflag_get(const TensorFlags *f, int t) { return t >= 0 && t < f->n && f->v[t]; }
+int shape_failed(const Sema *s, int t) { return tflag_get(&s->shape_failed, t); }
+
+/* A tensor named by node, in the IR and in the fusion's name map: what a
+ * declaration and a new intermediate share. */
+int tensor_new(Sema *s, int node, TensorKind kind, ElemType t)
+{
+	int id = ir_add_tensor(s->m);
+	count_tensor(s, node);
+	Tensor *x = &s->m->tensor[id];
+	x->name = dup_name(s, node);
+	namemap_put(&s->tensors, x->name, N(s, node)->len, id);
+	x->kind = kind, x->type = t, x->off = N(s, node)->off;
+	return id;
+}
 
 /* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
 void declare_tensor(Sema *s, int node, TensorKind kind)
@@ -185,19 +199,13 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 		return;
 	}
 	int t = type_lookup(s, N(s, node)->a);
-	int id = ir_add_tensor(s->m);
-	count_tensor(s, node);
+	int id = tensor_new(s, node, kind, t < 0 ? ET_F32 : (ElemType)t);
 	Tensor *x = &s->m->tensor[id];
-	x->name = dup_name(s, node);
-	namemap_put(&s->tensors, x->name, N(s, node)->len, id);
-	x->kind = kind;
-	x->type = t < 0 ? ET_F32 : (ElemType)t;
-	x->off = N(s, node)->off;
 	if (kind != TK_TEMP) x->param = F(s)->nparam++;
 	for (int d = N(s, node)->b; d; d = N(s, d)->next) {
 		if (x->rank == MAX_RANK) {
 			diag_error(s->d, N(s, d)->off, "too many dimensions (at most %d)", MAX_RANK);
-			shape_failed_mark(s, id);
+			tflag_set(&s->shape_failed, id);
 			break;
 		}
 		Dim *dm = &x->dim[x->rank++];
@@ -205,7 +213,7 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 			double v = N(s, d)->num;
 			if (v < 1 || v != floor(v) || v > 9e15) {
 				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
-				shape_failed_mark(s, id);
+				tflag_set(&s->shape_failed, id);
 			}
 			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
 		} else {
@@ -213,7 +221,7 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 			if (c) {
 				if (!c->is_int || c->value < 1) {
 					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
-					shape_failed_mark(s, id);
+					tflag_set(&s->shape_failed, id);
 				}
 				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
 			} else {

@@ -3,19 +3,6 @@
  * target's type and the statement's pattern are sema_target.c's. */
 #include "sema_impl.h"
 
-/* Outputs whose defining statement failed: a second definition is not
- * also "already written". Tensor ids are small; the array grows. */
-static void def_failed_mark(Sema *s, int t)
-{
-	if (t >= s->ndef_failed) {
-		int *p = xrealloc(s->def_failed, (unsigned long)(t + 1), sizeof *p);
-		for (int i = s->ndef_failed; i <= t; i++) p[i] = 0;
-		s->def_failed = p, s->ndef_failed = t + 1;
-	}
-	s->def_failed[t] = 1;
-}
-static int def_failed_get(Sema *s, int t) { return t < s->ndef_failed && s->def_failed[t]; }
-
 /* What a '+=' that has nothing to add into probably meant: with bare
  * indices on the left, a sum reduction; through a gather, a zeroed temp. */
 static void accum_hint(Sema *s, int lhs, int output)
@@ -49,7 +36,7 @@ void check_stmt(Sema *s, int node)
 	if (t < 0) mark_failed(s, x->kind == AST_APPEND ? node : x->a);
 	if (t >= 0 && s->m->tensor[t].kind != TK_INPUT && s->m->tensor[t].def_stage < 0) {
 		s->m->tensor[t].def_stage = s->stage;
-		if (s->d->errors != errors) def_failed_mark(s, t);
+		if (s->d->errors != errors) tflag_set(&s->def_failed, t);
 	}
 	if (x->kind == AST_APPEND && (t = tensor_find(s, x->a)) >= 0 && s->m->tensor[t].kind != TK_INPUT &&
 	    s->m->tensor[t].def_stage < 0)
@@ -86,7 +73,7 @@ static void check_stmt_body(Sema *s, int node)
 		diag_error(s->d, x->off, "cannot assign to input '%.*s'", NAMEF(s, lhs));
 		lhs_bad = 1;
 	} else if (target >= 0 && red != RED_ACCUM && m->tensor[target].def_stage >= 0) {
-		if (!def_failed_get(s, target)) /* else its first definition's error says it all */
+		if (!tflag_get(&s->def_failed, target)) /* else its first definition's error says it all */
 			diag_error(s->d, x->off, "'%.*s' is already written by stage '%s' (use += to accumulate)",
 		           NAMEF(s, lhs), m->stage[m->tensor[target].def_stage].name);
 		lhs_bad = 1;

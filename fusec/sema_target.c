@@ -38,14 +38,8 @@ static void classify(Sema *s, Stmt *st)
 
 static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 {
-	int id = ir_add_tensor(s->m);
-	count_tensor(s, lhs);
+	int id = tensor_new(s, lhs, TK_TEMP, t);
 	Tensor *x = &s->m->tensor[id];
-	x->name = dup_name(s, lhs);
-	namemap_put(&s->tensors, x->name, N(s, lhs)->len, id);
-	x->kind = TK_TEMP;
-	x->type = t;
-	x->off = N(s, lhs)->off;
 	x->rank = st->nlhs;
 	for (int i = 0; i < st->nlhs; i++) x->dim[i] = s->m->index[s->m->expr[st->lhs[i]].index].range;
 	st->out = id;
