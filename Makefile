@@ -5,30 +5,32 @@ CC       ?= cc
 CLANG    ?= clang
 CFLAGS   ?= -O2 -g
 WARN     := -std=c11 -Wall -Wextra -Wshadow -Wstrict-prototypes
-CPPFLAGS += -D_POSIX_C_SOURCE=200809L -Ifusec -Ibuild/gen
+CPPFLAGS += -D_POSIX_C_SOURCE=200809L -I. -Ifusec -Ibuild/gen
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 LEMPAR   ?= /usr/share/lemon/lempar.c
 # Lemon's template declares things each parser may not use.
 GENWARN  := -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable
 FUZZTIME ?= 60
 
-FRONT_SRC := fusec/ast.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c \
-             fusec/parse.c fusec/sema.c fusec/sema_stmt.c fusec/sema_target.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c \
-             fusec/plan.c fusec/plan_fuse.c fusec/plan_tile.c fusec/plan_storage.c fusec/plan_launch.c fusec/plan_steps.c \
-             fusec/schedule.c fusec/explain.c fusec/namer.c fusec/die.c
+# fusec's folders, one per stage of its pipeline, each calling only those
+# before it (tests/layering.sh checks it on the objects): core, then the
+# front end, the planner, the text pieces every writer shares, the CUDA and
+# host writers, the artifact writer; main.c drives them.
+FUSEC_DIRS := core front plan emit cuda host artifact
+stage_src   = $(sort $(wildcard $(1:%=fusec/%/*.c)))
+# front end and planner: what the front-end fuzzer and the unit tests link
+FRONT_SRC := $(call stage_src,core front plan)
 GEN_SRC   := build/gen/lexer.c build/gen/grammar.c
-# the emitters: everything after the planner but NVRTC and the files written
-EMIT_SRC  := fusec/emit_common.c fusec/emit_cuda.c fusec/emit_host.c fusec/emit_prelude.c \
-             fusec/cuda_stmt.c fusec/cuda_read.c fusec/cuda_remat.c fusec/cuda_reduce.c fusec/cuda_compact.c fusec/grid_fold.c \
-             fusec/kern_point.c fusec/kern_row.c fusec/kern_matmul.c fusec/kern_tile.c fusec/kern_scatter.c fusec/kern_scalar.c \
-             fusec/emit_ref.c fusec/pipeline.c
-BACK_SRC  := $(EMIT_SRC) fusec/artifact.c fusec/manifest.c fusec/atomic_write.c fusec/ptx.c runtime/sha256.c fusec/tune.c
+# the writers: everything after the planner but NVRTC and the files written
+EMIT_SRC  := $(call stage_src,emit cuda host)
+BACK_SRC  := $(EMIT_SRC) $(call stage_src,artifact) runtime/sha256.c
 FUSEC_SRC := $(FRONT_SRC) $(BACK_SRC) fusec/main.c
 CUDA_HOME ?= /usr/local/cuda
 CPPFLAGS  += -I$(CUDA_HOME)/include
 NVRTC_LIB := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 
-obj = $(patsubst %.c,build/$(1)/%.o,$(notdir $(2)))
+# build/rel/core/ir.o for fusec/core/ir.c; generated and runtime sources at the top
+obj = $(addprefix build/$(1)/,$(patsubst fusec/%,%,$(notdir $(filter-out fusec/%,$(2:.c=.o))) $(filter fusec/%,$(2:.c=.o))))
 
 .PHONY: all tools check check-generated generate fuzz clean demo install gpu-check tune
 all: bin/fusec generate runtime runtime-examples demo
@@ -57,10 +59,10 @@ build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
 	re2c -W --no-generation-date --no-version -o $@ $<
 
 # The tensor-core mainloop (CUDA text that kern_tile.c prints) as C string lines.
-build/gen/tile_gemm.inc: fusec/tile_gemm.cuh
+build/gen/tile_gemm.inc: fusec/cuda/tile_gemm.cuh
 	@mkdir -p build/gen
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
-build/rel/kern_tile.o build/san/kern_tile.o build/fuzz/kern_tile.o: build/gen/tile_gemm.inc
+build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc
 
 # SHA-256: one source (runtime/sha256.c) for the runtime and for fusec.
 build/rel/sha256.o: runtime/sha256.c
@@ -155,7 +157,7 @@ fuzz: build/fuzz/fuzz_backend build/rt/fuzz_manifest build/rt/libfakecuda.so
 clean:
 	rm -rf build bin lib
 
--include $(wildcard build/*/*.d build/dep/*.d)
+-include $(wildcard build/*/*.d build/*/*/*.d build/dep/*.d)
 
 install: install-runtime
 

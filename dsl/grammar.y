@@ -9,7 +9,7 @@
 %stack_size 400
 %include {
 #include <assert.h>
-#include "parse.h"
+#include "front/parse.h"
 #define MK(k, t) ast_new(ctx->ast, AST_##k, (t).off, (t).len)
 #define LIST(h, i) ast_list(ctx->ast, (h), (i))
 /* A function, not a macro: the node index must be computed (and the

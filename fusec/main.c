@@ -8,12 +8,12 @@
 
 #include <sys/stat.h>
 
-#include "../runtime/fuserun.h" /* FZ_TARGETS: the targets the runtime accepts */
-#include "artifact.h"
-#include "die.h"
-#include "emit.h"
-#include "frontend.h"
-#include "plan.h"
+#include "runtime/fuserun.h" /* FZ_TARGETS: the targets the runtime accepts */
+#include "artifact/artifact.h"
+#include "core/die.h"
+#include "emit/emit.h"
+#include "front/frontend.h"
+#include "plan/plan.h"
 #include "version.h"
 
 enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN, EMIT_SCHEDULE, EMIT_CUDA };

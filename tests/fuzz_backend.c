@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit.h"
-#include "frontend.h"
-#include "plan.h"
+#include "emit/emit.h"
+#include "front/frontend.h"
+#include "plan/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

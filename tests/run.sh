@@ -45,7 +45,8 @@ BUILD=${TEST_BUILD:-build/tests}
 case $BUILD in /*) ;; *) BUILD=$ROOT/$BUILD ;; esac
 FILECHECK=$BUILD/filecheck
 UNIT=$BUILD/unit_frontend
-UNIT_SRC=${UNIT_SRC:-"fusec/ast.c fusec/die.c fusec/diag.c fusec/frontend.c fusec/ir.c fusec/ir_print.c fusec/parse.c fusec/sema.c fusec/sema_stmt.c fusec/sema_target.c fusec/sema_names.c fusec/sema_index.c fusec/sema_expr.c fusec/pipeline_check.c build/gen/lexer.c build/gen/grammar.c"}
+# the front end (fusec/core and fusec/front; globs, expanded where used)
+UNIT_SRC=${UNIT_SRC:-"fusec/core/*.c fusec/front/*.c build/gen/lexer.c build/gen/grammar.c"}
 SAN="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all"
 
 # Sanitizer reports must not pass for fusec's own "exit 1": give them their
@@ -134,7 +135,7 @@ build() {
 	while [ "$1" != -- ]; do _srcs="$_srcs $1"; shift; done
 	shift
 	# shellcheck disable=SC2086
-	if [ -x "$_out" ] && [ -z "$(find $_srcs fusec/*.h build/gen/*.h -newer "$_out" 2>/dev/null | head -n 1)" ]; then
+	if [ -x "$_out" ] && [ -z "$(find $_srcs fusec/*.h fusec/*/*.h build/gen/*.h -newer "$_out" 2>/dev/null | head -n 1)" ]; then
 		return 0
 	fi
 	# shellcheck disable=SC2086
@@ -533,7 +534,7 @@ unit_suite() {
 	# shellcheck disable=SC2086
 	if ! build "$_bin" "$@" -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
 		-Wall -Wextra -Wno-unused-parameter -Wno-unused-variable -Wno-unused-but-set-variable \
-		-Ifusec -Ibuild/gen $SAN; then
+		-I. -Ifusec -Ibuild/gen $SAN; then
 		check "$_name/build" "$1 does not build"
 		return
 	fi
@@ -557,15 +558,14 @@ group_unit() {
 	# shellcheck disable=SC2086
 	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
 	# shellcheck disable=SC2086
-	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan.c fusec/plan_fuse.c fusec/plan_tile.c fusec/plan_storage.c \
-		fusec/plan_launch.c fusec/plan_steps.c fusec/schedule.c fusec/namer.c fusec/tune.c
+	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan/*.c
 }
 
 # --- tune: the tuning table reader, and the committed table ---------------
 
 group_tune() {
-	if ! build "$BUILD/unit_tune" tests/unit_tune.c fusec/tune.c -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
-		-Wall -Wextra -Ifusec $SAN; then
+	if ! build "$BUILD/unit_tune" tests/unit_tune.c fusec/plan/tune.c -- -D_POSIX_C_SOURCE=200809L -std=c11 -O1 -g \
+		-Wall -Wextra -I. -Ifusec $SAN; then
 		check "tune/build" "tests/unit_tune.c does not build"
 		return
 	fi

@@ -9,11 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "ast.h"
-#include "diag.h"
-#include "frontend.h"
+#include "front/ast.h"
+#include "front/diag.h"
+#include "front/frontend.h"
 #include "grammar.h"
-#include "parse.h"
+#include "front/parse.h"
 
 static int passed, failed;
 

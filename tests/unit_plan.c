@@ -10,10 +10,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "die.h"
-#include "frontend.h"
-#include "namer.h"
-#include "plan.h"
+#include "core/die.h"
+#include "front/frontend.h"
+#include "core/namer.h"
+#include "plan/plan.h"
 
 static int npass, nfail;
 static const char *cur; /* the case being run */

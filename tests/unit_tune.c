@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tune.h"
+#include "plan/tune.h"
 
 static int npass, nfail;
 

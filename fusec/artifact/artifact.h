@@ -1,0 +1,42 @@
+/* generated/<fusion>.*: CUDA source, PTX per target, header, reference C
+ * and a manifest, each stamped with fusec's version and the spec's hash. */
+#ifndef FUSEC_ARTIFACT_H
+#define FUSEC_ARTIFACT_H
+#include <stdio.h>
+
+#include "front/frontend.h"
+
+typedef struct ArtifactOpts {
+	const char *out_dir;
+	const char **archs;
+	int narch;
+	FILE *depfile;     /* -MD -MF: rules for what each artifact depends on */
+} ArtifactOpts;
+
+/* paths fusec builds: an output folder and a file name must fit */
+#define FUSEC_PATH_MAX 4096
+/* the longest -o folder: room for "/" and the longest file name */
+#define FUSEC_OUT_DIR_MAX (FUSEC_PATH_MAX - 160)
+
+enum { ARTIFACT_OK = 0, ARTIFACT_USER_ERROR = 1, ARTIFACT_INTERNAL_ERROR = 3 };
+
+/* Writes every fusion of fe into o->out_dir (created if missing). Returns
+   ARTIFACT_OK, or USER_ERROR (a file that cannot be written, a name the
+   manifest cannot hold, a fusion name defined twice) or INTERNAL_ERROR
+   (NVRTC rejected the generated CUDA), after printing "fusec: error: ...";
+   on an error the fusion's old artifacts are left as they were. */
+int artifact_write(const FrontEnd *fe, const ArtifactOpts *o);
+/* the specs of this run: no output may replace one of them */
+void artifact_set_specs(const char *const *paths, int n);
+/* creates path and its parents; 0, or -1 after printing why */
+int artifact_make_dirs(const char *path);
+/* writes path atomically (a temporary file beside it, fsync, rename),
+   refusing a symbolic link or a spec; 0, or -1 after printing why */
+int artifact_write_file(const char *path, const char *data, size_t n);
+/* writes path escaped for a make depfile; -1 if it cannot be (a control character) */
+int artifact_dep_path(FILE *out, const char *path);
+/* the layout fingerprint of a fusion (the manifest's `layout` line and the
+   header's FZ_NAME_LAYOUT; runtime/manifest.c's fr_layout computes the same) */
+void artifact_layout(const Module *m, int fusion, char hex[65]);
+
+#endif

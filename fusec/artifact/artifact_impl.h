@@ -1,0 +1,41 @@
+/* What the artifact writer's files share (artifact.c, manifest.c,
+ * atomic_write.c): a file built in memory, and the outputs written
+ * together or not at all. */
+#ifndef FUSEC_ARTIFACT_IMPL_H
+#define FUSEC_ARTIFACT_IMPL_H
+#include <stdio.h>
+
+#include "artifact/artifact.h"
+#include "core/die.h"
+#include "plan/schedule.h"
+
+typedef struct Buf {
+	char *p;
+	size_t n;
+	FILE *f;
+} Buf;
+
+static inline void buf_open(Buf *b)
+{
+	b->p = NULL, b->n = 0;
+	b->f = xmemstream(&b->p, &b->n);
+}
+
+static inline void buf_close(Buf *b) { fclose(b->f), b->f = NULL; }
+
+/* atomic_write.c */
+typedef struct OutFile {
+	char path[FUSEC_PATH_MAX];
+	char tmp[FUSEC_PATH_MAX + 16];
+	const char *data;
+	size_t n;
+	int written;
+} OutFile;
+void set_path(OutFile *o, const char *dir, const char *name);
+/* writes every file of out[0..n) (the last one last), or none of them */
+int write_all(OutFile *out, int n, const char *dir);
+
+/* manifest.c: the manifest's lines after its files */
+void manifest_body(const Module *m, int fusion, const Schedule *fused, const Schedule *unfused, FILE *out);
+
+#endif

@@ -1,0 +1,280 @@
+#include "core/ir.h"
+#include "core/die.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <math.h>
+
+const ElemInfo elem_info[ET_N] = {
+#define X(e, n, c, cu, b, f, r) {n, c, cu, b, f, r},
+	ELEM_TYPES(X)
+#undef X
+};
+const char *const ir_op_name[IR_NOPS] = {
+#define X(o, n, s) s,
+	IR_OPS(X)
+#undef X
+};
+const int ir_op_arity[IR_NOPS] = {
+#define X(o, n, s) n,
+	IR_OPS(X)
+#undef X
+};
+const char *const pattern_name[PAT_N] = {
+#define X(p, s) s,
+	PATTERNS(X)
+#undef X
+};
+
+int ir_builtin_lookup(const char *name, size_t len)
+{
+	static const IrOp ops[] = {
+#define X(o, n, f64, f32) IR_##o,
+		IR_BUILTINS(X)
+#undef X
+	};
+	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
+		if (strlen(ir_op_name[ops[i]]) == len && !memcmp(ir_op_name[ops[i]], name, len)) return (int)ops[i];
+	return -1;
+}
+
+int elem_lookup(const char *s, size_t len)
+{
+	for (int i = 0; i < ET_N; i++)
+		if (i != ET_BOOL && strlen(elem_info[i].name) == len && !memcmp(elem_info[i].name, s, len))
+			return i;
+	return -1;
+}
+
+void ir_init(Module *m)
+{
+	memset(m, 0, sizeof *m);
+	ir_add_expr(m, IR_CONST, ET_I32, 0); /* expr 0: "none" */
+}
+
+void ir_free(Module *m)
+{
+	for (int i = 0; i < m->nfusion; i++) {
+		free(m->fusion[i].name);
+		for (int j = 0; j < m->fusion[i].nsym; j++) free(m->fusion[i].sym[j]);
+		free(m->fusion[i].sym);
+	}
+	for (int i = 0; i < m->npipeline; i++) free(m->pipeline[i].name), free(m->pipeline[i].steps);
+	free(m->pipeline);
+	for (int i = 0; i < m->ntensor; i++) free(m->tensor[i].name);
+	for (int i = 0; i < m->nstage; i++) free(m->stage[i].name);
+	for (int i = 0; i < m->nindex; i++) free(m->index[i].name);
+	free(m->fusion), free(m->tensor), free(m->stage), free(m->stmt), free(m->index), free(m->expr);
+	memset(m, 0, sizeof *m);
+}
+
+/* Grows an array by one zeroed element; allocation failure is fatal in the
+ * compiler (die(), exit 3), never in the runtime library. */
+static void *grow(void *p, int *n, int *cap, size_t sz)
+{
+	if (*n == *cap) {
+		*cap = *cap ? *cap * 2 : 16;
+		p = xrealloc(p, (unsigned long)*cap, sz);
+	}
+	memset((char *)p + (size_t)*n * sz, 0, sz);
+	(*n)++;
+	return p;
+}
+
+#define ADD(arr, n, capi) \
+	do { m->arr = grow(m->arr, &m->n, &m->caps[capi], sizeof *m->arr); } while (0)
+
+int ir_add_fusion(Module *m) { ADD(fusion, nfusion, 0); return m->nfusion - 1; }
+int ir_add_tensor(Module *m)
+{
+	ADD(tensor, ntensor, 1);
+	Tensor *t = &m->tensor[m->ntensor - 1];
+	t->param = -1, t->def_stage = -1, t->list_count = -1;
+	return m->ntensor - 1;
+}
+int ir_add_stage(Module *m) { ADD(stage, nstage, 2); return m->nstage - 1; }
+int ir_add_stmt(Module *m) { ADD(stmt, nstmt, 3); return m->nstmt - 1; }
+int ir_add_index(Module *m) { ADD(index, nindex, 4); return m->nindex - 1; }
+int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off)
+{
+	ADD(expr, nexpr, 5);
+	Expr *e = &m->expr[m->nexpr - 1];
+	e->op = op, e->type = t, e->off = off, e->tensor = -1, e->index = -1;
+	return m->nexpr - 1;
+}
+
+/* Does expression e read index ix anywhere (subscripts, operands)? The
+   checker (ragged bounds) and the planner (contraction operands) ask. */
+int expr_uses_index(const Module *m, int e, int ix)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) return x->index == ix;
+	for (int i = 0; i < x->nargs; i++)
+		if (expr_uses_index(m, x->args[i], ix)) return 1;
+	return expr_uses_index(m, x->a, ix) || expr_uses_index(m, x->b, ix) || expr_uses_index(m, x->c, ix);
+}
+
+int dim_same(Dim a, Dim b)
+{
+	return a.sym == b.sym && (a.sym >= 0 || a.value == b.value) && a.add == b.add &&
+	       (a.div > 1 ? a.div : 1) == (b.div > 1 ? b.div : 1) && a.dsym == b.dsym;
+}
+
+/* The manifest's and the printers' spelling: C, (C+1)/2, C-1, N/S. */
+void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
+{
+	(void)m;
+	int paren = (d.add != 0) && (d.div > 1 || d.dsym);
+	if (paren) fputc('(', out);
+	if (d.sym >= 0) fputs(f->sym[d.sym], out);
+	else fprintf(out, "%lld", (long long)d.value);
+	if (d.add) fprintf(out, "%+lld", (long long)d.add);
+	if (paren) fputc(')', out);
+	if (d.div > 1) fprintf(out, "/%lld", (long long)d.div);
+	if (d.dsym) fprintf(out, "/%s", f->sym[d.dsym - 1]);
+}
+
+/* A shape or a space: [N,C/2], SEP between the dimensions. */
+void dims_write(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out)
+{
+	fputc('[', out);
+	for (int i = 0; i < n; i++) {
+		if (i) fputs(sep, out);
+		dim_write(m, f, d[i], out);
+	}
+	fputc(']', out);
+}
+
+void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out)
+{
+	char base[96];
+	if (d.sym >= 0) snprintf(base, sizeof base, "%s%s", prefix, f->sym[d.sym]);
+	else snprintf(base, sizeof base, "%lldLL", (long long)d.value);
+	if (!dim_derived(d)) {
+		fputs(base, out);
+		return;
+	}
+	/* (base + add) clamped at 0, then divided: never negative */
+	fprintf(out, "((%s + %lldLL) > 0 ? (%s + %lldLL) / ", base, (long long)d.add, base, (long long)d.add);
+	if (d.dsym) fprintf(out, "(%s%s > 0 ? %s%s : 1LL)", prefix, f->sym[d.dsym - 1], prefix, f->sym[d.dsym - 1]);
+	else fprintf(out, "%lldLL", (long long)(d.div > 1 ? d.div : 1));
+	fputs(" : 0LL)", out);
+}
+
+static void c_double(double v, FILE *f)
+{
+	char buf[40];
+	snprintf(buf, sizeof buf, "%.17g", v == 0 ? 0.0 : v); /* no "-0" */
+	fprintf(f, "%s%s", buf, strpbrk(buf, ".e") ? "" : ".0");
+}
+
+void domain_write(const Tensor *t, void *out)
+{
+	if (!t->has_domain) return;
+	fputs(" domain=", out), c_double(t->dom_lo, out), fputs("..", out), c_double(t->dom_hi, out);
+}
+
+/* --- printing as C --------------------------------------------------- */
+
+static const char *float_fn(const ExprWriter *w, const char *f64, const char *f32)
+{
+	return w->compute == ET_F64 ? f64 : f32;
+}
+
+void ir_write_expr(ExprWriter *w, int e, void *out)
+{
+	const Expr *x = &w->m->expr[e];
+	FILE *f = out;
+	switch (x->op) {
+	case IR_CONST:
+		if (!elem_info[x->type].is_float) {
+			fprintf(f, "%lld", (long long)x->value);
+		} else {
+			char buf[40];
+			snprintf(buf, sizeof buf, w->compute == ET_F64 ? "%.17g" : "%.9g", x->value);
+			/* keep float constants float: "1" would make 1/2 integer division */
+			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
+		}
+		return;
+	case IR_SIZE: /* the args struct's field in a kernel, a parameter in the reference */
+		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
+		return;
+	case IR_INDEX:
+	case IR_LOAD:
+	case IR_SCALAR:
+		w->leaf(w, e, out);
+		return;
+	case IR_CAST:
+		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : w->cuda && x->type == ET_I32 ? "int" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
+		ir_write_expr(w, x->a, out);
+		fputs("))", f);
+		return;
+	default: break;
+	}
+	int ar = ir_op_arity[x->op];
+	if (x->op == IR_NEG || x->op == IR_NOT) {
+		fprintf(f, "(%s", ir_op_name[x->op]);
+		ir_write_expr(w, x->a, out);
+		fputc(')', f);
+		return;
+	}
+	if (x->op == IR_DIV && w->cuda && w->compute == ET_F32 && elem_info[x->type].is_float) {
+		/* f32 division as a product with the IEEE reciprocal (dsl/MATH.md):
+		   a divisor shared by many quotients (a row's sum) is inverted once */
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		fputs(" * (1.0f / ", f);
+		ir_write_expr(w, x->b, out);
+		fputs("))", f);
+		return;
+	}
+	if (ar == 2 && x->op <= IR_OR) {
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		int lazy = x->op == IR_AND || x->op == IR_OR;
+		if (lazy && w->eager_ok && w->m->expr[x->a].type == ET_BOOL && w->m->expr[x->b].type == ET_BOOL &&
+		    w->eager_ok(w, x->b))
+			lazy = 0; /* both operands are 0 or 1: & and | give && and ||'s value */
+		fprintf(f, " %s ", lazy || (x->op != IR_AND && x->op != IR_OR) ? ir_op_name[x->op] : x->op == IR_AND ? "&" : "|");
+		w->cond += lazy;
+		ir_write_expr(w, x->b, out);
+		w->cond -= lazy;
+		fputc(')', f);
+		return;
+	}
+	const char *fn = NULL;
+	switch (x->op) {
+#define X(o, n, f64, f32) case IR_##o: fn = float_fn(w, f64, f32); break;
+	IR_BUILTINS(X)
+#undef X
+	default: break;
+	}
+	switch (x->op) {
+	case IR_EXP: if (w->cuda && w->compute != ET_F64) fn = "fz_expf"; break; /* dsl/MATH.md */
+	case IR_TANH: if (w->cuda && w->compute == ET_F32 && w->half) fn = "fz_tanhf_h"; break; /* the same, 16-bit storage */
+	case IR_GELU: if (w->cuda && w->compute == ET_F32 && w->half) fn = "fz_geluf_h"; break;
+	case IR_RSQRT: fn = w->cuda ? float_fn(w, "rsqrt", "rsqrtf") : float_fn(w, "fz_rsqrt", "fz_rsqrtf"); break;
+	case IR_ABS: fn = elem_info[x->type].is_float ? float_fn(w, "fabs", "fabsf") : "fz_iabs"; break;
+	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;
+	case IR_MAXF: fn = elem_info[x->type].is_float ? float_fn(w, "fmax", "fmaxf") : "fz_imax"; break;
+	case IR_SELECT:
+		fputc('(', f);
+		ir_write_expr(w, x->a, out);
+		fputs(" ? ", f);
+		w->cond++;
+		ir_write_expr(w, x->b, out);
+		fputs(" : ", f);
+		ir_write_expr(w, x->c, out);
+		w->cond--;
+		fputc(')', f);
+		return;
+	default: break;
+	}
+	if (!fn) die("ir_write_expr: opcode %s has no spelling", ir_op_name[x->op]);
+	fprintf(f, "%s(", fn);
+	ir_write_expr(w, x->a, out);
+	if (ar >= 2) fputs(", ", f), ir_write_expr(w, x->b, out);
+	fputc(')', f);
+}

@@ -1,0 +1,187 @@
+/* The CUDA back end's shared state and pieces, for its files:
+ *   emit_cuda.c   the driver: one template per kernel, by its mode
+ *   cuda_stmt.c   statement bodies: loads, stores, locals, a pointwise statement
+ *   cuda_read.c   reads: the expression writer's leaf, hoisted reads, vector accesses
+ *   cuda_remat.c  values: recomputed producers rendered once (the memo)
+ *   cuda_reduce.c reductions looping at a point (serial, sliced, row-wide)
+ *   cuda_compact.c compactions (list <- value where mask)
+ *   grid_fold.c   whole-grid reductions: partials, then the last block's fold
+ *   kern_*.c      one template per kernel kind (schedule.h KERNEL_MODES)
+ * Everything here prints what the Schedule says; nothing here decides. */
+#ifndef FUSEC_CUDA_H
+#define FUSEC_CUDA_H
+#include <stdio.h>
+
+#include "emit/emit.h"
+
+/* A producer recomputed at one tuple of subscripts while one value is
+ * rendered: rendered once, then written in place if used once, or bound
+ * to an SSA-style local (const auto fz_sN_t = ...;) if used more. */
+typedef struct Memo {
+	int stmt;         /* the producer */
+	char *key;        /* its subscripts, rendered */
+	char *text;       /* its value, with placeholders for nested entries */
+	int uses, order;  /* order: when its text was complete (dependencies first) */
+	int fn;           /* a local function of the producer's indices (key ""), for values
+	                     that must stay under their condition: evaluated only where called */
+	char *name;       /* the local, if uses > 1 (a function: always) */
+	int scope;        /* -1: the value's top; else the local function whose body declares it */
+} Memo;
+
+typedef struct Cx {
+	const Module *m;
+	const Schedule *p;
+	int fusion;
+	const Kernel *k;
+	int kernel_id;
+	/* The per-index and per-tensor arrays hold the fusion's own (contiguous
+	   in the Module): index i at [i - first_index], tensor t at
+	   [t - first_tensor]. Sized by the Module's, a file of many fusions cost
+	   each fusion the whole file's size. */
+	int first_index, first_tensor;
+	char **bind;      /* per index: C expression */
+	char **local;     /* per tensor: local holding its value at the point */
+	char ***local_at; /* per tensor: the subscripts that local stands for */
+	ExprWriter w;
+	FILE *out;
+	FILE *sink;       /* where stores go: out, or a copy's deferred stores */
+	FILE *sink_main;  /* the .cu itself */
+	const char *sfx;  /* suffix of this copy's locals when unrolled */
+	int sliced;       /* reductions split over warps (KernelParams.slices) */
+	int cur;          /* the statement being rendered: producers before it may be recomputed */
+	Memo *memo;       /* while a value is rendered (value_of) */
+	int nmemo, cmemo, memo_on, memo_done;
+	int scope;        /* -1, or the local function whose body is being rendered */
+	int nssa;         /* locals made in this kernel, for their names */
+	const char *rc_var;      /* inside a row loop over cached registers: its index */
+	int rc_vec;              /* ROW cache: rendering the vector path (fz_v4), else the scalar one */
+	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
+	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
+	unsigned char *rc_used;  /* per tensor: its row is cached */
+	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
+	   consecutive points along the innermost index), -1 outside it; the
+	   distinct 16-byte accesses its copies share, loads and stores */
+	int vec_u;
+	int nvl, nvs;
+	int persist;      /* a phase of a persistent kernel (pipeline.c): a __device__ body
+	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */
+	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
+	                     (a pipeline's carried input), so not read through the read-only path */
+	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
+	/* A reduction loop's body (emit_reductions, not row-wide): an input read
+	   at point and loop variables only is in range wherever the loop runs,
+	   so it is read once into a local (the body's top, or before the loops
+	   when it reads at the point only) and conditions over such reads are
+	   evaluated without branches (& for &&): every term's loads are issued
+	   together instead of each behind its own condition. */
+	int hoisting;
+	const char *hvars[MAX_IDX];  /* the open loops' variables */
+	int nhvars, nhoist, nhname;
+	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];
+} Cx;
+
+/* inputs go through the read-only path (__ldg) unless the launch writes them */
+static inline int cx_readonly(const Cx *cx, int t)
+{
+	return cx->m->tensor[t].kind == TK_INPUT && !(cx->written && cx->written[t]);
+}
+
+/* A kernel kind's template: the __global__ function, and its launch
+ * geometry as C expressions over the host's args `a` and `sm` (grid.x,
+ * grid.y). */
+typedef struct KernTemplate {
+	void (*emit)(Cx *cx);
+	void (*grid_x)(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
+	void (*grid_y)(const Module *m, const Fusion *f, const Kernel *k, FILE *out); /* NULL: 1 */
+} KernTemplate;
+extern const KernTemplate kern_point, kern_row, kern_matmul, kern_tile, kern_scatter, kern_scalar;
+/* kern_tile.c: the tensor-core mainloop's CUDA text, once per .cu that has a
+   TILE kernel */
+void emit_tile_library(FILE *out);
+extern const KernTemplate *const kern_template[KM_N];
+
+/* points a block of a POINT kernel: a sliced one's block is FZ_SLICES
+   threads a point (32 points in a launch of its own; fewer as a pipeline's
+   phase at a smaller block, pipeline.c) */
+static inline int kernel_points(const Kernel *k)
+{
+	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
+}
+
+/* host-side pieces for the grid formulas (emit_host.c) */
+void host_dim(const Fusion *f, Dim d, FILE *out);
+void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
+
+/* cuda_stmt.c */
+ElemType stmt_compute(const Module *m, const Stmt *s);
+/* Sets w's compute type and math policy (dsl/MATH.md) for statement s's stage. */
+void stmt_math(ExprWriter *w, const Module *m, const Stmt *s);
+const char *ctype(ElemType t);
+void ind(FILE *out, int n);
+void dim_c(Cx *cx, Dim d, FILE *out);
+void load_elem(Cx *cx, int t, const char *lin, FILE *out);
+char *linear_of(Cx *cx, int t, char **subs);
+void put_decls(FILE *out, const char *decls, int depth);
+void set_local(Cx *cx, int t, const char *name, char **subs, int n);
+void clear_locals(Cx *cx);
+void store_target(Cx *cx, const Stmt *s, const char *v, int depth);
+void publish(Cx *cx, const Stmt *s, const char *name);
+void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
+void bind_point(Cx *cx, const Stmt *s, int nspace);
+
+/* cuda_read.c */
+void cuda_leaf(ExprWriter *w, int e, void *outp);
+int eager_ok(ExprWriter *w, int e);
+void hoist_decls(Cx *cx, int inv, FILE *out, int depth);
+int vec_access(Cx *cx, int t, char **subs, int n, int store);
+
+/* cuda_remat.c */
+/* The value (or mask) e of statement s, in its compute type. Locals it
+ * needs are in *decls (lines, no indent; NULL if none): print them with
+ * put_decls where the value is evaluated, never outside a condition that
+ * guards it. */
+char *value_of(Cx *cx, const Stmt *s, int e, char **decls);
+/* Producer wr read at subs, as a reference to its memo entry; 0, writing
+   nothing, where it cannot be one (the caller recomputes it in place) */
+int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out);
+/* cuda_reduce.c */
+const char *identity(RedOp r, ElemType t);
+const char *red_op(RedOp r);
+int emit_reductions(Cx *cx, int sid, int depth, int row);
+int reduce_unroll(const Cx *cx);
+void accumulate_body(Cx *cx, int sid, int n, int d);
+
+/* cuda_compact.c */
+void compact_operands(Cx *cx, int sid, int u);
+void compact_warp(Cx *cx, int sid, int U);
+void emit_compact(Cx *cx, int sid, int depth);
+
+/* grid_fold.c */
+void emit_tail(Cx *cx, int depth);
+void emit_tail_decls(Cx *cx, int depth);
+void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0);
+
+/* emit_cuda.c: what every template starts and ends with */
+void kernel_head(Cx *cx);
+void decompose(Cx *cx, const char *lin, int depth);
+void space_total(Cx *cx, FILE *out);
+void emit_resets(Cx *cx, int depth);
+void finish_kernel(Cx *cx);
+
+/* kern_row.c: the row walk, also used for a row's reductions */
+typedef void RowBody(Cx *cx, int sid, int n, int depth);
+void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
+
+int row_store_deferred(Cx *cx, const Stmt *s, char **subs);
+
+/* A row is walked by a group of fz_g threads (KernelParams.rcache: the
+   group's size chosen at launch; fz_live is false in a spare group of the
+   last block), a warp (KernelParams.warp_rows) or a block. */
+static inline const char *row_tid(const Cx *cx) { return cx->k->par.warp_rows || cx->k->par.rcache ? "fz_lane" : "threadIdx.x"; }
+static inline const char *row_width(const Cx *cx) { return cx->k->par.rcache ? "fz_g" : cx->k->par.warp_rows ? "32" : "blockDim.x"; }
+static inline const char *row_leader(const Cx *cx)
+{
+	return cx->k->par.rcache ? "fz_lane == 0 && fz_live" : cx->k->par.warp_rows ? "fz_lane == 0" : "threadIdx.x == 0";
+}
+
+#endif

@@ -1,0 +1,69 @@
+/* Compaction, list <- value where mask: an atomic slot an item, or, with
+ * unrolled copies, one atomic a warp for all its copies' items. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda.h"
+#include "core/die.h"
+
+/* Unrolled compaction, first half: each copy's test and value. */
+void compact_operands(Cx *cx, int sid, int u)
+{
+	const Stmt *s = &cx->m->stmt[sid];
+	const char *nm = cx->m->tensor[s->out].name;
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
+	put_decls(cx->out, md, 2);
+	fprintf(cx->out, "\t\tconst bool cp_%s_%d = ok_%d && (%s);\n", nm, u, u, mk);
+	put_decls(cx->out, vd, 2);
+	fprintf(cx->out, "\t\tconst long long cv_%s_%d = (long long)(%s);\n", nm, u, v);
+	free(v), free(mk), free(vd), free(md);
+}
+
+/* Second half: one atomic a warp for all its copies' items; each item's
+ * slot is the warp's base plus the items before it (by copy, then lane). */
+void compact_warp(Cx *cx, int sid, int U)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
+	FILE *out = cx->out;
+	fputs("\t\t{\n\t\t\tconst unsigned fz_act = __activemask();\n", out);
+	for (int u = 0; u < U; u++) fprintf(out, "\t\t\tconst unsigned fz_b%d = __ballot_sync(fz_act, cp_%s_%d);\n", u, list->name, u);
+	fputs("\t\t\tconst int fz_tot = ", out);
+	for (int u = 0; u < U; u++) fprintf(out, "%s__popc(fz_b%d)", u ? " + " : "", u);
+	fputs(";\n\t\t\tif (fz_tot) {\n", out);
+	fputs("\t\t\t\tconst unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;\n", out);
+	fputs("\t\t\t\tconst int fz_leader = __ffs(fz_act) - 1;\n", out);
+	fprintf(out, "\t\t\t\tunsigned int fz_base = 0;\n\t\t\t\tif ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_%s, (unsigned int)fz_tot);\n", cnt->name);
+	fputs("\t\t\t\tfz_base = __shfl_sync(fz_act, fz_base, fz_leader);\n", out);
+	for (int u = 0; u < U; u++) {
+		fprintf(out, "\t\t\t\tif (cp_%s_%d) {\n\t\t\t\t\tconst long long slot = (long long)fz_base", list->name, u);
+		for (int v = 0; v < u; v++) fprintf(out, " + __popc(fz_b%d)", v);
+		fprintf(out, " + __popc(fz_b%d & fz_lt);\n\t\t\t\t\tif (slot < ", u);
+		dim_c(cx, list->dim[0], out);
+		fprintf(out, ") a.t_%s[slot] = (%s)cv_%s_%d;\n\t\t\t\t}\n", list->name, tensor_device_type(list), list->name, u);
+	}
+	fputs("\t\t\t}\n\t\t}\n", out);
+}
+
+void emit_compact(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
+	char *vd = NULL, *md = NULL;
+	char *v = value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
+	FILE *out = cx->out;
+	put_decls(out, md, depth);
+	ind(out, depth), fprintf(out, "if (%s(%s)) {\n", cx->sliced ? "fz_slice == 0 && fz_live && " : "", mk);
+	put_decls(out, vd, depth + 1);
+	ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
+	ind(out, depth + 1), fprintf(out, "if (slot < ");
+	dim_c(cx, list->dim[0], out);
+	fprintf(out, ") a.t_%s[slot] = (%s)(%s);\n", list->name, tensor_device_type(list), v);
+	ind(out, depth), fputs("}\n", out);
+	free(v), free(mk), free(vd), free(md);
+}

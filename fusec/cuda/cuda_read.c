@@ -1,0 +1,205 @@
+/* A read in CUDA (ExprWriter's leaf): an index's variable, a scalar, or
+ * a tensor's element from wherever the kernel has it: a row's register
+ * cache, a local, a recomputed producer, a vector of the POINT vector
+ * path, a read hoisted out of a reduction loop's conditions, or memory. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda.h"
+#include "core/die.h"
+
+static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin);
+
+void cuda_leaf(ExprWriter *w, int e, void *outp)
+{
+	Cx *cx = w->user;
+	FILE *out = outp;
+	const Module *m = cx->m;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) {
+		if (!cx->bind[x->index - cx->first_index]) die("index %s of %s is not bound in kernel %s", m->index[x->index].name,
+		                             m->fusion[cx->fusion].name, cx->k->name);
+		fputs(cx->bind[x->index - cx->first_index], out);
+		return;
+	}
+	int t = x->tensor;
+	const Tensor *tt = &m->tensor[t];
+	if (x->op == IR_SCALAR && tt->kind == TK_INPUT) {
+		fprintf(out, "((%s)a.t_%s)", elem_info[tt->type].is_float ? ctype(w->compute) : ctype(tt->type), tt->name);
+		return;
+	}
+	char *subs[MAX_RANK] = {0};
+	for (int i = 0; i < x->nargs; i++) subs[i] = render_expr(w, x->args[i]);
+	int hit = cx->local[t - cx->first_tensor] != NULL;
+	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
+	int wr = cx->p->writer[t - cx->p->first_tensor];
+	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 &&
+	             !strcmp(subs[x->nargs - 1], cx->rc_var);
+	for (int i = 0; cached && i < cx->k->nspace; i++) {
+		char sv[16];
+		snprintf(sv, sizeof sv, "s%d", i);
+		cached = !strcmp(subs[i], sv);
+	}
+	int vi = -1;
+	if (cached) {
+		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
+		cx->rc_used[t - cx->first_tensor] |= 1;
+	} else if (hit) {
+		fputs(cx->local[t - cx->first_tensor], out);
+	} else if (wr >= 0 && wr < cx->cur && cx->p->remat[wr - cx->p->first_stmt] &&
+	           (cx->p->op[wr - cx->p->first_stmt] == STEP_INLINE || cx->p->stmt_kernel[wr - cx->p->first_stmt] == cx->kernel_id)) {
+		/* Recompute the producer, its free indices bound to our subscripts:
+		   once per value and tuple of subscripts (the memo), except where
+		   only a condition lets it be evaluated. */
+		const Stmt *P = &m->stmt[wr];
+		if (cx->memo_on && memo_use(cx, wr, subs, x->nargs, w->compute, out)) {
+			for (int i = 0; i < x->nargs; i++) free(subs[i]);
+			return;
+		}
+		char *saved[MAX_RANK];
+		for (int i = 0; i < P->nfree; i++) {
+			saved[i] = cx->bind[P->first_index + i - cx->first_index];
+			cx->bind[P->first_index + i - cx->first_index] = subs[i];
+		}
+		ElemType c = w->compute;
+		int h = w->half;
+		stmt_math(w, m, P);
+		fprintf(out, "((%s)", ctype(c));
+		ir_write_expr(w, P->rhs, out);
+		fputc(')', out);
+		w->compute = c, w->half = h;
+		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
+		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
+	} else {
+		char *lin = linear_of(cx, t, subs);
+		const char *h = hoisted(cx, t, subs, x->nargs, lin);
+		if (h) fputs(h, out);
+		else load_elem(cx, t, lin, out);
+		free(lin);
+	}
+	for (int i = 0; i < x->nargs; i++) free(subs[i]);
+}
+
+/* While a reduction loop's body is rendered: 1 if sub is a variable of
+ * the kernel's point, 2 if one of the open loops', else 0. */
+static int hoist_var(const Cx *cx, const char *sub)
+{
+	for (int i = 0; i < cx->k->nspace; i++) {
+		char v[24];
+		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
+		if (!strcmp(sub, v)) return 1;
+	}
+	for (int i = 0; i < cx->nhvars; i++)
+		if (!strcmp(sub, cx->hvars[i])) return 2;
+	return 0;
+}
+
+/* The local holding input t at subs (linear index lin), made on first use;
+ * NULL where the read is not hoisted (outside a reduction body, a written
+ * input, a subscript that is not a variable of the point or the loops, or
+ * the table full). */
+static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
+{
+	if (!cx->hoisting || !cx_readonly(cx, t)) return NULL;
+	int inv = 1;
+	for (int i = 0; i < n; i++) {
+		int v = hoist_var(cx, subs[i]);
+		if (!v) return NULL;
+		if (v == 2) inv = 0;
+	}
+	for (int i = 0; i < cx->nhoist; i++)
+		if (cx->hoist[i].t == t && !strcmp(cx->hoist[i].lin, lin)) return cx->hoist[i].name;
+	if (cx->nhoist == (int)(sizeof cx->hoist / sizeof cx->hoist[0])) return NULL;
+	struct Hoist *h = &cx->hoist[cx->nhoist++];
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = xmemstream(&buf, &len);
+	load_elem(cx, t, lin, f);
+	fclose(f);
+	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv,
+	                    .name = xasprintf("fz_h%d_%s", cx->nhname++, cx->m->tensor[t].name)};
+	return h->name;
+}
+
+/* The hoisted reads that are loop-invariant (inv) or not, as locals; their
+ * entries are dropped. */
+void hoist_decls(Cx *cx, int inv, FILE *out, int depth)
+{
+	int k = 0;
+	for (int i = 0; i < cx->nhoist; i++) {
+		struct Hoist *h = &cx->hoist[i];
+		if (h->inv != inv) {
+			cx->hoist[k++] = *h;
+			continue;
+		}
+		ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
+		free(h->lin), free(h->load), free(h->name);
+	}
+	cx->nhoist = k;
+}
+
+/* ExprWriter.eager_ok in a reduction body: e has no branch worth keeping
+ * and nothing it reads can be out of range (inputs at variables of the
+ * point or the loops, sizes, scalars, integer and comparison arithmetic,
+ * abs, min, max), so it may be evaluated whatever the condition before it. */
+int eager_ok(ExprWriter *w, int e)
+{
+	Cx *cx = w->user;
+	if (!cx->hoisting || !e) return cx->hoisting;
+	const Expr *x = &cx->m->expr[e];
+	switch (x->op) {
+	case IR_CONST: case IR_SIZE: case IR_INDEX: return 1;
+	/* a bool read from memory is 0 or 1 only if the caller's bytes are: & on
+	   a byte of 2 is not && (comparisons and constants are 0 or 1) */
+	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT && cx->m->tensor[x->tensor].type != ET_BOOL;
+	case IR_LOAD: { /* an input, or a value the kernel holds in a local (eps(i) in a count's condition) */
+		const int t = x->tensor, local = cx->local[t - cx->first_tensor] != NULL;
+		if (cx->m->tensor[t].type == ET_BOOL || (!local && !cx_readonly(cx, t))) return 0;
+		for (int i = 0; i < x->nargs; i++) {
+			const Expr *a = &cx->m->expr[x->args[i]];
+			const char *b = a->op == IR_INDEX ? cx->bind[a->index - cx->first_index] : NULL;
+			if (!b || !hoist_var(cx, b) || (local && (!cx->local_at[t - cx->first_tensor][i] || strcmp(cx->local_at[t - cx->first_tensor][i], b)))) return 0;
+		}
+		return 1;
+	}
+	case IR_NEG: case IR_NOT: case IR_ADD: case IR_SUB: case IR_MUL: case IR_LT: case IR_LE: case IR_GT:
+	case IR_GE: case IR_EQ: case IR_NE: case IR_AND: case IR_OR: case IR_ABS: case IR_MINF: case IR_MAXF:
+	case IR_CAST:
+		return eager_ok(w, x->a) && eager_ok(w, x->b);
+	default: return 0;
+	}
+}
+
+/* In the POINT vector path: an f32 access at the copy's point whose
+ * innermost subscript is the space's innermost index over the same extent,
+ * the others outer indices of the space. The four copies then touch four
+ * consecutive elements starting at copy 0's, 16-byte aligned when the
+ * tensor is and the extent is a multiple of 4 (the kernel checks both).
+ * Returns the access's slot in cx->vl (loads) or cx->vs (stores), or -1. */
+int vec_access(Cx *cx, int t, char **subs, int n, int store)
+{
+	const Kernel *k = cx->k;
+	const Tensor *x = &cx->m->tensor[t];
+	const int ns = k->nspace;
+	if (x->type != ET_F32 || n != x->rank || n < 1 || ns < 1) return -1;
+	const Dim d = x->dim[n - 1], e = k->space[ns - 1];
+	if (!dim_same(d, e)) return -1; /* derived sizes too (C/2 is not C) */
+	char want[24], names[MAX_RANK][24], *subs0[MAX_RANK];
+	for (int i = 0; i < n; i++) {
+		int j;
+		char tail[24];
+		if (sscanf(subs[i], "s%d%23s", &j, tail) != 2 || j < 0 || j >= ns) return -1;
+		snprintf(want, sizeof want, "s%d%s", j, cx->sfx);
+		if (strcmp(subs[i], want) || (i == n - 1) != (j == ns - 1)) return -1;
+		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
+	}
+	char *lin0 = linear_of(cx, t, subs0);
+	struct VecAccess *v = store ? cx->vs : cx->vl;
+	int *nv = store ? &cx->nvs : &cx->nvl;
+	for (int i = 0; i < *nv; i++)
+		if (v[i].t == t && !strcmp(v[i].lin0, lin0)) return free(lin0), i;
+	if (*nv == 16) return free(lin0), -1;
+	v[*nv].t = t, v[*nv].lin0 = lin0;
+	return (*nv)++;
+}

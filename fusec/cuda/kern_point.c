@@ -1,0 +1,197 @@
+/* Template: POINT kernels, a thread per point of the space, grid-stride.
+ * Grid: enough blocks for every point (unrolled: U points a thread;
+ * sliced: 32 points a block); with a whole-grid fold, no more blocks than
+ * fit at once, since the partials are sized by the grid. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda.h"
+#include "core/die.h"
+
+/* The vector path (KernelParams.vec): a thread takes the 4 consecutive
+ * points 4q..4q+3 along the innermost index; the f32 accesses the copies
+ * share along it (vec_access) become one 16-byte load or store each. Taken
+ * when the innermost extent is a multiple of 4 and every such tensor is
+ * 16-byte aligned, decided by the kernel from its arguments (uniform); the
+ * strided copies below handle everything otherwise. Returns the text of the
+ * path, printed by emit before the strided loop. */
+static char *vec_path(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const int ns = k->nspace;
+	char *idx = NULL, *body = NULL, *stores = NULL;
+	size_t ilen = 0, blen = 0, slen = 0;
+	FILE *xf = xmemstream(&idx, &ilen), *bf = xmemstream(&body, &blen), *sf = xmemstream(&stores, &slen);
+	FILE *main_out = cx->out;
+	cx->nvl = cx->nvs = 0;
+	cx->out = bf, cx->sink = sf;
+	for (int u = 0; u < 4; u++) {
+		char sfx[16];
+		snprintf(sfx, sizeof sfx, "_%d", u);
+		cx->sfx = sfx, cx->vec_u = u;
+		/* the copies' indices first: the vector loads use copy 0's */
+		if (u == 0) {
+			cx->out = xf;
+			decompose(cx, "4 * q", 2);
+			cx->out = bf;
+		} else {
+			for (int i = 0; i < ns; i++)
+				ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0%s;\n", i, u, i, i == ns - 1 ? (u == 1 ? " + 1" : u == 2 ? " + 2" : " + 3") : "");
+		}
+		const Phase *ph = &k->phase[0];
+		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
+			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
+			bind_point(cx, &m->stmt[sid], ns);
+			switch (op) {
+			case STEP_INLINE: break; /* computed where it is read */
+			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
+			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
+			default: die("step %s in the vector path of point kernel %s", step_op_name[op], k->name);
+			}
+		}
+		emit_resets(cx, 2);
+	}
+	cx->vec_u = -1, cx->sfx = "", cx->sink = NULL, cx->out = main_out;
+	fclose(xf), fclose(bf), fclose(sf);
+	clear_locals(cx);
+	char *res = NULL;
+	size_t rlen = 0;
+	FILE *o = xmemstream(&res, &rlen);
+	/* the condition: the innermost extent, then every vector's tensor */
+	fputs("\tconst bool fz_vec = (", o);
+	dim_c(cx, k->space[ns - 1], o);
+	fputs(" & 3) == 0", o);
+	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vl[i].t].name);
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vs[i].t].name);
+	fputs(";\n\tif (fz_vec) {\n", o);
+	fputs("\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {\n", o);
+	/* the copies' indices, every vector load, the copies, their stores */
+	fputs(idx, o);
+	for (int i = 0; i < cx->nvl; i++) {
+		const Tensor *x = &m->tensor[cx->vl[i].t];
+		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
+		fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s]); fz_vl%d[0] = fz_t.x, fz_vl%d[1] = fz_t.y, fz_vl%d[2] = fz_t.z, fz_vl%d[3] = fz_t.w; }\n",
+		        cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", x->name, cx->vl[i].lin0, i, i, i, i);
+	}
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\tfloat fz_vs%d[4];\n", i);
+	fputs(body, o);
+	fputs(stores, o);
+	for (int i = 0; i < cx->nvs; i++)
+		fprintf(o, "\t\t*(float4 *)&a.t_%s[%s] = make_float4(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n",
+		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, i, i, i, i);
+	fputs("\t}\n\t} else\n", o);
+	fclose(o);
+	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0);
+	for (int i = 0; i < cx->nvs; i++) free(cx->vs[i].lin0);
+	cx->nvl = cx->nvs = 0;
+	free(idx), free(body), free(stores);
+	return res;
+}
+
+/* A thread per point, grid-stride. Unrolled: U points a thread, every
+ * copy's values (and so its loads) before any copy's stores. Sliced: 32
+ * points a block, each point's reduction loop shared by FZ_SLICES warps. */
+static void emit(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	FILE *out = cx->out;
+	int U = k->par.unroll > 1 ? k->par.unroll : 1;
+	kernel_head(cx);
+	if (k->has_tail) fputs("\t__shared__ double fz_sh[32];\n", out);
+	emit_tail_decls(cx, 1);
+	fputs("\tconst long long total = ", out);
+	space_total(cx, out);
+	fputs(";\n", out);
+	if (k->par.slices > 1) {
+		/* FZ_SLICES warps' worth of threads a point; a pipeline's phase may
+		   give a block fewer than 32 points (kernel_points), with the same
+		   slices, so the same sums in the same order */
+		const int pts = kernel_points(k);
+		fprintf(out, "#define FZ_SLICES %d\n", k->par.slices);
+		if (pts == 32) fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
+		else fprintf(out, "\tconst int fz_lane = threadIdx.x %% %d, fz_slice = threadIdx.x / %d; /* %d points a block */\n", pts, pts, pts);
+		fprintf(out, "\tfor (long long pb = (long long)blockIdx.x * %d; pb < total; pb += (long long)gridDim.x * %d) {\n", pts, pts);
+		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
+		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
+		cx->sliced = 1;
+	} else if (U > 1) {
+		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
+		if (k->par.vec) {
+			char *v = vec_path(cx);
+			fputs(v, out);
+			free(v);
+		}
+		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
+	} else {
+		fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
+	}
+	char *deferred[8] = {0};
+	size_t dlen[8] = {0};
+	for (int u = 0; u < U; u++) {
+		char sfx[16] = "", lin[64];
+		FILE *dfr = NULL;
+		if (U > 1) {
+			snprintf(sfx, sizeof sfx, "_%d", u);
+			/* a copy past the end reads point p (valid) and stores nothing */
+			fprintf(out, "\t\tconst bool ok%s = p + %d * stride < total;\n", sfx, u);
+			snprintf(lin, sizeof lin, "(ok%s ? p + %d * stride : p)", sfx, u);
+			dfr = xmemstream(&deferred[u], &dlen[u]);
+			cx->sink = dfr;
+		} else {
+			snprintf(lin, sizeof lin, "p");
+		}
+		cx->sfx = sfx;
+		decompose(cx, lin, 2);
+		const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
+		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
+			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
+			bind_point(cx, &m->stmt[sid], k->nspace);
+			FILE *keep = cx->out;
+			if (dfr && op == STEP_GRID_REDUCE) cx->out = dfr;
+			switch (op) {
+			case STEP_INLINE: break; /* computed where it is read */
+			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
+			case STEP_COMPACT:
+				if (U > 1) compact_operands(cx, sid, u);
+				else emit_compact(cx, sid, 2);
+				break;
+			case STEP_REDUCE: sid += emit_reductions(cx, sid, 2, 0) - 1; break;
+			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
+			default: die("step %s in point kernel %s", step_op_name[op], k->name);
+			}
+			cx->out = keep;
+		}
+		emit_resets(cx, 2);
+		if (dfr) fclose(dfr);
+		cx->sink = NULL;
+	}
+	for (int u = 0; u < U && U > 1; u++) {
+		fprintf(out, "\t\tif (ok_%d) {\n%s\t\t}\n", u, deferred[u] ? deferred[u] : "");
+		free(deferred[u]);
+	}
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt && U > 1; sid++)
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) compact_warp(cx, sid, U);
+	cx->sfx = "";
+	cx->sliced = 0;
+	fputs("\t}\n", out);
+	if (k->par.slices > 1) fputs("#undef FZ_SLICES\n", out);
+	finish_kernel(cx);
+}
+
+static void tail_cap(const Kernel *k, FILE *out)
+{
+	if (k->has_tail) fprintf(out, "(long long)sm * %d", k->par.min_blocks);
+	else fputs("0", out);
+}
+
+static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+{
+	fputs("fz_grid(", out), host_space_product(m, f, k, out);
+	fprintf(out, ", %d, ", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll);
+	tail_cap(k, out);
+	fputc(')', out);
+}
+
+const KernTemplate kern_point = {emit, grid_x, NULL};

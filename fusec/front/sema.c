@@ -1,0 +1,190 @@
+/* The checker's driver: stages and their attributes, fusions. Its other
+ * pieces are listed in sema_impl.h. */
+#include "front/sema_impl.h"
+
+static void check_attrs(Sema *s, int stage_node, Stage *sg)
+{
+	static const char *const names[] = {
+#define X(a, n) n,
+		ATTRS(X)
+#undef X
+	};
+	sg->precision = ET_F32;
+	for (int a = N(s, stage_node)->a; a; a = N(s, a)->next) {
+		int bit = -1;
+		for (unsigned i = 0; i < sizeof names / sizeof names[0]; i++)
+			if (ast_name_eq(s->ast, a, names[i])) bit = (int)i;
+		if (bit < 0) {
+			diag_error(s->d, N(s, a)->off, "unknown attribute '%.*s' (expected reduction, tensor_eligible, precision, scatter, compact or deterministic)", NAMEF(s, a));
+			continue;
+		}
+		if (sg->attrs & (1u << bit)) {
+			diag_error(s->d, N(s, a)->off, "attribute '%s' given twice", names[bit]);
+			continue;
+		}
+		sg->attrs |= 1u << bit;
+		int v = N(s, a)->a;
+		if (bit == ATTR_PRECISION_BIT) {
+			int t = v && N(s, v)->kind == AST_IDENT ? elem_lookup(TXT(s, v), N(s, v)->len) : -1;
+			if (t < 0 || !elem_info[t].is_float) {
+				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, bf16, f16");
+				continue;
+			}
+			sg->precision = (ElemType)t;
+		} else if (v) {
+			diag_error(s->d, N(s, v)->off, "attribute '%s' takes no value", names[bit]);
+		}
+	}
+}
+
+static int has_red(const Module *m, const Stage *sg, RedOp lo, RedOp hi)
+{
+	for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
+		if (m->stmt[i].red >= lo && m->stmt[i].red <= hi) return 1;
+	return 0;
+}
+
+/* The attributes a stage claims must be true of its statements. */
+static void check_stage_claims(Sema *s, Stage *sg)
+{
+	Module *m = s->m;
+	if ((sg->attrs & ATTR(REDUCTION)) && !has_red(m, sg, RED_SUM, RED_KMIN))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'reduction' but has no reduction (+=!, max=!, min=!, kmin[k]=!)", sg->name);
+	if ((sg->attrs & ATTR(SCATTER)) && !has_red(m, sg, RED_ACCUM, RED_ACCUM))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'scatter' but has no '+=' statement", sg->name);
+	if ((sg->attrs & ATTR(COMPACT)) && !has_red(m, sg, RED_APPEND, RED_APPEND))
+		diag_error(s->d, sg->off, "stage '%s' is marked 'compact' but has no '<-' statement", sg->name);
+	/* fusec 0.1 has no fixed-order scatter or compaction: a user who asks
+	   for one is told, not silently given atomics */
+	for (int i = sg->first_stmt; (sg->attrs & ATTR(DETERMINISTIC)) && i < sg->first_stmt + sg->nstmt; i++) {
+		const Stmt *st = &m->stmt[i];
+		if (st->pattern == PAT_SCATTER && is_float(st->acc))
+			diag_warning(s->d, st->off, "stage '%s' is marked 'deterministic', but this scatter-add is not: its float sums use atomics and may differ in the last bits between runs (a fixed-order scatter is not implemented yet)", sg->name);
+		else if (st->pattern == PAT_COMPACT)
+			diag_warning(s->d, st->off, "stage '%s' is marked 'deterministic', but this compaction is not: the list's order may differ between runs, its set and count do not (a fixed-order compaction is not implemented yet)", sg->name);
+	}
+	int reduces = has_red(m, sg, RED_SUM, RED_KMIN);
+	if (reduces && (sg->precision == ET_F16 || sg->precision == ET_BF16) && !(sg->attrs & ATTR(TENSOR_ELIGIBLE)))
+		diag_error(s->d, sg->off, "stage '%s' reduces, so it cannot have precision %s: accumulate in f32 or f64",
+		           sg->name, elem_info[sg->precision].name);
+	if (sg->attrs & ATTR(TENSOR_ELIGIBLE)) {
+		const Stmt *c = NULL;
+		for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
+			if (m->stmt[i].pattern == PAT_CONTRACT && (m->stmt[i].nfree == 2 || m->stmt[i].nfree == 3)) /* 3: batched */
+				c = &m->stmt[i];
+		if (!c || sg->nstmt != 1) {
+			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but is not one matrix contraction acc(m,n) +=! A(m,k) * B(k,n) "
+			           "(or batched, acc(b,m,n) +=! A(b,m,k) * B(b,k,n))", sg->name);
+			return;
+		}
+		ElemType a = m->expr[c->contract_a].type, b = m->expr[c->contract_b].type;
+		if (a != b || (a != ET_F16 && a != ET_BF16)) {
+			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type",
+			           sg->name, elem_info[a].name, elem_info[b].name);
+			return;
+		}
+		if (!(sg->attrs & ATTR(PRECISION))) sg->precision = ET_F32;
+		if (sg->precision != ET_F32 && !(sg->precision == ET_F16 && a == ET_F16))
+			diag_error(s->d, sg->off, "a tensor-core stage over %s operands cannot have precision %s (use f32%s)",
+			           elem_info[a].name, elem_info[sg->precision].name, a == ET_F16 ? " or f16" : "");
+	}
+}
+
+/* stage := 'stage' IDENT [ '[' attr {',' attr} ']' ] '{' { stmt } '}' */
+static void check_stage(Sema *s, int node)
+{
+	Module *m = s->m;
+	if (namemap_get(&s->stages, TXT(s, node), N(s, node)->len) >= 0)
+		diag_error(s->d, N(s, node)->off, "redefinition of stage '%.*s'", NAMEF(s, node));
+	int id = ir_add_stage(m);
+	s->stage_ord = F(s)->nstage++;
+	Stage *sg = &m->stage[id];
+	sg->name = dup_name(s, node);
+	namemap_put(&s->stages, sg->name, N(s, node)->len, id);
+	sg->off = N(s, node)->off;
+	sg->first_stmt = m->nstmt;
+	check_attrs(s, node, sg);
+	s->stage = id;
+	s->compute = sg->precision == ET_F64 ? ET_F64 : ET_F32;
+	if (!N(s, node)->b) diag_warning(s->d, N(s, node)->off, "stage '%.*s' is empty", NAMEF(s, node));
+	int errors = s->d->errors;
+	for (int st = N(s, node)->b; st; st = N(s, st)->next) check_stmt(s, st);
+	if (s->d->errors == errors) check_stage_claims(s, &m->stage[id]);
+}
+
+/* fusion := 'fusion' IDENT '(' params ')' '->' '(' params ')' '{' items '}' */
+static void check_fusion(Sema *s, int node)
+{
+	Module *m = s->m;
+	if (namemap_get(&s->fusions, TXT(s, node), N(s, node)->len) >= 0) {
+		diag_error(s->d, N(s, node)->off, "redefinition of fusion '%.*s'", NAMEF(s, node));
+		return;
+	}
+	name_fits(s, node, "fusion", MAX_FUSION_NAME, ", so that its kernels' names (NAME_f0 ...) are within the runtime's 63");
+	s->fusion = ir_add_fusion(m);
+	Fusion *f = F(s);
+	f->name = dup_name(s, node);
+	namemap_put(&s->fusions, f->name, N(s, node)->len, s->fusion);
+	namemap_free(&s->tensors), namemap_free(&s->stages), namemap_free(&s->syms);
+	stage_defs(s, N(s, node)->c);
+	f->off = N(s, node)->off;
+	f->first_tensor = m->ntensor;
+	f->first_stage = m->nstage;
+	s->nconst = s->nglobal;
+	s->nfailed = 0;
+	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_param(s, p, TK_INPUT);
+	if (!N(s, node)->b) diag_error(s->d, N(s, node)->off, "fusion '%.*s' has no outputs", NAMEF(s, node));
+	for (int p = N(s, node)->b; p; p = N(s, p)->next) declare_param(s, p, TK_OUTPUT);
+	for (int it = N(s, node)->c; it; it = N(s, it)->next) {
+		switch (N(s, it)->kind) {
+		case AST_CONST: declare_const(s, it); break;
+		case AST_TEMP: {
+			/* a temp's sizes must be the parameters' own: nothing else
+			   binds a size at launch */
+			int before = F(s)->nsym;
+			declare_tensor(s, it, TK_TEMP);
+			for (int d = N(s, it)->b; d; d = N(s, d)->next) {
+				if (N(s, d)->flag || const_find(s, d)) continue;
+				int k = sym_find(s, d);
+				if (k < 0 || k >= before) /* unknown, or new with this temp */
+					diag_error(s->d, N(s, d)->off, "size '%.*s' of temp '%.*s' is no parameter's size", NAMEF(s, d), NAMEF(s, it));
+			}
+			if (tensor_find(s, it) >= 0) m->tensor[tensor_find(s, it)].zero_init = 1;
+			break;
+		}
+		case AST_STAGE: check_stage(s, it); break;
+		default: break;
+		}
+	}
+	f = F(s);
+	if (!f->nstage) diag_error(s->d, f->off, "fusion '%s' has no stages", f->name); /* its outputs' error too */
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor && f->nstage; i++) {
+		Tensor *t = &m->tensor[i];
+		if (t->kind == TK_OUTPUT && t->def_stage < 0)
+			diag_error(s->d, t->off, "output '%s' is never written", t->name);
+	}
+	s->fusion = -1;
+}
+
+int sema_check(const Ast *ast, int root, Diag *d, Module *m)
+{
+	Sema s = {.ast = ast, .d = d, .m = m, .fusion = -1};
+	for (int i = 0; i < m->nfusion; i++) namemap_put(&s.fusions, m->fusion[i].name, (unsigned)strlen(m->fusion[i].name), i);
+	int before = d->errors;
+	int nfusion = 0;
+	for (int it = root; it; it = ast->n[it].next)
+		if (ast->n[it].kind == AST_CONST) declare_const(&s, it), s.nglobal = s.nconst;
+	for (int it = root; it; it = ast->n[it].next)
+		if (ast->n[it].kind == AST_FUSION) {
+			int errors = d->errors, id = m->nfusion;
+			check_fusion(&s, it), nfusion++;
+			if (m->nfusion > id && d->errors != errors) m->fusion[id].failed = 1;
+		}
+	if (!nfusion && d->errors == before) diag_error(d, 0, "no fusion in this file");
+	sema_pipelines(ast, root, d, m);
+	free(s.def_failed.v);
+	free(s.shape_failed.v);
+	namemap_free(&s.fusions), namemap_free(&s.tensors), namemap_free(&s.stages), namemap_free(&s.syms);
+	free(s.defs);
+	return d->errors - before;
+}

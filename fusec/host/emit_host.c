@@ -1,0 +1,247 @@
+/* The application's side: argument structs, scratch layout and the launch
+ * list of each variant, as static inline C in the generated header. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "artifact/artifact.h"
+#include "cuda/cuda.h"
+#include "core/die.h"
+#include "plan/pipeline.h"
+
+static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
+{
+	(void)m;
+	if (dim_derived(d)) dim_write_c(f, d, "a->n_", out);
+	else if (d.sym >= 0) fprintf(out, "a->n_%s", f->sym[d.sym]);
+	else fprintf(out, "%lldLL", (long long)d.value);
+}
+
+static void ref_struct(const Module *m, int fusion, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "/* float64 reference: float tensors as double, integers as their own type */\n");
+	fprintf(out, "typedef struct fz_%s_ref_args {\n", f->name);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		if (t->kind == TK_TEMP) continue;
+		const char *ty = elem_info[t->type].is_float ? "double" : t->type == ET_I64 ? "int64_t" : "int32_t";
+		if (t->kind == TK_INPUT && t->rank == 0)
+			fprintf(out, "\t%s t_%s;\n", elem_info[t->type].is_float ? "double" : "int64_t", t->name);
+		else
+			fprintf(out, "\t%s%s *t_%s;\n", t->kind == TK_INPUT ? "const " : "", ty, t->name);
+	}
+	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tlong long n_%s;\n", f->sym[i]);
+	fprintf(out, "} fz_%s_ref_args;\n", f->name);
+	fprintf(out, "/* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */\n");
+	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n\n", f->name, f->name);
+}
+
+void host_dim(const Fusion *f, Dim d, FILE *out) { dim_a(NULL, f, d, out); }
+
+void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+{
+	fputs("1LL", out);
+	for (int i = 0; i < k->nspace; i++) fputs(" * ", out), dim_a(m, f, k->space[i], out);
+}
+
+/* grid.x of kernel k as a C expression in a, sm: its template's formula */
+static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
+{
+	kern_template[k->mode]->grid_x(m, f, k, out);
+}
+
+static void tensor_bytes(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
+{
+	fprintf(out, "(unsigned long long)%d", elem_info[t->type].bytes);
+	for (int d = 0; d < t->rank; d++) fputs(" * (unsigned long long)", out), dim_a(m, f, t->dim[d], out);
+}
+
+void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
+{
+	const Fusion *f = &m->fusion[p->fusion];
+	const char *vname = p->fused ? "fused" : "unfused";
+	/* scratch: stored temps, then the whole-grid partials and counter */
+	fprintf(out, "/* The %s variant's scratch: its stored temps, then per-block partials.\n"
+	             "   Returns the bytes needed; with base != 0 also points a's temps and\n"
+	             "   workspace into [base, base + bytes). Zero the scratch once when you\n"
+	             "   allocate it: the reduction counter must start at 0 (it resets itself). */\n", vname);
+	fprintf(out, "static inline unsigned long long fz_%s_%s_scratch(fz_%s_args *a, unsigned long long base, int sm)\n{\n",
+	        f->name, vname, f->name);
+	fputs("\tunsigned long long off = 0, parts = 0;\n\tif (sm <= 0) sm = 132;\n", out);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		if (t->kind != TK_TEMP) continue;
+		if (!sched_stored(p, i)) {
+			fprintf(out, "\tif (base) a->t_%s = 0; /* kept on chip */\n", t->name);
+			continue;
+		}
+		fprintf(out, "\tif (base) a->t_%s = base + off;\n", t->name);
+		fputs("\toff += fz_align(", out), tensor_bytes(m, f, t, out), fputs(");\n", out);
+	}
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		int nt = k->ntail;
+		if (!nt) continue;
+		fprintf(out, "\tparts = fz_max_u64(parts, (unsigned long long)(");
+		grid_expr(m, f, k, out);
+		fprintf(out, ") * %d * 8);\n", nt);
+	}
+	fputs("\tif (base) a->ws_part = base + off;\n\toff += fz_align(parts ? parts : 8);\n", out);
+	fputs("\tif (base) a->ws_count = base + off;\n\toff += 256;\n\treturn off;\n}\n\n", out);
+
+	/* the launch list */
+	fprintf(out, "/* The %s variant as a list of operations, in stream order: %d kernel%s.\n"
+	             "   Returns how many were written to ops (at most max_ops), or -1. */\n", vname, p->nk, p->nk == 1 ? "" : "s");
+	char *fn = xasprintf("fz_%s_%s_ops", f->name, vname);
+	emit_host_ops(m, p, fn, out);
+	free(fn);
+}
+
+/* static inline int FN(const fz_FUSION_args *a, int sm, fz_op *ops, int max_ops):
+   p's launches and memsets in stream order */
+void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
+{
+	const Fusion *f = &m->fusion[p->fusion];
+	fprintf(out, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
+	fputs("\tint n = 0;\n\tif (sm <= 0) sm = 132;\n", out);
+	/* zero what must start at zero on every run */
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		int zero = t->zero_init && p->reset_by[i - p->first_tensor] < 0;
+		if (t->list_count >= 0 && p->reset_by[t->list_count - p->first_tensor] < 0) {
+			const Tensor *c = &m->tensor[t->list_count];
+			fprintf(out, "\tif (n >= max_ops) return -1;\n");
+			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
+			tensor_bytes(m, f, c, out);
+			fputs(", n++;\n", out);
+		}
+		if (zero) {
+			fprintf(out, "\tif (n >= max_ops) return -1;\n");
+			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", t->name, t->name);
+			tensor_bytes(m, f, t, out);
+			fputs(", n++;\n", out);
+		}
+	}
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		fprintf(out, "\t{ /* %s: %s */\n", k->name, kernel_mode_name[k->mode]);
+		fputs("\t\tunsigned long long gx = ", out);
+		grid_expr(m, f, k, out);
+		fputs(";\n", out);
+		if (kern_template[k->mode]->grid_y) {
+			fputs("\t\tconst unsigned long long gy = ", out);
+			kern_template[k->mode]->grid_y(m, f, k, out);
+			fputs(";\n", out);
+		} else {
+			fputs("\t\tconst unsigned long long gy = 1;\n", out);
+		}
+		int resets = 0; /* a kernel that zeroes something for later ones always runs */
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
+		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
+		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
+		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
+		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
+		if (k->mode == KM_ROW && k->par.rcache) {
+			/* a row kept in registers: the threads a row are chosen by
+			   its width, the same function as the kernel's */
+			fputs("\t\t\tops[n].block = fz_row_threads(", out);
+			host_dim(f, k->inner, out);
+			fprintf(out, ", %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache);
+		} else {
+			fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
+		}
+	}
+	fputs("\treturn n;\n}\n\n", out);
+}
+
+void emit_host_header_common(FILE *out);
+void emit_host_header_common(FILE *out)
+{
+	fputs("#ifndef FZ_OP_DEFINED\n#define FZ_OP_DEFINED\n"
+	      "/* One step of a variant: a kernel launch (grid, block; the kernel's only\n"
+	      "   parameter is the spec's args struct, by value) or a memset to zero. */\n"
+	      "typedef struct fz_op {\n"
+	      "\tint kind;\n"
+	      "\tconst char *kernel; /* kernel name, or the tensor a memset clears */\n"
+	      "\tunsigned int grid[3];\n"
+	      "\tunsigned int block;\n"
+	      "\tunsigned long long ptr, bytes;\n"
+	      "} fz_op;\n"
+	      "enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };\n"
+	      "static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }\n"
+	      "static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }\n"
+	      "/* blocks for n points at `per` a block; with cap > 0 (whole-grid\n"
+	      "   reductions: the blocks that fit on the device at once) at most cap\n"
+	      "   and at least 1 */\n"
+	      "static inline unsigned long long fz_grid(long long n, int per, long long cap)\n"
+	      "{\n"
+	      "\tunsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;\n"
+	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
+	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
+	      "}\n"
+	      "/* a row kernel keeping `per` vectors of 4 a thread: threads a row (the\n"
+	      "   kernel's fz_row_lanes), threads a block, blocks for `rows` rows */\n"
+	      "static inline " FZ_ROW_LANES_FN
+	      "static inline unsigned int fz_row_threads(long long cols, int per)\n"
+	      "{\n"
+	      "\tconst int g = fz_row_lanes(cols, per);\n"
+	      "\treturn g <= 32 ? 256u : (unsigned int)g; /* up to a warp: several rows a block */\n"
+	      "}\n"
+	      "static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)\n"
+	      "{\n"
+	      "\treturn fz_grid(rows, (int)(fz_row_threads(cols, per) / (unsigned int)fz_row_lanes(cols, per)), cap);\n"
+	      "}\n"
+	      "static inline unsigned long long fz_rows(long long rows, long long cap)\n"
+	      "{\n"
+	      "\tunsigned long long g = rows > 0 ? (unsigned long long)rows : 0;\n"
+	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
+	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
+	      "}\n"
+	      "#endif\n\n",
+	      out);
+}
+
+void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out)
+{
+	const int fusion = fused->fusion;
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "%s", banner);
+	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
+	/* the layout this header's structs and op lists assume: the artifact's
+	   manifest carries the same, and libfuserun compares them */
+	char layout[65];
+	artifact_layout(m, fusion, layout);
+	fprintf(out, "/* the layout of the args (manifest line `layout`), checked by libfuserun */\n"
+	             "#define FZ_%s_LAYOUT \"%s\"\n\n", f->name, layout);
+	fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
+	emit_host_header_common(out);
+	emit_args_struct(m, fusion, 0, out);
+	fputc('\n', out);
+	ref_struct(m, fusion, out);
+	emit_host_plan(m, fused, out);
+	emit_host_plan(m, unfused, out);
+	/* Typed one-call launchers for applications that link libfuserun
+	   (include fuserun.h before this header). */
+	fputs("#ifdef FUSERUN_H\n", out);
+	for (int v = 0; v < 2; v++) {
+		const Schedule *p = v ? unfused : fused;
+		const char *vn = v ? "unfused" : "fused";
+		int maxops = p->nk + f->ntensor + 1;
+		fprintf(out, "/* Runs the %s variant on stream (NULL: the default), a's scratch\n"
+		             "   already placed by fz_%s_%s_scratch with the same sm. */\n", vn, f->name, vn);
+		fprintf(out, "static inline int fz_%s_%s_run(fz_artifact *art, const fz_%s_args *a, int sm, fz_stream *stream)\n{\n",
+		        f->name, vn, f->name);
+		fprintf(out, "\tfz_op ops[%d];\n\tconst int n = fz_%s_%s_ops(a, sm, ops, %d);\n", maxops, f->name, vn, maxops);
+		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tconst int rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n"
+		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
+	}
+	fputs("#endif\n\n", out);
+	for (int i = 0; i < m->npipeline; i++) {
+		const Pipeline *pl = &m->pipeline[i];
+		if (pl->fusion != fusion) continue;
+		PipePlan pp;
+		if (!pipe_plan(m, pl, fused->target, &pp)) emit_pipeline_header(m, pl, &pp, out);
+		sched_free(&pp.s);
+	}
+	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
+}

@@ -1,0 +1,64 @@
+/* --explain: the fused schedule in words, and why each stage boundary
+ * was or was not fused (the planner's SplitRule). Also the manifest's
+ * "plan" lines. */
+#include "plan/plan.h"
+
+void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	fprintf(out, "fusion %s: %d stage%s in %d kernel%s\n", f->name, f->nstage, f->nstage == 1 ? "" : "s",
+	        p->nk, p->nk == 1 ? "" : "s");
+	for (int i = 0; i < p->nk; i++) {
+		const Kernel *k = &p->k[i];
+		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
+		if (k->nspace) fputs(" over ", out), dims_write(m, f, k->space, k->nspace, ",", out);
+		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
+		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
+		fputc('\n', out);
+		if (k->mode == KM_TILE)
+			fprintf(out, "    tiles %d x %d x %d, narrowed at launch to %d x %d or down to %d x %d when that fills the SMs "
+			             "better: the fewest waves of tiles over min(%d x %d tiles, SMs) blocks, a wave costing the tile's "
+			             "width + 32 (1024^3 on 132 SMs: %d x %d, 128 tiles); mma.sync starts at %d x %d\n",
+			        k->par.tile_m, k->par.tile_n, k->par.tile_k, k->par.tile_m, k->par.tile_n / 2, k->par.tile_m,
+			        k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m,
+			        k->par.tile_n / 2);
+		if (k->mode == KM_ROW && k->par.rcache)
+			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
+			             "unaligned); wider rows are read again on each walk (16-byte loads, %d a thread in flight, where the width "
+			             "is a multiple of 4 and rows aligned)\n",
+			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
+			        ROW_STREAM_VECS);
+		const char *prev = NULL;
+		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
+			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */
+			const Stage *sg = &m->stage[m->stmt[s].stage];
+			if (prev != sg->name) fprintf(out, "    stage %s\n", sg->name);
+			prev = sg->name;
+			if (s == k->first_stmt && k->path_why) /* a contraction: matmul, tile, or a batched one left to a point kernel */
+				fprintf(out, "      contraction on %s\n", k->path_why);
+			else if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
+				fputs("      tensor_eligible: not a matrix tile, CUDA cores\n", out);
+		}
+		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+			if (m->tensor[t].kind != TK_TEMP) continue;
+			int mine = 0;
+			for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) mine |= m->stmt[s].out == t && p->op[s - p->first_stmt] != STEP_INLINE;
+			if (mine) fprintf(out, "      %s: %s\n", m->tensor[t].name, sched_stored(p, t) ? "stored in device memory" : "kept on chip");
+		}
+	}
+	for (int s = p->first_stmt; s < p->last_stmt; s++)
+		if (p->op[s - p->first_stmt] == STEP_INLINE)
+			fprintf(out, "  %s (stage %s): pointwise over inputs, computed where it is read; never stored\n",
+			        m->tensor[m->stmt[s].out].name, m->stage[m->stmt[s].stage].name);
+	fputs("  stage boundaries:\n", out);
+	for (int sg = f->first_stage + 1; sg < f->first_stage + f->nstage; sg++) {
+		int sid = m->stage[sg].first_stmt;
+		if (!m->stage[sg].nstmt) continue;
+		/* (the stages before may all be empty: then sid is the first) */
+		if (p->op[sid - p->first_stmt] == STEP_INLINE || (sid > p->first_stmt && p->op[sid - 1 - p->first_stmt] == STEP_INLINE))
+			fprintf(out, "    %s -> %s: fused (inlined)\n", m->stage[sg - 1].name, m->stage[sg].name);
+		else
+			fprintf(out, "    %s -> %s: %s%s\n", m->stage[sg - 1].name, m->stage[sg].name,
+			        p->why[sid - p->first_stmt] == SPLIT_NONE ? "" : "split: ", split_rule_text[p->why[sid - p->first_stmt]]);
+	}
+}

@@ -1,0 +1,349 @@
+/* The planner's fusion decisions: a kernel is a run of statements over
+ * one space, by one kind (start_kernel); each next statement joins it or
+ * starts the next one, and try_join names the rule that split them. A
+ * pointwise temp over inputs is inlined; a pointwise producer a reader
+ * can compute again is marked so (remat). */
+#include "plan/plan_impl.h"
+
+#include <string.h>
+
+#include "core/die.h"
+
+static int dim_eq(Dim a, Dim b) { return dim_same(a, b); }
+
+/* The dimensions a statement iterates as its outer points. */
+static int stmt_space(const Module *m, const Stmt *s, Dim *d)
+{
+	int n = s->pattern == PAT_COMPACT ? s->nindex : s->nfree;
+	for (int i = 0; i < n; i++) d[i] = m->index[s->first_index + i].range;
+	return n;
+}
+
+static int reduced_dims(const Module *m, const Stmt *s, Dim *d)
+{
+	int n = 0;
+	for (int i = s->nfree; i < s->nindex; i++) d[n++] = m->index[s->first_index + i].range;
+	return n;
+}
+
+static int dims_eq(const Dim *a, int na, const Dim *b, int nb)
+{
+	if (na != nb) return 0;
+	for (int i = 0; i < na; i++)
+		if (!dim_eq(a[i], b[i])) return 0;
+	return 1;
+}
+
+/* Is the reduced index the last subscript of every load that uses it?
+ * Then a block can walk it with coalesced reads (a row kernel). */
+static int inner_is_contiguous(const Module *m, const Stmt *s, int e, int ix)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD)
+		for (int i = 0; i < x->nargs; i++) {
+			const Expr *a = &m->expr[x->args[i]];
+			if (a->op == IR_INDEX && a->index == ix && i != x->nargs - 1) return 0;
+			if (!inner_is_contiguous(m, s, x->args[i], ix)) return 0;
+		}
+	return inner_is_contiguous(m, s, x->a, ix) && inner_is_contiguous(m, s, x->b, ix) &&
+	       inner_is_contiguous(m, s, x->c, ix);
+}
+
+/* Which statement of the current kernel, before `before`, first produces
+ * tensor t (writes it, or compacts a list it counts), or -1. A binary
+ * search over t's producers: a kernel may hold many thousand statements. */
+static int producer_in(const Schedule *p, int kern, int t, int before)
+{
+	int lo = p->prod_at[t - p->first_tensor], hi = p->prod_at[t + 1 - p->first_tensor];
+	while (lo < hi) { /* the first at or after the kernel's first statement */
+		int mid = lo + (hi - lo) / 2;
+		if (p->prod[mid] < p->k[kern].first_stmt) lo = mid + 1;
+		else hi = mid;
+	}
+	return lo < p->prod_at[t + 1 - p->first_tensor] && p->prod[lo] < before ? p->prod[lo] : -1;
+}
+
+/* p->prod and p->prod_at: each tensor's producers among the fusion's statements. */
+static void index_producers(const Module *m, Schedule *p)
+{
+	int nt = p->last_tensor - p->first_tensor;
+	p->prod_at = xcalloc((size_t)nt + 2, sizeof *p->prod_at);
+	int *at = p->prod_at + 1, n = 0;
+	for (int pass = 0; pass < 2; pass++) {
+		/* pass 0 counts each tensor's producers into at[t']; pass 1 enters them
+		   (t' = t - first_tensor, as in every per-tensor array of p) */
+		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			int c = s->pattern == PAT_COMPACT ? m->tensor[s->out].list_count : -1;
+			int ts[2] = {s->out, c != s->out ? c : -1};
+			for (int j = 0; j < 2 && ts[j] >= 0; j++)
+				if (pass == 0) at[ts[j] - p->first_tensor]++;
+				else p->prod[at[ts[j] - p->first_tensor]++] = sid;
+		}
+		if (pass == 0) { /* at[t']: where t's producers start */
+			for (int t = 0; t < nt; t++) { int c = at[t]; at[t] = n, n += c; }
+			p->prod = xcalloc((size_t)n + 1, sizeof *p->prod);
+		}
+	}
+}
+
+/* Are a load's subscripts exactly the statement's free indices, i.e. the
+ * value at the current point? For a tail reduction, its reduced indices. */
+int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace)
+{
+	if (ld->nargs != nspace) return 0;
+	for (int i = 0; i < ld->nargs; i++) {
+		const Expr *a = &m->expr[ld->args[i]];
+		if (a->op != IR_INDEX || a->index != s->first_index + i) return 0;
+	}
+	return 1;
+}
+
+/* Do the first n subscripts of load ld name statement s's first n indices?
+ * (For a reader: the load is in its own row, or at its own point.) */
+static int prefix_at(const Module *m, const Stmt *s, const Expr *ld, int n)
+{
+	if (ld->nargs < n) return 0;
+	for (int i = 0; i < n; i++) {
+		const Expr *a = &m->expr[ld->args[i]];
+		if (a->op != IR_INDEX || a->index != s->first_index + i) return 0;
+	}
+	return 1;
+}
+
+/* Recomputation inside a kernel. A pointwise, unmasked statement that does
+ * not read its own output can be computed again by a reader in its kernel:
+ *  - anywhere (REMAT_ANY) if everything it reads from the kernel can be too;
+ *  - in the reader's own row or point (REMAT_ROW) if what else it reads
+ *    from the kernel it reads at its own point, where the reader has that
+ *    value in a local.
+ * The planner splits a kernel where neither holds; the emitters substitute
+ * a recomputable producer wherever they have no local for its value. */
+enum { REMAT_NO = 0, REMAT_ROW = 1, REMAT_ANY = 2 };
+
+static int remat_reads(const Module *m, const Schedule *p, int kern, const Stmt *P, int before, int e)
+{
+	if (!e) return REMAT_ANY;
+	const Expr *x = &m->expr[e];
+	int r = REMAT_ANY;
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		int q = producer_in(p, kern, x->tensor, before);
+		if (q >= 0) {
+			const Stmt *Q = &m->stmt[q];
+			int nsp = p->k[kern].nspace;
+			if (p->remat[q - p->first_stmt] == REMAT_ANY) {
+			} else if (p->remat[q - p->first_stmt] == REMAT_ROW && prefix_at(m, P, x, nsp)) {
+				r = REMAT_ROW;
+			} else if (Q->nfree == nsp && Q->pattern != PAT_COMPACT && !plan_is_grid_reduction(Q) &&
+			           x->nargs == nsp && prefix_at(m, P, x, nsp)) {
+				r = REMAT_ROW; /* its local at the point */
+			} else {
+				return REMAT_NO;
+			}
+		}
+		for (int i = 0; i < x->nargs; i++) {
+			int a = remat_reads(m, p, kern, P, before, x->args[i]);
+			if (a < r) r = a;
+		}
+		return r;
+	}
+	int ops[3] = {x->a, x->b, x->c};
+	for (int i = 0; i < 3; i++) {
+		int a = remat_reads(m, p, kern, P, before, ops[i]);
+		if (a < r) r = a;
+	}
+	return r;
+}
+
+static int remat_of(const Module *m, const Schedule *p, int kern, int sid)
+{
+	const Stmt *P = &m->stmt[sid];
+	if (P->red != RED_NONE || P->pattern != PAT_MAP || P->mask || P->nindex != P->nfree) return REMAT_NO;
+	if (plan_stmt_reads(m, P, P->out)) return REMAT_NO;
+	return remat_reads(m, p, kern, P, sid, P->rhs);
+}
+
+static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const Stmt *s, int sid, int e)
+{
+	if (!e) return SPLIT_NONE;
+	const Expr *x = &m->expr[e];
+	SplitRule r = SPLIT_NONE;
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		int pr = producer_in(p, kern, x->tensor, sid);
+		if (pr >= 0) {
+			const Stmt *P = &m->stmt[pr];
+			const Kernel *k = &p->k[kern];
+			if (P->pattern == PAT_COMPACT) return SPLIT_NOT_AT_POINT;
+			if (plan_is_grid_reduction(P)) {
+				if (!plan_is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
+			} else if (p->remat[pr - p->first_stmt] == REMAT_ANY || (p->remat[pr - p->first_stmt] == REMAT_ROW && prefix_at(m, s, x, k->nspace))) {
+				/* pointwise: recomputed where it is read */
+			} else if (!load_at_point(m, s, x, k->nspace)) {
+				return SPLIT_NOT_AT_POINT;
+			}
+		}
+		for (int i = 0; i < x->nargs && !r; i++) r = check_loads(m, p, kern, s, sid, x->args[i]);
+		return r;
+	}
+	if (!r) r = check_loads(m, p, kern, s, sid, x->a);
+	if (!r) r = check_loads(m, p, kern, s, sid, x->b);
+	if (!r) r = check_loads(m, p, kern, s, sid, x->c);
+	return r;
+}
+
+static SplitRule stmt_loads(const Module *m, const Schedule *p, int kern, int sid)
+{
+	const Stmt *s = &m->stmt[sid];
+	SplitRule r = check_loads(m, p, kern, s, sid, s->rhs);
+	if (!r) r = check_loads(m, p, kern, s, sid, s->mask);
+	for (int i = 0; i < s->nlhs && !r; i++) r = check_loads(m, p, kern, s, sid, s->lhs[i]);
+	for (int i = s->first_index; i < s->first_index + s->nindex && !r; i++)
+		if (m->index[i].kind == IX_RAGGED)
+			r = check_loads(m, p, kern, s, sid, m->index[i].lo), r = r ? r : check_loads(m, p, kern, s, sid, m->index[i].hi);
+	return r;
+}
+
+static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int fused)
+{
+	if (p->nk == p->cap) {
+		p->cap = p->cap ? 2 * p->cap : 8;
+		p->k = xrealloc(p->k, (size_t)p->cap, sizeof *p->k);
+	}
+	Kernel *k = &p->k[p->nk++];
+	memset(k, 0, sizeof *k);
+	const Stmt *s = &m->stmt[sid];
+	k->fusion = fusion, k->first_stmt = sid;
+	(void)fused;
+	k->par.block = 256;
+	if (s->pattern == PAT_CONTRACT && s->nfree == 3 && (m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && !plan_tile_batched(m, s))
+		k->path_why = "CUDA cores: a contraction over three free indices goes on tensor cores only as a batched product, "
+		              "C(b,m,n) +=! A(b,m,k) * B(b,k,n) or B(b,n,k), the batch index first in both operands";
+	if (s->pattern == PAT_SCATTER) {
+		k->mode = KM_SCATTER;
+	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
+		k->mode = tile_eligible(m, s, &k->path_why) ? KM_TILE : KM_MATMUL;
+		k->nspace = stmt_space(m, s, k->space);
+	} else if (plan_tile_batched(m, s) && tile_eligible(m, s, &k->path_why)) {
+		k->mode = KM_TILE;
+		k->nspace = stmt_space(m, s, k->space);
+	} else if (plan_is_scalar_map(s)) {
+		k->mode = KM_SCALAR, k->par.block = 32;
+	} else if (plan_is_grid_reduction(s)) {
+		k->mode = KM_POINT, k->has_tail = 1;
+		k->nspace = reduced_dims(m, s, k->space);
+	} else {
+		k->mode = KM_POINT;
+		k->nspace = stmt_space(m, s, k->space);
+		int nred = s->nindex - s->nfree;
+		int ix = s->first_index + s->nfree;
+		if (nred == 1 && (s->pattern == PAT_REDUCE || s->pattern == PAT_CONTRACT) &&
+		    (s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN) &&
+		    m->index[ix].kind == IX_DENSE && inner_is_contiguous(m, s, s->rhs, ix) &&
+		    inner_is_contiguous(m, s, s->mask, ix)) {
+			k->mode = KM_ROW, k->has_inner = 1, k->inner = m->index[ix].range;
+		}
+	}
+	k->nstmt = 1;
+}
+
+/* Can statement sid join kernel k? Updates k when it can. */
+static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *tail_closed)
+{
+	Kernel *k = &p->k[kern];
+	const Stmt *s = &m->stmt[sid];
+	Dim sp[MAX_IDX], rd[MAX_IDX];
+	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
+	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
+	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
+	if (plan_tile_batched(m, s)) return SPLIT_MATMUL_IN;
+	if (k->mode == KM_MATMUL || k->mode == KM_TILE) {
+		if (s->red != RED_NONE || !dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_MATMUL_EPI;
+	} else if (k->mode == KM_SCALAR) {
+		if (!plan_is_scalar_map(s)) return SPLIT_SPACE;
+	} else if (k->has_tail) {
+		if (!plan_is_scalar_map(s)) {
+			if (plan_is_grid_reduction(s) && !*tail_closed && dims_eq(rd, nrd, k->space, k->nspace)) {
+				/* several whole-grid reductions fold together */
+			} else {
+				return *tail_closed && plan_is_grid_reduction(s) ? SPLIT_TAIL_TWICE : SPLIT_AFTER_GLOBAL;
+			}
+		}
+	} else if (plan_is_grid_reduction(s)) {
+		if (!dims_eq(rd, nrd, k->space, k->nspace)) return SPLIT_SPACE;
+	} else if (plan_is_scalar_map(s)) {
+		return SPLIT_SPACE;
+	} else if (k->mode == KM_ROW) {
+		int row_el = nsp == k->nspace + 1 && dims_eq(sp, k->nspace, k->space, k->nspace) && dim_eq(sp[nsp - 1], k->inner);
+		int at_row = dims_eq(sp, nsp, k->space, k->nspace);
+		if (s->red == RED_NONE && !(row_el || at_row)) return SPLIT_ROW_MODE;
+		if (s->pattern == PAT_COMPACT && !at_row) return SPLIT_ROW_MODE;
+		if (s->red >= RED_SUM && s->red <= RED_KMIN &&
+		    !(at_row && nrd == 1 && dim_eq(rd[0], k->inner) && s->red != RED_KMIN && s->pattern != PAT_PAIRWISE))
+			return SPLIT_ROW_MODE;
+		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
+	} else { /* POINT */
+		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
+	}
+	SplitRule r = stmt_loads(m, p, kern, sid);
+	if (r) return r;
+	if (plan_is_grid_reduction(s)) k->has_tail = 1;
+	if (k->has_tail && plan_is_scalar_map(s)) *tail_closed = 1;
+	k->nstmt = sid - k->first_stmt + 1; /* statements inlined since lie inside the range */
+	return SPLIT_NONE;
+}
+
+/* A pointwise temp over inputs (or over other such temps) needs no kernel
+ * and no memory: each reader recomputes it from its subscripts. This is
+ * what keeps the N x N distances of a pairwise chain off the device. */
+static int inlinable(const Module *m, const Schedule *p, int sid, int e)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		const Tensor *t = &m->tensor[x->tensor];
+		if (t->kind != TK_INPUT) {
+			int ok = 0;
+			for (int u = 0; u < sid; u++)
+				if (m->stmt[u].out == x->tensor && p->op[u - p->first_stmt] == STEP_INLINE) ok = 1;
+			if (!ok) return 0;
+		}
+		for (int i = 0; i < x->nargs; i++)
+			if (!inlinable(m, p, sid, x->args[i])) return 0;
+		return 1;
+	}
+	return inlinable(m, p, sid, x->a) && inlinable(m, p, sid, x->b) && inlinable(m, p, sid, x->c);
+}
+
+void plan_group(const Module *m, Schedule *p, int fusion, int fused)
+{
+	int first = p->first_stmt, last = p->last_stmt;
+	int tail_closed = 0;
+	index_producers(m, p);
+	for (int sid = first; sid < last && fused; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		const Tensor *t = &m->tensor[s->out];
+		if (s->pattern == PAT_MAP && s->red == RED_NONE && !s->mask && t->kind == TK_TEMP &&
+		    !t->zero_init && inlinable(m, p, sid, s->rhs))
+			p->op[sid - p->first_stmt] = STEP_INLINE;
+	}
+	int any = 0;
+	for (int sid = first; sid < last; sid++) {
+		SplitRule r = SPLIT_NONE;
+		if (p->op[sid - p->first_stmt] == STEP_INLINE) {
+			p->stmt_kernel[sid - p->first_stmt] = -1;
+			p->remat[sid - p->first_stmt] = REMAT_ANY;
+			continue;
+		}
+		if (!any) r = SPLIT_SPACE, any = 1;
+		else if (!fused && m->stmt[sid].stage != m->stmt[sid - 1].stage) r = SPLIT_UNFUSED;
+		else r = try_join(m, p, p->nk - 1, sid, &tail_closed);
+		if (r != SPLIT_NONE) {
+			start_kernel(m, p, fusion, sid, fused);
+			tail_closed = 0;
+		}
+		p->why[sid - p->first_stmt] = p->nk == 1 && r ? SPLIT_NONE : r;
+		p->stmt_kernel[sid - p->first_stmt] = p->nk - 1;
+		p->remat[sid - p->first_stmt] = (unsigned char)remat_of(m, p, p->nk - 1, sid);
+	}
+}

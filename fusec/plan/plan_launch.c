@@ -1,0 +1,85 @@
+/* Launch parameters the built-in rules choose for each kernel: points a
+ * thread, warps a point, rows a block and their register cache, blocks an
+ * SM (so a register cap), and a contraction's tiles (plan_tile.c). */
+#include "plan/plan_impl.h"
+
+#include <stdlib.h>
+
+#include "core/die.h"
+
+void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
+{
+	/* Schedules: pointwise kernels take several points a thread so their
+	 * loads are in flight together; kernels that loop over a reduced index
+	 * split each point's loop over 32 warps (32 points a block) and merge
+	 * the partial results in a fixed order. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		k->par.unroll = k->par.slices = 1;
+		if (k->mode != KM_POINT) continue;
+		int loops = 0, simple = 1, compact = 0;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (s->red >= RED_SUM && s->red <= RED_KMIN && !plan_is_grid_reduction(s)) loops = 1;
+			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
+			if (s->pattern == PAT_COMPACT) compact = 1;
+		}
+		if (loops) k->par.slices = 32, k->par.block = 1024;
+		else if (simple) k->par.unroll = 4;
+		/* 16-byte accesses along the innermost index (bench/proto/NOTES.md:
+		   maps and map-reduces at 99-101% of the copy floor that way); a
+		   compaction's slots are claimed per point, so it keeps the strided copies */
+		if (k->par.unroll == 4 && !compact) k->par.vec = 4;
+	}
+
+	/* A row walked more than once (softmax: max, sum, normalise) is read
+	 * from memory once, into registers: each thread keeps rcache vectors of
+	 * 4 consecutive elements of every input row it walks (16-byte loads for
+	 * f32), 24 registers of them in all (bench/proto/NOTES.md: 8 vectors a
+	 * thread at 8192 f32 columns reached 98% of the copy floor; 8 spilled
+	 * here beside the scalar path). How many
+	 * threads share a row is decided at launch from the row's width
+	 * (fz_row_lanes: 2 to 32 lanes of a warp, or a block of 256 to 1024),
+	 * so rows of up to 1024 * 4 * rcache elements are read once. A wider
+	 * row is read again on every walk: on the vector path streamed whole,
+	 * ROW_STREAM_VECS 16-byte loads a thread issued before their use (a
+	 * loop of its own, so the cache's registers are free; a row of up to
+	 * 256 KB an SM mostly comes back from L2); on the scalar path the
+	 * cached columns, then the rest a column at a time. 64 registers a thread
+	 * (1024 threads an SM): enough for the cache on the vector path, whose
+	 * bounds are checked per vector; the scalar path caches a third. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		if (k->mode != KM_ROW) continue;
+		int walks = 0, regs = 0;
+		unsigned char *seen = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			int walk = (s->nfree == k->nspace + 1 && stored[s->out - p->first_tensor]) ||
+			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
+			walks += walk;
+			if (s->nfree != k->nspace + 1 && !walk) continue;
+			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1 */
+				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + 1 && plan_stmt_reads(m, s, t))
+					seen[t - p->first_tensor] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
+		}
+		free(seen);
+		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = 6 / (regs ? regs : 1);
+		else k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
+	}
+
+	/* Blocks a multiprocessor must hold, which caps registers: kernels with
+	 * arrays in registers (a row cache, k-smallest lists, matmul tiles) or
+	 * f64 work get 64 a thread at half occupancy; streaming kernels 40 at
+	 * three quarters, enough for an unrolled body without spilling. */
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
+			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;
+		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
+		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
+		tile_shape(m, k);
+	}
+}

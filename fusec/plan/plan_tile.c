@@ -1,0 +1,151 @@
+/* Matrix contractions: the operands' order, whether the tensor cores take
+ * one (and why not, for --explain), and the tile shape of a MATMUL or TILE
+ * kernel. */
+#include "plan/plan_impl.h"
+
+/* The operands' order in a contraction over (i0, i1) reducing k: 0 when the
+ * first operand carries i0 and the second i1, 1 when the other way round,
+ * -1 when neither. */
+static int operand_over(const Module *m, int x, int with, int without, int k)
+{
+	return expr_uses_index(m, x, with) && !expr_uses_index(m, x, without) && expr_uses_index(m, x, k);
+}
+static int operand_order(const Module *m, const Stmt *s, int i0, int i1, int k)
+{
+	int a = s->contract_a, b = s->contract_b;
+	if (operand_over(m, a, i0, i1, k) && operand_over(m, b, i1, i0, k)) return 0;
+	if (operand_over(m, b, i0, i1, k) && operand_over(m, a, i1, i0, k)) return 1;
+	return -1;
+}
+
+int plan_matmul_swapped(const Module *m, const Stmt *s)
+{
+	return operand_order(m, s, s->first_index, s->first_index + 1, s->first_index + 2);
+}
+
+/* Is load e the input tensor read plainly as X(i, j), row-major? */
+static int plain_load(const Module *m, int e, int i, int j)
+{
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD || x->nargs != 2 || m->tensor[x->tensor].kind != TK_INPUT) return 0;
+	const Expr *a = &m->expr[x->args[0]], *b = &m->expr[x->args[1]];
+	return a->op == IR_INDEX && a->index == i && b->op == IR_INDEX && b->index == j;
+}
+
+static int input_load(const Module *m, int e)
+{
+	return m->expr[e].op == IR_LOAD && m->tensor[m->expr[e].tensor].kind == TK_INPUT;
+}
+
+/* The same, X(b, i, j), for a batched operand (b >= 0) */
+static int plain_load_b(const Module *m, int e, int b, int i, int j)
+{
+	if (b < 0) return plain_load(m, e, i, j);
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD || x->nargs != 3 || m->tensor[x->tensor].kind != TK_INPUT) return 0;
+	const Expr *a0 = &m->expr[x->args[0]], *a = &m->expr[x->args[1]], *c = &m->expr[x->args[2]];
+	return a0->op == IR_INDEX && a0->index == b && a->op == IR_INDEX && a->index == i && c->op == IR_INDEX && c->index == j;
+}
+
+/* A contraction's indices as the tile template sees them: C(m,n), or
+ * batched C(b,m,n) (ib >= 0), reducing k; sw: the operands come as (B, A). */
+typedef struct TileIdx { int ib, im, in, kx, sw; } TileIdx;
+
+static TileIdx tile_idx(const Module *m, const Stmt *s)
+{
+	TileIdx t;
+	int batched = s->nfree == 3;
+	t.ib = batched ? s->first_index : -1, t.im = s->first_index + batched, t.in = t.im + 1, t.kx = t.in + 1;
+	t.sw = operand_order(m, s, t.im, t.in, t.kx);
+	return t;
+}
+
+/* A batched matrix contraction C(b,m,n) +=! A(b,m,k) * B(b,k,n) in a
+ * tensor_eligible stage: both operands carry the batch index. Only these
+ * are planned as TILE kernels (when the tensor cores take them); other
+ * contractions over three free indices stay point kernels. */
+int plan_tile_batched(const Module *m, const Stmt *s)
+{
+	if (s->pattern != PAT_CONTRACT || s->nfree != 3 || s->nindex != 4 || !(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)))
+		return 0;
+	TileIdx t = tile_idx(m, s);
+	return t.sw >= 0 && expr_uses_index(m, s->contract_a, t.ib) && expr_uses_index(m, s->contract_b, t.ib);
+}
+
+/* Is a tile kernel's B read as B(n,k), k contiguous (x W^T)? */
+static int tile_b_kmajor(const Module *m, const Stmt *s)
+{
+	TileIdx t = tile_idx(m, s);
+	return plain_load_b(m, t.sw ? s->contract_a : s->contract_b, t.ib, t.in, t.kx);
+}
+
+/* A matrix contraction goes to the tensor-core tile template when its stage
+ * asks (tensor_eligible) and the operands are what the tensor cores take:
+ * two input matrices of one 16-bit float type read as A(m,k) and B(k,n) or
+ * B(n,k) (batched: A(b,m,k) and B(b,k,n) or B(b,n,k)), accumulated in f32,
+ * unmasked. Otherwise the CUDA-core tile kernel (batched: a point kernel);
+ * *why says which, for --explain. */
+int tile_eligible(const Module *m, const Stmt *s, const char **why)
+{
+	TileIdx x = tile_idx(m, s);
+	int ib = x.ib, i0 = x.im, i1 = x.in, kx = x.kx;
+	int ea = x.sw ? s->contract_b : s->contract_a, eb = x.sw ? s->contract_a : s->contract_b;
+	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
+	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
+	int bt = plain_load_b(m, eb, ib, i1, kx);
+	if (!(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
+	else if (s->nindex != s->nfree + 1 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (masked contractions are not on tensor cores)";
+	else if (!input_load(m, ea) || !input_load(m, eb))
+		*why = "CUDA cores: an operand is an intermediate, not an input matrix (a prologue on an operand is not on "
+		       "tensor cores yet: the loaders copy inputs to shared memory as they are stored)";
+	else if (plain_load_b(m, ea, ib, kx, i0) && (plain_load_b(m, eb, ib, kx, i1) || bt))
+		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k) "
+		       "(wgmma and ldmatrix could read A transposed, but the tile loaders and the runtime's tensor map for A "
+		       "take rows of k: not generated)";
+	else if (!plain_load_b(m, ea, ib, i0, kx) || !(plain_load_b(m, eb, ib, kx, i1) || bt))
+		*why = ib >= 0 ? "CUDA cores: the operands are not read plainly as A(b,m,k) and B(b,k,n) or B(b,n,k)"
+		               : "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
+	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16))
+		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, which no spec can ask "
+		       "for yet and the tile template does not generate)";
+	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
+	else {
+		static const char *const path[2][2] = {
+			{"tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
+			 "tensor cores, B read as B(n,k): sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
+			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators"},
+			{"tensor cores, batched (the persistent grid walks every batch's tiles): sm_90a wgmma fed by TMA (plain loads when "
+			 "a row or pointer is not 16-byte aligned, or B(b,k,n) with K not a multiple of 64), one loading and two multiplying "
+			 "warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
+			 "tensor cores, batched (the persistent grid walks every batch's tiles), B read as B(b,n,k): sm_90a wgmma fed by TMA "
+			 "(plain loads when a row or pointer is not 16-byte aligned), one loading and two multiplying warpgroups; sm_80 and "
+			 "sm_90 mma.sync with ldmatrix; f32 accumulators"}};
+		*why = path[ib >= 0][bt];
+		return 1;
+	}
+	return 0;
+}
+
+/* The tile and its shared memory, for a contraction's kernel. */
+void tile_shape(const Module *m, Kernel *k)
+{
+	if (k->mode == KM_MATMUL) {
+		k->par.tile_m = k->par.tile_n = 64, k->par.tile_k = 16;
+		k->par.swapped = plan_matmul_swapped(m, &m->stmt[k->first_stmt]);
+	}
+	/* Tensor-core tiles: one block an SM (a persistent grid), 384 threads
+	   (a loading warpgroup, two multiplying), 128 x 256 x 64 tiles in a
+	   ring of 4 stages of 48 KB; the template narrows them to 128 x 128
+	   or 128 x 64 at launch when that fills the SMs better (the sizes
+	   and the SM count are known only there: fz_tile_bn), so the grid is
+	   min(128 x 64 tiles, SMs). */
+	if (k->mode == KM_TILE) {
+		k->par.block = 384, k->par.min_blocks = 1;
+		k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_n_min = 64, k->par.tile_k = 64, k->par.stages = 4;
+		k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
+		k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
+		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
+		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
+	}
+}

@@ -1,0 +1,235 @@
+/* The schedule: everything the back end prints, decided once by the
+ * planner (plan.c) for one fusion, one variant and one target.
+ *
+ *   spec -> checked IR -> [plan.c] Schedule -> [kern_*.c] CUDA, [emit_host.c] launches
+ *
+ * The emitters read this struct and decide nothing: which statements share
+ * a kernel, what each statement does inside its kernel (Step), where every
+ * intermediate lives (Storage), the launch parameters of each kernel
+ * (KernelParams) and every kernel name are here. `fusec --emit=schedule`
+ * prints it (schedule.c) and tests assert on it.
+ *
+ * Extending it:
+ *  - a new target: add it to TARGETS; plan_build gets it and may choose
+ *    different kinds or parameters (the artifact then needs a .cu per target);
+ *  - a new kernel kind: add it to KERNEL_MODES (plan.h), write its template
+ *    as fusec/kern_NAME.c and register it in kern.c's table;
+ *  - tuned parameters: fill Kernel.par (and .par.tuned, the table entry
+ *    used) in plan_launch.c; the templates read only .par.
+ * Its arrays hold the fusion's statements and tensors only, statement sid
+ * at [sid - first_stmt] and tensor t at [t - first_tensor] (a fusion's ids
+ * are contiguous in the Module): sized by the Module's, a file of many
+ * fusions cost each fusion the whole file's size. A schedule is meaningful
+ * only with the Module it was built from. */
+#ifndef FUSEC_SCHEDULE_H
+#define FUSEC_SCHEDULE_H
+#include <stdio.h>
+
+#include "core/ir.h"
+
+/* Targets a schedule can be built for: enum name, --arch spelling. */
+#define TARGETS(X) \
+	X(SM_80, "sm_80") \
+	X(SM_90, "sm_90") \
+	X(SM_90A, "sm_90a") /* Hopper's arch-specific features: wgmma, setmaxnreg */
+
+typedef enum {
+#define X(e, s) TGT_##e,
+	TARGETS(X)
+#undef X
+	TGT_N
+} Target;
+extern const char *const target_name[TGT_N];
+int target_lookup(const char *s); /* -1 if unknown */
+
+/* How a kernel maps its iteration space onto the grid; one template each
+ * (kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c). */
+#define KERNEL_MODES(X) \
+	X(POINT, "point")   /* a thread per point of the space, grid-stride; reductions loop serially */ \
+	X(ROW, "row")       /* a block (or warp) per point; reductions over the row's last index cooperate */ \
+	X(MATMUL, "matmul") /* a tiled matrix contraction with its epilogue in registers */ \
+	X(TILE, "tile")     /* the same on tensor cores: f16/bf16 operands, f32 accumulators (kern_tile.c) */ \
+	X(SCATTER, "scatter") /* a warp per outer point, lanes over a ragged range, atomics */ \
+	X(SCALAR, "scalar") /* one thread: rank-0 work with no space */
+
+typedef enum {
+#define X(k, s) KM_##k,
+	KERNEL_MODES(X)
+#undef X
+	KM_N
+} KernelMode;
+extern const char *const kernel_mode_name[KM_N];
+
+/* What a statement does inside its kernel: which piece of the kernel's
+ * template renders it. One per statement of the fusion. */
+#define STEP_OPS(X) \
+	X(NONE, "none")               /* not in this variant (another fusion's) */ \
+	X(INLINE, "inline")           /* pointwise temp: recomputed where it is read, no kernel */ \
+	X(MAP, "map")                 /* a value at the kernel's point (masked or not) */ \
+	X(ACCUM, "accum")             /* t(point) += value: read-modify-write at the point */ \
+	X(REDUCE, "reduce")           /* a reduction looping over its reduced indices at the point */ \
+	X(GRID_REDUCE, "grid-reduce") /* rank-0 reduction over the whole space: partials, then the fold */ \
+	X(EPILOGUE, "epilogue")       /* rank-0 work after the fold, by one thread */ \
+	X(COMPACT, "compact")         /* list <- value where mask: an atomic slot each */ \
+	X(ROW_ELEM, "row-elem")       /* ROW: an element of the row, walked by the block */ \
+	X(ROW_ONCHIP, "row-onchip")   /* ROW: an element of the row nobody stores: readers recompute it */ \
+	X(CONTRACT, "contract")       /* MATMUL: the tiled mainloop */ \
+	X(SCATTER, "scatter")         /* SCATTER: atomic adds through a gathered subscript */ \
+	X(SCALAR, "scalar")           /* SCALAR kernel: rank-0 work by one thread */
+
+typedef enum {
+#define X(e, s) STEP_##e,
+	STEP_OPS(X)
+#undef X
+	STEP_N
+} StepOp;
+extern const char *const step_op_name[STEP_N];
+
+/* Where an intermediate's value lives. Inputs are ST_PARAM. */
+#define STORAGES(X) \
+	X(PARAM, "param")           /* an input: the caller's memory */ \
+	X(STORED, "stored")         /* device memory (outputs, temps that leave their kernel) */ \
+	X(REGISTERS, "registers")   /* a local of the kernel that computes it */ \
+	X(RECOMPUTED, "recomputed") /* never materialised: each reader computes it again */
+
+typedef enum {
+#define X(e, s) ST_##e,
+	STORAGES(X)
+#undef X
+	ST_N
+} Storage;
+extern const char *const storage_name[ST_N];
+
+/* What follows a phase before the next one may start. */
+#define BARRIERS(X) \
+	X(NONE, "none") \
+	X(GRID_FOLD, "grid-fold") /* per-block partials; the last block to finish folds them in block order */
+
+typedef enum {
+#define X(e, s) BAR_##e,
+	BARRIERS(X)
+#undef X
+	BAR_N
+} Barrier;
+extern const char *const barrier_name[BAR_N];
+
+/* A phase is a run of a kernel's statements over one space, by one kind;
+ * a kernel has one or two: its main phase (kind = its mode), and after a
+ * whole-grid fold a scalar epilogue. A persistent kernel will have more,
+ * with grid-wide barriers between them. */
+typedef struct Phase {
+	KernelMode kind;
+	int first_stmt, nstmt;    /* statements of the phase (a subrange of the kernel's) */
+	Barrier after;
+} Phase;
+
+#define MAX_PHASES 4
+
+/* Launch and loop parameters: the built-in rules fill them (plan_launch.c);
+ * a tuning table may replace them per kernel. Templates read only these. */
+typedef struct KernelParams {
+	int block;        /* threads per block */
+	int min_blocks;   /* blocks an SM must hold (__launch_bounds__), so a register cap */
+	int unroll;       /* POINT maps: points per thread, loads first */
+	int vec;          /* POINT maps: 4 = a thread takes 4 consecutive points, f32 accesses along the
+	                     innermost index as 16-byte vectors when the pointers and the innermost
+	                     extent allow (checked by the kernel); 0 = none */
+	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
+	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
+	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
+	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
+	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
+	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
+	int b_kmajor;     /* TILE: B read as B(n,k), k contiguous (x W^T); 0: B(k,n) */
+	int stages;       /* TILE: shared-memory stages in the load ring */
+	int smem;         /* TILE: dynamic shared memory a block asks for, bytes */
+	const char *tuned; /* the tuning-table entry used; NULL: built-in rules */
+} KernelParams;
+
+/* ROW with a register cache: the vectors of 4 elements a thread keeps on
+ * the vector path (vec) and on the scalar one, whose per-column bounds take
+ * registers too (with more, ptxas spilled under the 64-register cap). A row
+ * has at most ROW_MAX_THREADS threads (fz_row_lanes). */
+#define ROW_MAX_THREADS 1024
+/* A row wider than the registers hold is streamed on every walk, this many
+ * 16-byte vectors a thread loaded before they are used */
+#define ROW_STREAM_VECS 4
+static inline int row_cache_vectors(const KernelParams *p, int vec) { return vec ? p->rcache : (p->rcache + 2) / 3; }
+
+typedef struct Kernel {
+	char *name;               /* made once by the namer (namer.c) */
+	KernelMode mode;
+	int first_stmt, nstmt;    /* its statements, in order */
+	int fusion;
+	int nspace;
+	Dim space[MAX_IDX];       /* outer iteration space (a grid reduction: its reduced indices) */
+	int has_inner;            /* ROW: the cooperative inner dimension */
+	Dim inner;
+	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
+	int ntail;                /* how many whole-grid reductions it folds */
+	int nphase;
+	Phase phase[MAX_PHASES];
+	KernelParams par;
+	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
+} Kernel;
+
+/* Why two adjacent stages were not fused. */
+#define SPLIT_RULES(X) \
+	X(NONE, "fused") \
+	X(UNFUSED, "the unfused variant runs every stage alone") \
+	X(AFTER_GLOBAL, "a whole-grid reduction must finish before later work that is not rank-0 can use it") \
+	X(SPACE, "different iteration spaces") \
+	X(NOT_AT_POINT, "it reads a value of this kernel at another point of the space: that needs every block to finish first") \
+	X(SCATTER, "a scatter's target is complete only when every block has finished") \
+	X(MATMUL_IN, "a matrix contraction starts its own tiled kernel") \
+	X(MATMUL_EPI, "only pointwise work over the contraction's output fuses into its epilogue") \
+	X(ROW_MODE, "a row kernel fuses only work over its rows or over their elements") \
+	X(POINT_MODE, "a thread-per-point kernel fuses only work over the same points") \
+	X(TAIL_TWICE, "a kernel folds at most one set of whole-grid reductions")
+
+typedef enum {
+#define X(k, s) SPLIT_##k,
+	SPLIT_RULES(X)
+#undef X
+	SPLIT_N
+} SplitRule;
+extern const char *const split_rule_text[SPLIT_N];
+
+typedef struct Schedule {
+	Target target;
+	int fused;                /* 0: the one-kernel-per-stage variant */
+	char variant;             /* 'f' or 'u': the suffix letter of its kernel names */
+	int fusion;
+	int first_stmt, last_stmt; /* the fusion's statements [first, last) */
+	int first_tensor, last_tensor; /* its tensors [first, last) */
+	Kernel *k;
+	int nk, cap;
+	/* per statement of the fusion: sid at [sid - first_stmt] */
+	SplitRule *why;           /* why it did not join the previous kernel */
+	int *stmt_kernel;         /* its kernel, -1 if inlined */
+	StepOp *op;               /* what it does there */
+	int *merge;               /* REDUCE: reductions sharing its loop (it and the next merge-1); 0 for those */
+	unsigned char *remat;     /* 0: never recomputed; 1: a reader in its kernel, in the reader's own row
+	                             or point, recomputes it where it has no local for it; 2: any reader in
+	                             its kernel (INLINE statements: any reader at all) */
+	/* per tensor of the fusion: t at [t - first_tensor] */
+	Storage *storage;
+	int *writer;              /* its only writing statement in the fusion; -1 none, -2 several */
+	int *reset_by;            /* must start each run at zero: the kernel that zeroes it for the next run
+	                             (-1: a memset op does) */
+	int *prod_at, *prod;      /* the statements that produce it (write it, or compact a list that it
+	                             counts), in order: prod[prod_at[t'] .. prod_at[t' + 1]), t' = t - first_tensor */
+} Schedule;
+
+/* Schedule of fusion `fusion` for `target`; fused = 0 gives the one-kernel-
+ * per-stage variant. Defined in plan.c. */
+void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *s);
+void sched_free(Schedule *s);
+/* 1 if a and b (one fusion, one variant) differ at most in their target. */
+int sched_same(const Module *m, const Schedule *a, const Schedule *b);
+static inline int sched_stored(const Schedule *s, int t) { return s->storage[t - s->first_tensor] == ST_STORED; }
+/* --emit=schedule (schedule.c) and --explain (explain.c). */
+void sched_print(const Module *m, const Schedule *s, FILE *out);
+void plan_explain(const Module *m, int fusion, const Schedule *s, FILE *out);
+
+#endif
