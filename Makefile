@@ -64,6 +64,18 @@ build/gen/tile_gemm.inc: fusec/cuda/tile_gemm.cuh
 	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
 build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc
 
+# What the generated code shares with runtime/fuserun.h, made from it as C
+# string lines: the op list's block that every header repeats, and
+# fz_row_lanes for the row kernels (emit/emit_common.c prints both).
+CSTRING := sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
+build/gen/fz_op.inc: runtime/fuserun.h
+	@mkdir -p build/gen
+	sed -n '/^\#ifndef FZ_OP_DEFINED/,/^\#endif/p' $< | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+build/gen/row_lanes.inc: runtime/fuserun.h
+	@mkdir -p build/gen
+	sed -n '/^static inline int fz_row_lanes/,/^}/p' $< | sed '1s/^static inline //' | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+build/rel/emit/emit_common.o build/san/emit/emit_common.o build/fuzz/emit/emit_common.o: build/gen/fz_op.inc build/gen/row_lanes.inc
+
 # SHA-256: one source (runtime/sha256.c) for the runtime and for fusec.
 build/rel/sha256.o: runtime/sha256.c
 	@mkdir -p $(@D)
@@ -146,7 +158,8 @@ demo: bin/fusec $(MANIFESTS) runtime
 	@sh tests/demo.sh
 
 check: bin/fusec build/san/fusec build/fuzz/fuzz_backend $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
-	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_backend MANIFEST_FUZZER=build/rt/fuzz_manifest sh tests/run.sh
+	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_backend MANIFEST_FUZZER=build/rt/fuzz_manifest \
+	  LAYER_OBJS="$(call obj,rel,$(FUSEC_SRC) $(GEN_SRC))" sh tests/run.sh
 
 fuzz: build/fuzz/fuzz_backend build/rt/fuzz_manifest build/rt/libfakecuda.so
 	@mkdir -p build/corpus

@@ -11,7 +11,7 @@
 #include "runtime/fuserun.h" /* FZ_TARGETS: the targets the runtime accepts */
 #include "artifact/artifact.h"
 #include "core/die.h"
-#include "emit/emit.h"
+#include "cuda/cuda.h"
 #include "front/frontend.h"
 #include "plan/plan.h"
 #include "version.h"
@@ -63,195 +63,214 @@ static void usage(FILE *f)
 	      f);
 }
 
-int main(int argc, char **argv)
+typedef struct Opts {
+	int emit, max_errors, nfiles;
+	const char *out_dir, *depfile;
+	int want_dep;
+	const char *archs[8];
+	int narch;
+	char *arch_buf;
+	const char **files;
+} Opts;
+
+/* --arch=LIST: 0, or 2 after saying why */
+static int parse_archs(Opts *o, const char *list)
 {
-	int emit = EMIT_NONE, max_errors = 50, nfiles = 0;
-	const char *out_dir = NULL, *depfile = NULL;
-	int want_dep = 0;
-	const char *archs[8] = {"sm_80", "sm_90", "sm_90a"};
-	int narch = 3;
-	char *arch_buf = NULL;
-	const char **files = calloc((size_t)argc, sizeof *files);
-	if (!files) return 3;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
-			usage(stdout);
-			free(files);
-			return 0;
-		} else if (!strcmp(a, "--version")) {
-			printf("fusec %s\n", FUSEC_VERSION);
-			free(files);
-			return 0;
-		} else if (!strcmp(a, "--check")) {
-			emit = EMIT_NONE;
-		} else if (!strcmp(a, "--emit=ast")) {
-			emit = EMIT_AST;
-		} else if (!strcmp(a, "--emit=ir")) {
-			emit = EMIT_IR;
-		} else if (!strcmp(a, "--emit=schedule")) {
-			emit = EMIT_SCHEDULE;
-		} else if (!strcmp(a, "--emit=cuda")) {
-			emit = EMIT_CUDA;
-		} else if (!strcmp(a, "--explain")) {
-			emit = EMIT_EXPLAIN;
-		} else if (!strncmp(a, "--out-dir=", 10) || !strcmp(a, "-o")) {
-			if (a[1] == 'o' && i + 1 >= argc) {
-				fputs("fusec: error: -o needs a directory\n", stderr);
-				free(files);
-				return 2;
-			}
-			out_dir = a[1] == 'o' ? argv[++i] : a + 10;
-			if (!*out_dir) {
-				fputs("fusec: error: the output directory is empty\n", stderr);
-				free(files), free(arch_buf);
-				return 2;
-			}
-			if (strlen(out_dir) > FUSEC_OUT_DIR_MAX) {
-				fprintf(stderr, "fusec: error: the output directory's path is longer than %d bytes\n", FUSEC_OUT_DIR_MAX);
-				free(files), free(arch_buf);
-				return 2;
-			}
-		} else if (!strcmp(a, "-MD")) {
-			want_dep = 1;
-		} else if (!strcmp(a, "-MF")) {
-			if (i + 1 >= argc) {
-				fputs("fusec: error: -MF needs a file\n", stderr);
-				free(files);
-				return 2;
-			}
-			depfile = argv[++i];
-			if (!*depfile || strlen(depfile) >= FUSEC_PATH_MAX) {
-				fputs("fusec: error: -MF needs a file name of at most 4095 bytes\n", stderr);
-				free(files), free(arch_buf);
-				return 2;
-			}
-		} else if (!strncmp(a, "--arch=", 7)) {
-			free(arch_buf);
-			arch_buf = strdup(a + 7);
-			narch = 0;
-			for (char *t = strtok(arch_buf, ","); t; t = strtok(NULL, ",")) {
-				if (narch == 8) {
-					fputs("fusec: error: --arch takes at most 8 targets\n", stderr);
-					free(files), free(arch_buf);
-					return 2;
-				}
-				archs[narch++] = t;
-			}
-			for (int k = 0; k < narch; k++) {
-				if (!known_target(archs[k])) {
-					fprintf(stderr, "fusec: error: bad target '%s' (expected one of: %s)\n", archs[k], FZ_TARGETS);
-					free(files), free(arch_buf);
-					return 2;
-				}
-				for (int j = 0; j < k; j++)
-					if (!strcmp(archs[j], archs[k])) {
-						fprintf(stderr, "fusec: error: --arch names %s twice\n", archs[k]);
-						free(files), free(arch_buf);
-						return 2;
-					}
-			}
-			if (!narch) {
-				fputs("fusec: error: --arch needs at least one target\n", stderr);
-				free(files), free(arch_buf);
-				return 2;
-			}
-		} else if (!strncmp(a, "--max-errors=", 13)) {
-			char *end;
-			long v = strtol(a + 13, &end, 10);
-			if (!isdigit((unsigned char)a[13]) || *end || v > 1000000) { /* strtol would take ' 5' and '+5' */
-				fprintf(stderr, "fusec: error: bad value in '%s'\n", a);
-				free(files);
-				return 2;
-			}
-			max_errors = (int)v;
-		} else if (a[0] == '-' && a[1]) {
-			fprintf(stderr, "fusec: error: unknown option '%s'\n", a);
-			fputs("fusec: try 'fusec --help'\n", stderr);
-			free(files);
+	free(o->arch_buf);
+	o->arch_buf = strdup(list);
+	o->narch = 0;
+	for (char *t = strtok(o->arch_buf, ","); t; t = strtok(NULL, ",")) {
+		if (o->narch == 8) {
+			fputs("fusec: error: --arch takes at most 8 targets\n", stderr);
 			return 2;
-		} else {
-			files[nfiles++] = a;
 		}
+		o->archs[o->narch++] = t;
 	}
-	if (!nfiles) {
+	for (int k = 0; k < o->narch; k++) {
+		if (!known_target(o->archs[k])) {
+			fprintf(stderr, "fusec: error: bad target '%s' (expected one of: %s)\n", o->archs[k], FZ_TARGETS);
+			return 2;
+		}
+		for (int j = 0; j < k; j++)
+			if (!strcmp(o->archs[j], o->archs[k])) {
+				fprintf(stderr, "fusec: error: --arch names %s twice\n", o->archs[k]);
+				return 2;
+			}
+	}
+	if (!o->narch) {
+		fputs("fusec: error: --arch needs at least one target\n", stderr);
+		return 2;
+	}
+	return 0;
+}
+
+/* -o DIR or --out-dir=DIR (a: the option, next: the argument after it) */
+static int parse_out_dir(Opts *o, const char *a, const char *next)
+{
+	if (a[1] == 'o' && !next) {
+		fputs("fusec: error: -o needs a directory\n", stderr);
+		return 2;
+	}
+	o->out_dir = a[1] == 'o' ? next : a + 10;
+	if (!*o->out_dir) {
+		fputs("fusec: error: the output directory is empty\n", stderr);
+		return 2;
+	}
+	if (strlen(o->out_dir) > FUSEC_OUT_DIR_MAX) {
+		fprintf(stderr, "fusec: error: the output directory's path is longer than %d bytes\n", FUSEC_OUT_DIR_MAX);
+		return 2;
+	}
+	return 0;
+}
+
+static const struct { const char *flag; int emit; } emit_flags[] = {
+	{"--check", EMIT_NONE}, {"--emit=ast", EMIT_AST}, {"--emit=ir", EMIT_IR},
+	{"--emit=schedule", EMIT_SCHEDULE}, {"--emit=cuda", EMIT_CUDA}, {"--explain", EMIT_EXPLAIN},
+};
+
+/* One argument, at argv[*i]: 0 (go on), 2 (bad usage, said), or -1 (done:
+   --help or --version printed). */
+static int parse_arg(Opts *o, int argc, char **argv, int *i)
+{
+	const char *a = argv[*i], *next = *i + 1 < argc ? argv[*i + 1] : NULL;
+	for (unsigned k = 0; k < sizeof emit_flags / sizeof emit_flags[0]; k++)
+		if (!strcmp(a, emit_flags[k].flag)) return o->emit = emit_flags[k].emit, 0;
+	if (!strcmp(a, "--help") || !strcmp(a, "-h")) return usage(stdout), -1;
+	if (!strcmp(a, "--version")) return printf("fusec %s\n", FUSEC_VERSION), -1;
+	if (!strncmp(a, "--out-dir=", 10) || !strcmp(a, "-o")) {
+		*i += a[1] == 'o' && next;
+		return parse_out_dir(o, a, next);
+	}
+	if (!strcmp(a, "-MD")) return o->want_dep = 1, 0;
+	if (!strcmp(a, "-MF")) {
+		if (!next) return fputs("fusec: error: -MF needs a file\n", stderr), 2;
+		o->depfile = argv[++*i];
+		if (!*o->depfile || strlen(o->depfile) >= FUSEC_PATH_MAX)
+			return fputs("fusec: error: -MF needs a file name of at most 4095 bytes\n", stderr), 2;
+		return 0;
+	}
+	if (!strncmp(a, "--arch=", 7)) return parse_archs(o, a + 7);
+	if (!strncmp(a, "--max-errors=", 13)) {
+		char *end;
+		long v = strtol(a + 13, &end, 10);
+		if (!isdigit((unsigned char)a[13]) || *end || v > 1000000) /* strtol would take ' 5' and '+5' */
+			return fprintf(stderr, "fusec: error: bad value in '%s'\n", a), 2;
+		o->max_errors = (int)v;
+		return 0;
+	}
+	if (a[0] == '-' && a[1]) {
+		fprintf(stderr, "fusec: error: unknown option '%s'\n", a);
+		fputs("fusec: try 'fusec --help'\n", stderr);
+		return 2;
+	}
+	o->files[o->nfiles++] = a;
+	return 0;
+}
+
+/* the options together: 0, or 2 after saying why */
+static int check_opts(const Opts *o)
+{
+	if (!o->nfiles) {
 		fputs("fusec: error: no input files\n", stderr);
 		fputs("fusec: try 'fusec --help'\n", stderr);
-		free(files);
 		return 2;
 	}
-	if ((want_dep || depfile) && !(want_dep && depfile && out_dir)) {
+	if ((o->want_dep || o->depfile) && !(o->want_dep && o->depfile && o->out_dir)) {
 		fputs("fusec: error: -MD and -MF FILE go together, with -o DIR\n", stderr);
-		free(files), free(arch_buf);
 		return 2;
 	}
-	for (int i = 0; depfile && i < nfiles; i++)
-		if (same_file(depfile, files[i])) {
-			fprintf(stderr, "fusec: error: -MF %s is an input spec: refusing to overwrite it\n", depfile);
-			free(files), free(arch_buf);
+	for (int i = 0; o->depfile && i < o->nfiles; i++)
+		if (same_file(o->depfile, o->files[i])) {
+			fprintf(stderr, "fusec: error: -MF %s is an input spec: refusing to overwrite it\n", o->depfile);
 			return 2;
 		}
-	artifact_set_specs(files, nfiles);
-	/* the depfile is made in memory and written atomically at the end */
+	return 0;
+}
+
+/* --explain, --emit=schedule, --emit=cuda: each fusion planned for the first target */
+static void print_plans(const Opts *o, const Module *m)
+{
+	int tgt = target_lookup(o->archs[0]);
+	for (int f = 0; f < m->nfusion; f++) {
+		FusionPlan fp;
+		plan_fusion(m, f, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fp);
+		if (o->emit == EMIT_EXPLAIN) {
+			plan_explain(m, f, &fp.fused, stdout);
+		} else if (o->emit == EMIT_SCHEDULE) {
+			sched_print(m, &fp.fused, stdout);
+			sched_print(m, &fp.unfused, stdout);
+		} else {
+			cuda_file(m, &fp, "/* fusec --emit=cuda */\n", stdout);
+		}
+		plan_fusion_free(&fp);
+	}
+}
+
+/* One spec through the pipeline: load, check, write the artifacts, print
+   what was asked. Sets *failed (a user's error) or *internal. */
+static void compile_spec(const Opts *o, const char *path, FILE *dep, int *failed, int *internal)
+{
+	FrontEnd fe = {0};
+	die_set_spec(path);
+	if (source_load(&fe.src, path, stderr)) {
+		*failed = 1;
+		return;
+	}
+	int errors = frontend_check(&fe, stderr, o->max_errors);
+	if (errors) {
+		if (o->max_errors && errors > o->max_errors)
+			fprintf(stderr, "%s: %d errors in all (%d not shown)\n", path, errors, errors - o->max_errors);
+		*failed = 1;
+	} else {
+		if (o->out_dir) {
+			ArtifactOpts ao = {o->out_dir, o->archs, o->narch, dep};
+			int rc = artifact_write(&fe, &ao);
+			*failed |= rc == ARTIFACT_USER_ERROR, *internal |= rc == ARTIFACT_INTERNAL_ERROR;
+		}
+		if (o->emit == EMIT_AST) ast_print(&fe.ast, fe.root, stdout);
+		else if (o->emit == EMIT_IR) ir_print(&fe.mod, stdout);
+		else if (o->emit != EMIT_NONE) print_plans(o, &fe.mod);
+	}
+	frontend_free(&fe);
+}
+
+/* the depfile, made in memory, written atomically at the end: 0, or 1 */
+static int write_depfile(const char *depfile, char *text, size_t len, int failed)
+{
+	char *slash = strrchr(depfile, '/');
+	if (slash && slash != depfile) {
+		*slash = 0;
+		if (artifact_make_dirs(depfile)) failed = 1;
+		*slash = '/';
+	}
+	if (!failed && artifact_write_file(depfile, text, len)) failed = 1;
+	return failed;
+}
+
+int main(int argc, char **argv)
+{
+	Opts o = {.emit = EMIT_NONE, .max_errors = 50, .archs = {"sm_80", "sm_90", "sm_90a"}, .narch = 3};
+	int rc = 0;
+	if (!(o.files = calloc((size_t)argc, sizeof *o.files))) return 3;
+	for (int i = 1; i < argc && !rc; i++) rc = parse_arg(&o, argc, argv, &i);
+	if (!rc) rc = check_opts(&o);
+	if (rc) {
+		free(o.files), free(o.arch_buf);
+		return rc < 0 ? 0 : rc;
+	}
+	/* the pipeline, spec by spec: front end, planner, writers (artifact/) */
+	artifact_set_specs(o.files, o.nfiles);
 	char *dep_text = NULL;
 	size_t dep_len = 0;
-	FILE *dep = NULL;
-	if (depfile) dep = xmemstream(&dep_text, &dep_len);
+	FILE *dep = o.depfile ? xmemstream(&dep_text, &dep_len) : NULL;
 	int failed = 0, internal = 0;
-	for (int i = 0; i < nfiles; i++) {
-		FrontEnd fe = {0};
-		die_set_spec(files[i]);
-		if (source_load(&fe.src, files[i], stderr)) {
-			failed = 1;
-			continue;
-		}
-		int errors = frontend_check(&fe, stderr, max_errors);
-		if (errors) {
-			if (max_errors && errors > max_errors)
-				fprintf(stderr, "%s: %d errors in all (%d not shown)\n", files[i], errors, errors - max_errors);
-			failed = 1;
-		} else if (out_dir) {
-			ArtifactOpts o = {out_dir, archs, narch, dep};
-			int rc = artifact_write(&fe, &o);
-			failed |= rc == ARTIFACT_USER_ERROR, internal |= rc == ARTIFACT_INTERNAL_ERROR;
-		}
-		if (errors) {
-		} else if (emit == EMIT_AST) {
-			ast_print(&fe.ast, fe.root, stdout);
-		} else if (emit == EMIT_IR) {
-			ir_print(&fe.mod, stdout);
-		} else if (emit == EMIT_EXPLAIN || emit == EMIT_SCHEDULE || emit == EMIT_CUDA) {
-			int tgt = target_lookup(archs[0]);
-			Target target = tgt < 0 ? TGT_SM_80 : (Target)tgt;
-			for (int f = 0; f < fe.mod.nfusion; f++) {
-				Schedule fu, un;
-				plan_build(&fe.mod, f, 1, target, &fu);
-				plan_build(&fe.mod, f, 0, target, &un);
-				if (emit == EMIT_EXPLAIN) {
-					plan_explain(&fe.mod, f, &fu, stdout);
-				} else if (emit == EMIT_SCHEDULE) {
-					sched_print(&fe.mod, &fu, stdout);
-					sched_print(&fe.mod, &un, stdout);
-				} else {
-					emit_cuda_file(&fe.mod, &fu, &un, "/* fusec --emit=cuda */\n", stdout);
-				}
-				sched_free(&fu), sched_free(&un);
-			}
-		}
-		frontend_free(&fe);
-	}
+	for (int i = 0; i < o.nfiles; i++) compile_spec(&o, o.files[i], dep, &failed, &internal);
 	if (dep) {
 		if (fclose(dep)) die("out of memory");
-		char *slash = strrchr(depfile, '/');
-		if (slash && slash != depfile) {
-			*slash = 0;
-			if (artifact_make_dirs(depfile)) failed = 1;
-			*slash = '/';
-		}
-		if (!failed && artifact_write_file(depfile, dep_text, dep_len)) failed = 1;
+		failed = write_depfile(o.depfile, dep_text, dep_len, failed);
 		free(dep_text);
 	}
-	free(files), free(arch_buf);
+	free(o.files), free(o.arch_buf);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("fusec: error: cannot write the output\n", stderr);
 		failed = 1;

@@ -9,8 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "emit/emit.h"
+#include "cuda/cuda.h"
 #include "front/frontend.h"
+#include "host/host.h"
 #include "plan/plan.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -29,26 +30,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	frontend_check(&fe, sink, 50);
 	if (fe.diag.errors == 0) {
 		for (int f = 0; f < fe.mod.nfusion; f++) {
-			Schedule fu0, un0;
-			for (int t = 0; t < TGT_N; t++) {
+			FusionPlan fp; /* the first target's: one .cu serves every target, the writers run once */
+			plan_fusion(&fe.mod, f, (Target)0, &fp);
+			sched_print(&fe.mod, &fp.fused, sink);
+			sched_print(&fe.mod, &fp.unfused, sink);
+			plan_explain(&fe.mod, f, &fp.fused, sink);
+			cuda_file(&fe.mod, &fp, "/* fuzz */\n", sink);
+			host_header(&fe.mod, &fp, "/* fuzz */\n", sink);
+			host_reference(&fe.mod, f, sink);
+			for (int t = 1; t < TGT_N; t++) {
 				Schedule fu, un;
 				plan_build(&fe.mod, f, 1, (Target)t, &fu);
 				plan_build(&fe.mod, f, 0, (Target)t, &un);
 				sched_print(&fe.mod, &fu, sink);
 				sched_print(&fe.mod, &un, sink);
-				if (t == 0) { /* one .cu serves every target: the emitters run once */
-					plan_explain(&fe.mod, f, &fu, sink);
-					emit_cuda_file(&fe.mod, &fu, &un, "/* fuzz */\n", sink);
-					emit_header(&fe.mod, &fu, &un, "/* fuzz */\n", sink);
-					emit_reference(&fe.mod, f, sink);
-					fu0 = fu, un0 = un;
-					continue;
-				}
 				/* ... as long as every target's schedule is the same (artifact.c) */
-				if (!sched_same(&fe.mod, &fu0, &fu) || !sched_same(&fe.mod, &un0, &un)) abort();
+				if (!sched_same(&fe.mod, &fp.fused, &fu) || !sched_same(&fe.mod, &fp.unfused, &un)) abort();
 				sched_free(&fu), sched_free(&un);
 			}
-			sched_free(&fu0), sched_free(&un0);
+			plan_fusion_free(&fp);
 		}
 	}
 	frontend_free(&fe);

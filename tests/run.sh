@@ -11,6 +11,8 @@
 #   TEST_GROUPS   groups to run, space-separated (default: all, see ALL_GROUPS below)
 #   TEST_BUILD    where the test tools are built (default build/tests)
 #   VERBOSE=1     show every detail of a failure (default: the first 30 lines)
+#   LAYER_OBJS    fusec's release objects, for the layering group (make check
+#                 sets it; the group is skipped without it)
 #
 # Groups are shell functions named group_NAME; to add one, write the
 # function and add NAME to ALL_GROUPS. A test calls `check NAME WHY [XFAIL]`:
@@ -32,7 +34,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime gpurun mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit layering tune artifacts runtime gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -559,6 +561,20 @@ group_unit() {
 	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
 	# shellcheck disable=SC2086
 	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan/*.c
+}
+
+# --- layering: fusec's folders call only the stages before them ---------
+
+group_layering() {
+	sh tests/layering.sh --self-test >"$TMP/details" 2>&1
+	check layering/self-test "$( [ $? = 0 ] || echo "the checker accepts a bad call graph")"
+	if [ -z "${LAYER_OBJS:-}" ]; then
+		echo "layering: skipped (LAYER_OBJS not set: make check sets it)"
+		return
+	fi
+	# shellcheck disable=SC2086
+	sh tests/layering.sh $LAYER_OBJS >"$TMP/details" 2>&1
+	check layering "$( [ $? = 0 ] || echo "a folder calls one above it, or files form a circle (tests/layering.sh)")"
 }
 
 # --- tune: the tuning table reader, and the committed table ---------------

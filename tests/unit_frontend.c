@@ -307,12 +307,12 @@ static void sexpr(const Parsed *p, int i, Buf *b)
 		}
 		break;
 	case AST_UNARY:
-		bprintf(b, "(%s ", expr_op_spelling[x->op]);
+		bprintf(b, "(%s ", ast_expr_op_spelling[x->op]);
 		sexpr(p, x->a, b);
 		bprintf(b, ")");
 		break;
 	case AST_BINARY:
-		bprintf(b, "(%s ", expr_op_spelling[x->op]);
+		bprintf(b, "(%s ", ast_expr_op_spelling[x->op]);
 		sexpr(p, x->a, b);
 		bprintf(b, " ");
 		sexpr(p, x->b, b);
@@ -342,7 +342,7 @@ static void sstmt(const Parsed *p, int i, Buf *b)
 		return;
 	}
 	sexpr(p, x->a, b);
-	bprintf(b, " %s ", assign_op_spelling[x->op]);
+	bprintf(b, " %s ", ast_assign_op_spelling[x->op]);
 	sexpr(p, x->b, b);
 	if (x->e) bprintf(b, " k="), sexpr(p, x->e, b);
 	if (x->c) {

@@ -1,7 +1,6 @@
 /* Artifacts: everything for one fusion generated in memory, then written
  * atomically next to each other (atomic_write.c), the manifest last. */
 #include "artifact/artifact_impl.h"
-#include "plan/pipeline.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -9,10 +8,10 @@
 
 #include "runtime/fuserun.h" /* the manifest's limits and targets: one contract with the runtime */
 
-#include "emit/emit.h"
 #include "core/namer.h"
+#include "cuda/cuda.h"
+#include "host/host.h"
 #include "artifact/ptx.h"
-#include "plan/plan.h"
 #include "runtime/sha256.h" /* one SHA-256 for fusec and the runtime */
 #include "version.h"
 
@@ -34,8 +33,7 @@ static int printable_word(const char *s)
 
 /* What the runtime would refuse (runtime/fuserun.h's limits): said now,
    as the user's error, rather than written. */
-static int representable(const Module *m, const Fusion *f, const Schedule *fused, const Schedule *unfused, const char *spec,
-                         const char *spec_path)
+static int representable(const Module *m, const Fusion *f, const FusionPlan *fp, const char *spec, const char *spec_path)
 {
 	const char *why = NULL;
 	int limit = 0, have = 0;
@@ -43,15 +41,16 @@ static int representable(const Module *m, const Fusion *f, const Schedule *fused
 	else if (strlen(f->name) > FZ_MAX_NAME) why = "the fusion's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->name);
 	else if (f->nsym > FZ_MAX_SIZES) why = "too many sizes", limit = FZ_MAX_SIZES, have = f->nsym;
 	else if (f->ntensor > FZ_MAX_TENSORS) why = "too many tensors", limit = FZ_MAX_TENSORS, have = f->ntensor;
-	else if (fused->nk + unfused->nk > FZ_MAX_KERNELS) why = "too many kernels", limit = FZ_MAX_KERNELS, have = fused->nk + unfused->nk;
+	else if (fp->fused.nk + fp->unfused.nk > FZ_MAX_KERNELS)
+		why = "too many kernels", limit = FZ_MAX_KERNELS, have = fp->fused.nk + fp->unfused.nk;
 	for (int i = 0; !why && i < f->nsym; i++)
 		if (strlen(f->sym[i]) > FZ_MAX_NAME) why = "a size's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->sym[i]);
 	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
 		if (strlen(m->tensor[i].name) > FZ_MAX_NAME)
 			why = "a tensor's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(m->tensor[i].name);
-	for (int i = 0; !why && i < m->npipeline; i++)
-		if (m->pipeline[i].fusion == fused->fusion && (why = pipe_refusal(m, &m->pipeline[i], fused->target))) {
-			fprintf(stderr, "fusec: error: %s: pipeline %.80s: %s\n", spec_path, m->pipeline[i].name, why);
+	for (int i = 0; !why && i < fp->npipe; i++)
+		if (fp->pipe[i].why) {
+			fprintf(stderr, "fusec: error: %s: pipeline %.80s: %s\n", spec_path, fp->pipe[i].pl->name, fp->pipe[i].why);
 			return -1;
 		}
 	if (!why) return 0;
@@ -127,125 +126,161 @@ int artifact_dep_path(FILE *out, const char *path)
 	return 0;
 }
 
-static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, const char *spec_hash)
-{
-	const Module *m = &fe->mod;
-	const Fusion *f = &m->fusion[fusion];
-	const char *spec = base_name(fe->src.path);
-	int major, minor;
-	nvrtc_version(&major, &minor);
-	const char *dir = o->out_dir;
+/* One fusion's artifacts, built in memory before any is written. */
+typedef struct Job {
+	const FrontEnd *fe;
+	const ArtifactOpts *o;
+	const Fusion *f;
+	const char *spec, *spec_hash; /* the spec's file name and hash */
+	int major, minor;             /* NVRTC's version */
+	Buf cu, hdr, ref, man, px[FZ_MAX_TARGETS];
+	int npx;
+	OutFile out[FZ_MAX_TARGETS + 4];
+	int nout;
+} Job;
 
-	/* One .cu serves every target while their schedules agree (today the
-	   planner reads the target nowhere, and the tile kernel's mainloop picks
-	   wgmma or mma.sync with the preprocessor): it is built for the first
-	   target, and the others' schedules are checked to be the same. */
+/* One .cu serves every target while their schedules agree (today the
+   planner reads the target nowhere, and the tile kernel's mainloop picks
+   wgmma or mma.sync with the preprocessor): it is planned for the first
+   target, and the others' schedules are checked to be the same. */
+static void plan_targets(const Module *m, int fusion, const ArtifactOpts *o, FusionPlan *fp)
+{
 	int tgt = target_lookup(o->archs[0]);
-	Schedule fused, unfused;
-	plan_build(m, fusion, 1, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fused);
-	plan_build(m, fusion, 0, tgt < 0 ? TGT_SM_80 : (Target)tgt, &unfused);
+	plan_fusion(m, fusion, tgt < 0 ? TGT_SM_80 : (Target)tgt, fp);
 	for (int a = 1; a < o->narch; a++) {
 		int t = target_lookup(o->archs[a]);
 		if (t < 0) continue;
 		Schedule fu, un;
 		plan_build(m, fusion, 1, (Target)t, &fu);
 		plan_build(m, fusion, 0, (Target)t, &un);
-		if (!sched_same(m, &fused, &fu) || !sched_same(m, &unfused, &un))
+		if (!sched_same(m, &fp->fused, &fu) || !sched_same(m, &fp->unfused, &un))
 			die("fusion %s: the schedules for %s and %s differ, and an artifact with a .cu per target is not "
-			    "implemented", f->name, o->archs[0], o->archs[a]);
+			    "implemented", m->fusion[fusion].name, o->archs[0], o->archs[a]);
 		sched_free(&fu), sched_free(&un);
 	}
-	if (representable(m, f, &fused, &unfused, spec, fe->src.path) || name_taken(dir, f, fe->src.path)) {
-		sched_free(&fused), sched_free(&unfused);
-		return ARTIFACT_USER_ERROR;
-	}
+}
 
+/* the .cu, the header and the reference, each after the banner */
+static void render(Job *j, const FusionPlan *fp)
+{
+	const Module *m = &j->fe->mod;
 	char banner[1024];
 	snprintf(banner, sizeof banner,
 	         "/* Generated by fusec %s from %s (spec sha256 %s).\n"
 	         "   NVRTC %d.%d. Do not edit: regenerate with make. */\n",
-	         FUSEC_VERSION, spec, spec_hash, major, minor);
+	         FUSEC_VERSION, j->spec, j->spec_hash, j->major, j->minor);
+	buf_open(&j->cu);
+	cuda_file(m, fp, banner, j->cu.f);
+	buf_close(&j->cu);
+	buf_open(&j->hdr);
+	host_header(m, fp, banner, j->hdr.f);
+	buf_close(&j->hdr);
+	buf_open(&j->ref);
+	fputs(banner, j->ref.f);
+	host_reference(m, fp->fusion, j->ref.f);
+	buf_close(&j->ref);
+}
 
-	Buf cu, hdr, ref, man, px[FZ_MAX_TARGETS];
-	buf_open(&cu);
-	emit_cuda_file(m, &fused, &unfused, banner, cu.f);
-	buf_close(&cu);
-
-	buf_open(&hdr);
-	emit_header(m, &fused, &unfused, banner, hdr.f);
-	buf_close(&hdr);
-
-	buf_open(&ref);
-	fputs(banner, ref.f);
-	emit_reference(m, fusion, ref.f);
-	buf_close(&ref);
-
-	/* every target compiled before anything is written */
-	int rc = 0, npx = 0;
-	char name[FUSEC_PATH_MAX], hex[65];
-	for (int a = 0; a < o->narch && !rc; a++) {
+/* every target compiled before anything is written: 0, or INTERNAL_ERROR */
+static int compile_targets(Job *j)
+{
+	const ArtifactOpts *o = j->o;
+	char cuname[300];
+	snprintf(cuname, sizeof cuname, "%s.cu", j->f->name);
+	for (int a = 0; a < o->narch; a++) {
 		char *ptx, *log;
-		char cuname[300];
-		snprintf(cuname, sizeof cuname, "%s.cu", f->name);
-		if (nvrtc_compile(cu.p, cuname, o->archs[a], &ptx, &log)) {
-			fprintf(stderr, "fusec: internal error: NVRTC rejected the CUDA generated for %s (%s):\n%s\n", f->name,
+		int bad = nvrtc_compile(j->cu.p, cuname, o->archs[a], &ptx, &log);
+		if (bad) {
+			fprintf(stderr, "fusec: internal error: NVRTC rejected the CUDA generated for %s (%s):\n%s\n", j->f->name,
 			        o->archs[a], log ? log : "(no log)");
-			rc = ARTIFACT_INTERNAL_ERROR;
 		} else {
-			buf_open(&px[npx]);
-			fprintf(px[npx].f, "// Generated by fusec %s from %s (spec sha256 %s).\n// NVRTC %d.%d, target %s, options %s\n",
-			        FUSEC_VERSION, spec, spec_hash, major, minor, o->archs[a], FUSEC_NVRTC_OPTIONS);
-			fputs(ptx, px[npx].f);
-			buf_close(&px[npx++]);
+			Buf *px = &j->px[j->npx++];
+			buf_open(px);
+			fprintf(px->f, "// Generated by fusec %s from %s (spec sha256 %s).\n// NVRTC %d.%d, target %s, options %s\n",
+			        FUSEC_VERSION, j->spec, j->spec_hash, j->major, j->minor, o->archs[a], FUSEC_NVRTC_OPTIONS);
+			fputs(ptx, px->f);
+			buf_close(px);
 		}
 		free(ptx), free(log);
+		if (bad) return ARTIFACT_INTERNAL_ERROR;
 	}
+	return 0;
+}
 
-	OutFile *out = calloc((size_t)npx + 4, sizeof *out);
-	if (!out) die("out of memory");
-	int nout = 0;
-	buf_open(&man);
-	fprintf(man.f, "fusec-artifact 1\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
-	        FUSEC_VERSION, f->name, spec, spec_hash, major, minor);
-	fprintf(man.f, "options %s\n", FUSEC_NVRTC_OPTIONS);
-	for (int a = 0; a < npx; a++) {
-		snprintf(name, sizeof name, "%s.%s.ptx", f->name, o->archs[a]);
-		set_path(&out[nout], dir, name);
-		out[nout].data = px[a].p, out[nout++].n = px[a].n;
-		fr_sha256_hex(px[a].p, px[a].n, hex);
-		fprintf(man.f, "target %s %s %s\n", o->archs[a], name, hex);
+/* an output file, and its line in the manifest */
+static void add_file(Job *j, const char *name, const Buf *b, const char *arch)
+{
+	char hex[65];
+	artifact_set_path(&j->out[j->nout], j->o->out_dir, name);
+	j->out[j->nout].data = b->p, j->out[j->nout++].n = b->n;
+	fr_sha256_hex(b->p, b->n, hex);
+	if (arch) fprintf(j->man.f, "target %s %s %s\n", arch, name, hex);
+	else fprintf(j->man.f, "file %s %s\n", name, hex);
+}
+
+/* the manifest, last of the outputs: the files' hashes, the plan, its own hash */
+static void manifest(Job *j, const FusionPlan *fp)
+{
+	const Fusion *f = j->f;
+	char name[FUSEC_PATH_MAX], hex[65];
+	buf_open(&j->man);
+	fprintf(j->man.f, "fusec-artifact 1\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
+	        FUSEC_VERSION, f->name, j->spec, j->spec_hash, j->major, j->minor);
+	fprintf(j->man.f, "options %s\n", FUSEC_NVRTC_OPTIONS);
+	for (int a = 0; a < j->npx; a++) {
+		snprintf(name, sizeof name, "%s.%s.ptx", f->name, j->o->archs[a]);
+		add_file(j, name, &j->px[a], j->o->archs[a]);
 	}
-	struct { const char *suffix; Buf *b; } files[] = {{".cu", &cu}, {".h", &hdr}, {"_ref.c", &ref}};
+	struct { const char *suffix; Buf *b; } files[] = {{".cu", &j->cu}, {".h", &j->hdr}, {"_ref.c", &j->ref}};
 	for (unsigned i = 0; i < 3; i++) {
 		snprintf(name, sizeof name, "%s%s", f->name, files[i].suffix);
-		set_path(&out[nout], dir, name);
-		out[nout].data = files[i].b->p, out[nout++].n = files[i].b->n;
-		fr_sha256_hex(files[i].b->p, files[i].b->n, hex);
-		fprintf(man.f, "file %s %s\n", name, hex);
+		add_file(j, name, files[i].b, NULL);
 	}
-	manifest_body(m, fusion, &fused, &unfused, man.f);
-	fflush(man.f);
-	fr_sha256_hex(man.p, man.n, hex);
-	fprintf(man.f, "manifest-sha256 %s\n", hex);
-	buf_close(&man);
+	manifest_body(&j->fe->mod, fp, j->man.f);
+	fflush(j->man.f);
+	fr_sha256_hex(j->man.p, j->man.n, hex);
+	fprintf(j->man.f, "manifest-sha256 %s\n", hex);
+	buf_close(&j->man);
 	snprintf(name, sizeof name, "%s.manifest", f->name);
-	set_path(&out[nout], dir, name);
-	out[nout].data = man.p, out[nout++].n = man.n;
-	if (!rc && write_all(out, nout, dir)) rc = ARTIFACT_USER_ERROR;
-	if (!rc) remember(f, fe->src.path);
-	if (!rc && o->depfile) {
-		FILE *d = o->depfile;
-		if (artifact_dep_path(d, out[nout - 1].path) < 0 || fputs(":", d) < 0 || fputc(' ', d) < 0 ||
-		    artifact_dep_path(d, fe->src.path) < 0 || fputs("\n", d) < 0 || artifact_dep_path(d, fe->src.path) < 0 ||
-		    fputs(":\n", d) < 0) {
-			fprintf(stderr, "fusec: error: %s: a path with a control character cannot be written in a depfile\n", fe->src.path);
-			rc = ARTIFACT_USER_ERROR;
-		}
+	artifact_set_path(&j->out[j->nout], j->o->out_dir, name);
+	j->out[j->nout].data = j->man.p, j->out[j->nout++].n = j->man.n;
+}
+
+/* the depfile's rule: the manifest depends on the spec */
+static int depfile_rule(const Job *j)
+{
+	FILE *d = j->o->depfile;
+	const char *spec = j->fe->src.path;
+	if (artifact_dep_path(d, j->out[j->nout - 1].path) < 0 || fputs(":", d) < 0 || fputc(' ', d) < 0 ||
+	    artifact_dep_path(d, spec) < 0 || fputs("\n", d) < 0 || artifact_dep_path(d, spec) < 0 || fputs(":\n", d) < 0) {
+		fprintf(stderr, "fusec: error: %s: a path with a control character cannot be written in a depfile\n", spec);
+		return ARTIFACT_USER_ERROR;
 	}
-	free(out);
-	for (int a = 0; a < npx; a++) free(px[a].p);
-	free(cu.p), free(hdr.p), free(ref.p), free(man.p);
-	sched_free(&fused), sched_free(&unfused);
+	return 0;
+}
+
+static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, const char *spec_hash)
+{
+	const Module *m = &fe->mod;
+	Job *j = calloc(1, sizeof *j);
+	if (!j) die("out of memory");
+	*j = (Job){.fe = fe, .o = o, .f = &m->fusion[fusion], .spec = base_name(fe->src.path), .spec_hash = spec_hash};
+	nvrtc_version(&j->major, &j->minor);
+	FusionPlan fp;
+	plan_targets(m, fusion, o, &fp);
+	int rc = ARTIFACT_USER_ERROR;
+	if (!representable(m, j->f, &fp, j->spec, fe->src.path) && !name_taken(o->out_dir, j->f, fe->src.path)) {
+		render(j, &fp);
+		rc = compile_targets(j);
+		manifest(j, &fp);
+		if (!rc && artifact_write_all(j->out, j->nout, o->out_dir)) rc = ARTIFACT_USER_ERROR;
+		if (!rc) remember(j->f, fe->src.path);
+		if (!rc && o->depfile) rc = depfile_rule(j);
+	}
+	for (int a = 0; a < j->npx; a++) free(j->px[a].p);
+	free(j->cu.p), free(j->hdr.p), free(j->ref.p), free(j->man.p);
+	free(j);
+	plan_fusion_free(&fp);
 	return rc;
 }
 

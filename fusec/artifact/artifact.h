@@ -8,7 +8,7 @@
 
 typedef struct ArtifactOpts {
 	const char *out_dir;
-	const char **archs;
+	const char *const *archs;
 	int narch;
 	FILE *depfile;     /* -MD -MF: rules for what each artifact depends on */
 } ArtifactOpts;
@@ -35,8 +35,4 @@ int artifact_make_dirs(const char *path);
 int artifact_write_file(const char *path, const char *data, size_t n);
 /* writes path escaped for a make depfile; -1 if it cannot be (a control character) */
 int artifact_dep_path(FILE *out, const char *path);
-/* the layout fingerprint of a fusion (the manifest's `layout` line and the
-   header's FZ_NAME_LAYOUT; runtime/manifest.c's fr_layout computes the same) */
-void artifact_layout(const Module *m, int fusion, char hex[65]);
-
 #endif

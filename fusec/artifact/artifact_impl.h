@@ -7,7 +7,7 @@
 
 #include "artifact/artifact.h"
 #include "core/die.h"
-#include "plan/schedule.h"
+#include "plan/plan.h"
 
 typedef struct Buf {
 	char *p;
@@ -31,11 +31,11 @@ typedef struct OutFile {
 	size_t n;
 	int written;
 } OutFile;
-void set_path(OutFile *o, const char *dir, const char *name);
+void artifact_set_path(OutFile *o, const char *dir, const char *name);
 /* writes every file of out[0..n) (the last one last), or none of them */
-int write_all(OutFile *out, int n, const char *dir);
+int artifact_write_all(OutFile *out, int n, const char *dir);
 
 /* manifest.c: the manifest's lines after its files */
-void manifest_body(const Module *m, int fusion, const Schedule *fused, const Schedule *unfused, FILE *out);
+void manifest_body(const Module *m, const FusionPlan *fp, FILE *out);
 
 #endif

@@ -13,7 +13,7 @@
 
 #include "artifact/artifact_impl.h"
 
-void set_path(OutFile *o, const char *dir, const char *name)
+void artifact_set_path(OutFile *o, const char *dir, const char *name)
 {
 	int n = snprintf(o->path, sizeof o->path, "%s/%s", dir, name);
 	if (n < 0 || (size_t)n >= sizeof o->path) die("output path %.64s.../%s longer than %d bytes", dir, name, FUSEC_PATH_MAX);
@@ -81,7 +81,7 @@ static void sync_dir(const char *path)
 	if (fd >= 0) fsync(fd), close(fd);
 }
 
-int write_all(OutFile *out, int n, const char *dir)
+int artifact_write_all(OutFile *out, int n, const char *dir)
 {
 	mode_t mask = umask(0);
 	umask(mask);
@@ -111,7 +111,7 @@ int artifact_write_file(const char *path, const char *data, size_t n)
 	}
 	snprintf(o.path, sizeof o.path, "%s", path);
 	o.data = data, o.n = n;
-	return write_all(&o, 1, NULL);
+	return artifact_write_all(&o, 1, NULL);
 }
 
 int artifact_make_dirs(const char *path)

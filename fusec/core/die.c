@@ -20,7 +20,7 @@ void die(const char *fmt, ...)
 	exit(3);
 }
 
-int vasprintf_portable(char **out, const char *fmt, va_list ap)
+int xvasprintf(char **out, const char *fmt, va_list ap)
 {
 	va_list cp;
 	va_copy(cp, ap);
@@ -65,7 +65,7 @@ char *xasprintf(const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	char *s = NULL;
-	if (vasprintf_portable(&s, fmt, ap) < 0) die("out of memory");
+	if (xvasprintf(&s, fmt, ap) < 0) die("out of memory");
 	va_end(ap);
 	return s;
 }

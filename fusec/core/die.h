@@ -10,7 +10,7 @@
 void die_set_spec(const char *path);
 _Noreturn void die(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* vasprintf without _GNU_SOURCE: *out is malloc'd; -1 on failure. */
-int vasprintf_portable(char **out, const char *fmt, va_list ap);
+int xvasprintf(char **out, const char *fmt, va_list ap);
 /* malloc/calloc/realloc that die() instead of returning NULL. */
 void *xcalloc(unsigned long n, unsigned long size);
 void *xrealloc(void *p, unsigned long n, unsigned long size);

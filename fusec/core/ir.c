@@ -106,14 +106,14 @@ int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off)
 
 /* Does expression e read index ix anywhere (subscripts, operands)? The
    checker (ragged bounds) and the planner (contraction operands) ask. */
-int expr_uses_index(const Module *m, int e, int ix)
+int ir_expr_uses_index(const Module *m, int e, int ix)
 {
 	if (!e) return 0;
 	const Expr *x = &m->expr[e];
 	if (x->op == IR_INDEX) return x->index == ix;
 	for (int i = 0; i < x->nargs; i++)
-		if (expr_uses_index(m, x->args[i], ix)) return 1;
-	return expr_uses_index(m, x->a, ix) || expr_uses_index(m, x->b, ix) || expr_uses_index(m, x->c, ix);
+		if (ir_expr_uses_index(m, x->args[i], ix)) return 1;
+	return ir_expr_uses_index(m, x->a, ix) || ir_expr_uses_index(m, x->b, ix) || ir_expr_uses_index(m, x->c, ix);
 }
 
 int dim_same(Dim a, Dim b)
@@ -137,7 +137,7 @@ void dim_write(const Module *m, const Fusion *f, Dim d, void *out)
 }
 
 /* A shape or a space: [N,C/2], SEP between the dimensions. */
-void dims_write(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out)
+void dim_write_list(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out)
 {
 	fputc('[', out);
 	for (int i = 0; i < n; i++) {

@@ -260,7 +260,7 @@ int ir_add_stmt(Module *m);
 int ir_add_index(Module *m);
 int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off);
 /* Does expression e read index ix anywhere (subscripts, operands)? */
-int expr_uses_index(const Module *m, int e, int ix);
+int ir_expr_uses_index(const Module *m, int e, int ix);
 
 void ir_print(const Module *m, void *file);
 /* Writes an expression as C (used by printers and backends). The callback
@@ -284,7 +284,7 @@ struct ExprWriter {
 void ir_write_expr(ExprWriter *w, int e, void *out);
 void dim_write(const Module *m, const Fusion *f, Dim d, void *out);
 /* [d0 SEP d1 ...], each as dim_write spells it */
-void dims_write(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out);
+void dim_write_list(const Module *m, const Fusion *f, const Dim *d, int n, const char *sep, void *out);
 /* A size as a C expression: symbols as PREFIX NAME (a.n_C, n_C, a->n_C),
  * constants as 123LL; a derived size clamps at 0 and divides. */
 void dim_write_c(const Fusion *f, Dim d, const char *prefix, void *out);

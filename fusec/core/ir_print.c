@@ -54,7 +54,7 @@ static void ptensor(const Module *m, const Fusion *fu, const Tensor *t, FILE *f)
 {
 	static const char *const kinds[] = {"input", "output", "temp"};
 	fprintf(f, "  %-6s %s: %s", t->inplace ? "inout" : kinds[t->kind], t->name, elem_info[t->type].name);
-	if (t->rank) dims_write(m, fu, t->dim, t->rank, ",", f);
+	if (t->rank) dim_write_list(m, fu, t->dim, t->rank, ",", f);
 	if (t->has_domain) fprintf(f, "  in [%.9g, %.9g]", t->dom_lo, t->dom_hi); /* as recorded: open ends moved in */
 	if (t->def_stage >= 0) fprintf(f, "  written by %s", m->stage[t->def_stage].name);
 	if (t->zero_init) fputs("  zero-initialised", f);

@@ -66,7 +66,7 @@ const char *namer_make(Namer *nm, const char *fmt, ...)
 	va_list ap;
 	va_start(ap, fmt);
 	char *base = NULL;
-	if (vasprintf_portable(&base, fmt, ap) < 0) die("out of memory");
+	if (xvasprintf(&base, fmt, ap) < 0) die("out of memory");
 	va_end(ap);
 	if (!namer_taken(nm, base)) return insert(nm, base);
 	for (unsigned k = 2;; k++) {

@@ -1,5 +1,6 @@
 /* The CUDA back end's shared state and pieces, for its files:
- *   emit_cuda.c   the driver: one template per kernel, by its mode
+ *   emit_cuda.c   the driver: one template per kernel, by its mode; the .cu
+ *   kernel_base.c what every template starts and ends with
  *   cuda_stmt.c   statement bodies: loads, stores, locals, a pointwise statement
  *   cuda_read.c   reads: the expression writer's leaf, hoisted reads, vector accesses
  *   cuda_remat.c  values: recomputed producers rendered once (the memo)
@@ -7,6 +8,8 @@
  *   cuda_compact.c compactions (list <- value where mask)
  *   grid_fold.c   whole-grid reductions: partials, then the last block's fold
  *   kern_*.c      one template per kernel kind (schedule.h KERNEL_MODES)
+ *   pipe_kernel.c a pipeline's persistent kernel over the templates' bodies
+ *   emit_prelude.c the device helpers every .cu starts with
  * Everything here prints what the Schedule says; nothing here decides. */
 #ifndef FUSEC_CUDA_H
 #define FUSEC_CUDA_H
@@ -49,7 +52,7 @@ typedef struct Cx {
 	const char *sfx;  /* suffix of this copy's locals when unrolled */
 	int sliced;       /* reductions split over warps (KernelParams.slices) */
 	int cur;          /* the statement being rendered: producers before it may be recomputed */
-	Memo *memo;       /* while a value is rendered (value_of) */
+	Memo *memo;       /* while a value is rendered (cuda_value_of) */
 	int nmemo, cmemo, memo_on, memo_done;
 	int scope;        /* -1, or the local function whose body is being rendered */
 	int nssa;         /* locals made in this kernel, for their names */
@@ -68,7 +71,7 @@ typedef struct Cx {
 	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
 	                     (a pipeline's carried input), so not read through the read-only path */
 	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
-	/* A reduction loop's body (emit_reductions, not row-wide): an input read
+	/* A reduction loop's body (cuda_reductions, not row-wide): an input read
 	   at point and loop variables only is in range wherever the loop runs,
 	   so it is read once into a local (the body's top, or before the loops
 	   when it reads at the point only) and conditions over such reads are
@@ -86,93 +89,98 @@ static inline int cx_readonly(const Cx *cx, int t)
 	return cx->m->tensor[t].kind == TK_INPUT && !(cx->written && cx->written[t]);
 }
 
-/* A kernel kind's template: the __global__ function, and its launch
- * geometry as C expressions over the host's args `a` and `sm` (grid.x,
- * grid.y). */
-typedef struct KernTemplate {
-	void (*emit)(Cx *cx);
-	void (*grid_x)(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
-	void (*grid_y)(const Module *m, const Fusion *f, const Kernel *k, FILE *out); /* NULL: 1 */
-} KernTemplate;
-extern const KernTemplate kern_point, kern_row, kern_matmul, kern_tile, kern_scatter, kern_scalar;
+/* One template per kernel kind (schedule.h KERNEL_MODES): the
+   __global__ function (or a pipeline phase's __device__ body) of cx->k.
+   The launch geometry that goes with each is host/grid.c's. */
+void cuda_kern_point(Cx *cx);
+void cuda_kern_row(Cx *cx);
+void cuda_kern_matmul(Cx *cx);
+void cuda_kern_tile(Cx *cx);
+void cuda_kern_scatter(Cx *cx);
+void cuda_kern_scalar(Cx *cx);
 /* kern_tile.c: the tensor-core mainloop's CUDA text, once per .cu that has a
    TILE kernel */
-void emit_tile_library(FILE *out);
-extern const KernTemplate *const kern_template[KM_N];
+void cuda_tile_library(FILE *out);
 
-/* points a block of a POINT kernel: a sliced one's block is FZ_SLICES
-   threads a point (32 points in a launch of its own; fewer as a pipeline's
-   phase at a smaller block, pipeline.c) */
-static inline int kernel_points(const Kernel *k)
-{
-	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
-}
-
-/* host-side pieces for the grid formulas (emit_host.c) */
-void host_dim(const Fusion *f, Dim d, FILE *out);
-void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
+/* The whole .cu of a fusion: banner, prelude, args, fused then unfused
+   kernels, the pipelines (emit_cuda.c). */
+void cuda_file(const Module *m, const FusionPlan *fp, const char *banner, FILE *out);
+/* the kernels of s as __device__ functions of (args, block index, grid
+   size): a pipeline's phases; written: per tensor, inputs the launch
+   writes (no read-only loads), or NULL */
+void cuda_bodies(const Module *m, const Schedule *s, const unsigned char *written, FILE *out);
+/* pipe_kernel.c: a pipeline's persistent kernel */
+void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out);
+/* emit_prelude.c: the device helpers every .cu starts with */
+void cuda_prelude(FILE *out);
 
 /* cuda_stmt.c */
-ElemType stmt_compute(const Module *m, const Stmt *s);
+ElemType cuda_stmt_compute(const Module *m, const Stmt *s);
 /* Sets w's compute type and math policy (dsl/MATH.md) for statement s's stage. */
-void stmt_math(ExprWriter *w, const Module *m, const Stmt *s);
-const char *ctype(ElemType t);
-void ind(FILE *out, int n);
-void dim_c(Cx *cx, Dim d, FILE *out);
-void load_elem(Cx *cx, int t, const char *lin, FILE *out);
-char *linear_of(Cx *cx, int t, char **subs);
-void put_decls(FILE *out, const char *decls, int depth);
-void set_local(Cx *cx, int t, const char *name, char **subs, int n);
-void clear_locals(Cx *cx);
-void store_target(Cx *cx, const Stmt *s, const char *v, int depth);
-void publish(Cx *cx, const Stmt *s, const char *name);
-void emit_map(Cx *cx, int sid, int depth, int store_only_thread0);
-void bind_point(Cx *cx, const Stmt *s, int nspace);
+void cuda_stmt_math(ExprWriter *w, const Module *m, const Stmt *s);
+const char *cuda_ctype(ElemType t);
+void cuda_ind(FILE *out, int n);
+void cuda_dim(Cx *cx, Dim d, FILE *out);
+void cuda_load(Cx *cx, int t, const char *lin, FILE *out);
+char *cuda_linear(Cx *cx, int t, char **subs);
+void cuda_put_decls(FILE *out, const char *decls, int depth);
+void cuda_set_local(Cx *cx, int t, const char *name, char **subs, int n);
+void cuda_clear_locals(Cx *cx);
+void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth);
+void cuda_publish(Cx *cx, const Stmt *s, const char *name);
+void cuda_map(Cx *cx, int sid, int depth, int store_only_thread0);
+void cuda_bind_point(Cx *cx, const Stmt *s, int nspace);
 
 /* cuda_read.c */
 void cuda_leaf(ExprWriter *w, int e, void *outp);
-int eager_ok(ExprWriter *w, int e);
-void hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-int vec_access(Cx *cx, int t, char **subs, int n, int store);
+int cuda_eager_ok(ExprWriter *w, int e);
+void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth);
+int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store);
 
 /* cuda_remat.c */
 /* The value (or mask) e of statement s, in its compute type. Locals it
  * needs are in *decls (lines, no indent; NULL if none): print them with
- * put_decls where the value is evaluated, never outside a condition that
+ * cuda_put_decls where the value is evaluated, never outside a condition that
  * guards it. */
-char *value_of(Cx *cx, const Stmt *s, int e, char **decls);
+char *cuda_value_of(Cx *cx, const Stmt *s, int e, char **decls);
 /* Producer wr read at subs, as a reference to its memo entry; 0, writing
    nothing, where it cannot be one (the caller recomputes it in place) */
-int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out);
+int cuda_memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out);
 /* cuda_reduce.c */
-const char *identity(RedOp r, ElemType t);
-const char *red_op(RedOp r);
-int emit_reductions(Cx *cx, int sid, int depth, int row);
-int reduce_unroll(const Cx *cx);
-void accumulate_body(Cx *cx, int sid, int n, int d);
+const char *cuda_identity(RedOp r, ElemType t);
+const char *cuda_red_op(RedOp r);
+int cuda_reductions(Cx *cx, int sid, int depth, int row);
+void cuda_accumulate_body(Cx *cx, int sid, int n, int d);
 
 /* cuda_compact.c */
-void compact_operands(Cx *cx, int sid, int u);
-void compact_warp(Cx *cx, int sid, int U);
-void emit_compact(Cx *cx, int sid, int depth);
+void cuda_compact_operands(Cx *cx, int sid, int u);
+void cuda_compact_warp(Cx *cx, int sid, int U);
+void cuda_compact(Cx *cx, int sid, int depth);
 
 /* grid_fold.c */
-void emit_tail(Cx *cx, int depth);
-void emit_tail_decls(Cx *cx, int depth);
-void emit_tail_accumulate(Cx *cx, int sid, int depth, int thread0);
+void cuda_tail(Cx *cx, int depth);
+void cuda_tail_decls(Cx *cx, int depth);
+void cuda_tail_accumulate(Cx *cx, int sid, int depth, int thread0);
 
-/* emit_cuda.c: what every template starts and ends with */
-void kernel_head(Cx *cx);
-void decompose(Cx *cx, const char *lin, int depth);
-void space_total(Cx *cx, FILE *out);
-void emit_resets(Cx *cx, int depth);
-void finish_kernel(Cx *cx);
+/* kernel_base.c: what every template starts and ends with */
+void cuda_kernel_head(Cx *cx);
+void cuda_decompose(Cx *cx, const char *lin, int depth);
+void cuda_space_total(Cx *cx, FILE *out);
+void cuda_resets(Cx *cx, int depth);
+void cuda_finish_kernel(Cx *cx);
 
-/* kern_row.c: the row walk, also used for a row's reductions */
+/* row_walk.c: the row walk, for the row template and a row's reductions */
 typedef void RowBody(Cx *cx, int sid, int n, int depth);
-void row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
-
-int row_store_deferred(Cx *cx, const Stmt *s, char **subs);
+void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
+/* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
+   of the vector path: collected and stored as one vector (1), or not (0) */
+int cuda_row_store_deferred(Cx *cx, const Stmt *s, char **subs);
+/* the types a row's vector path loads and stores 4 at a time */
+int cuda_row_vec_type(ElemType t);
+/* vectors of 4 a thread keeps of a cached row, on the path being rendered */
+int cuda_row_cached(const Cx *cx);
+/* the register cache of tensor t's row (tail: count vectors past the registers') */
+void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
 
 /* A row is walked by a group of fz_g threads (KernelParams.rcache: the
    group's size chosen at launch; fz_live is false in a spare group of the

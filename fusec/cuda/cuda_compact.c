@@ -7,23 +7,23 @@
 #include "core/die.h"
 
 /* Unrolled compaction, first half: each copy's test and value. */
-void compact_operands(Cx *cx, int sid, int u)
+void cuda_compact_operands(Cx *cx, int sid, int u)
 {
 	const Stmt *s = &cx->m->stmt[sid];
 	const char *nm = cx->m->tensor[s->out].name;
 	char *vd = NULL, *md = NULL;
-	char *v = value_of(cx, s, s->rhs, &vd);
-	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
-	put_decls(cx->out, md, 2);
+	char *v = cuda_value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? cuda_value_of(cx, s, s->mask, &md) : xstrdup("true");
+	cuda_put_decls(cx->out, md, 2);
 	fprintf(cx->out, "\t\tconst bool cp_%s_%d = ok_%d && (%s);\n", nm, u, u, mk);
-	put_decls(cx->out, vd, 2);
+	cuda_put_decls(cx->out, vd, 2);
 	fprintf(cx->out, "\t\tconst long long cv_%s_%d = (long long)(%s);\n", nm, u, v);
 	free(v), free(mk), free(vd), free(md);
 }
 
 /* Second half: one atomic a warp for all its copies' items; each item's
  * slot is the warp's base plus the items before it (by copy, then lane). */
-void compact_warp(Cx *cx, int sid, int U)
+void cuda_compact_warp(Cx *cx, int sid, int U)
 {
 	const Module *m = cx->m;
 	const Stmt *s = &m->stmt[sid];
@@ -42,28 +42,28 @@ void compact_warp(Cx *cx, int sid, int U)
 		fprintf(out, "\t\t\t\tif (cp_%s_%d) {\n\t\t\t\t\tconst long long slot = (long long)fz_base", list->name, u);
 		for (int v = 0; v < u; v++) fprintf(out, " + __popc(fz_b%d)", v);
 		fprintf(out, " + __popc(fz_b%d & fz_lt);\n\t\t\t\t\tif (slot < ", u);
-		dim_c(cx, list->dim[0], out);
-		fprintf(out, ") a.t_%s[slot] = (%s)cv_%s_%d;\n\t\t\t\t}\n", list->name, tensor_device_type(list), list->name, u);
+		cuda_dim(cx, list->dim[0], out);
+		fprintf(out, ") a.t_%s[slot] = (%s)cv_%s_%d;\n\t\t\t\t}\n", list->name, emit_device_type(list), list->name, u);
 	}
 	fputs("\t\t\t}\n\t\t}\n", out);
 }
 
-void emit_compact(Cx *cx, int sid, int depth)
+void cuda_compact(Cx *cx, int sid, int depth)
 {
 	const Module *m = cx->m;
 	const Stmt *s = &m->stmt[sid];
 	const Tensor *list = &m->tensor[s->out], *cnt = &m->tensor[list->list_count];
 	char *vd = NULL, *md = NULL;
-	char *v = value_of(cx, s, s->rhs, &vd);
-	char *mk = s->mask ? value_of(cx, s, s->mask, &md) : xstrdup("true");
+	char *v = cuda_value_of(cx, s, s->rhs, &vd);
+	char *mk = s->mask ? cuda_value_of(cx, s, s->mask, &md) : xstrdup("true");
 	FILE *out = cx->out;
-	put_decls(out, md, depth);
-	ind(out, depth), fprintf(out, "if (%s(%s)) {\n", cx->sliced ? "fz_slice == 0 && fz_live && " : "", mk);
-	put_decls(out, vd, depth + 1);
-	ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
-	ind(out, depth + 1), fprintf(out, "if (slot < ");
-	dim_c(cx, list->dim[0], out);
-	fprintf(out, ") a.t_%s[slot] = (%s)(%s);\n", list->name, tensor_device_type(list), v);
-	ind(out, depth), fputs("}\n", out);
+	cuda_put_decls(out, md, depth);
+	cuda_ind(out, depth), fprintf(out, "if (%s(%s)) {\n", cx->sliced ? "fz_slice == 0 && fz_live && " : "", mk);
+	cuda_put_decls(out, vd, depth + 1);
+	cuda_ind(out, depth + 1), fprintf(out, "const long long slot = (long long)atomicAdd((unsigned int *)a.t_%s, 1u);\n", cnt->name);
+	cuda_ind(out, depth + 1), fprintf(out, "if (slot < ");
+	cuda_dim(cx, list->dim[0], out);
+	fprintf(out, ") a.t_%s[slot] = (%s)(%s);\n", list->name, emit_device_type(list), v);
+	cuda_ind(out, depth), fputs("}\n", out);
 	free(v), free(mk), free(vd), free(md);
 }

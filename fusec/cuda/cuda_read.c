@@ -25,11 +25,11 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	int t = x->tensor;
 	const Tensor *tt = &m->tensor[t];
 	if (x->op == IR_SCALAR && tt->kind == TK_INPUT) {
-		fprintf(out, "((%s)a.t_%s)", elem_info[tt->type].is_float ? ctype(w->compute) : ctype(tt->type), tt->name);
+		fprintf(out, "((%s)a.t_%s)", elem_info[tt->type].is_float ? cuda_ctype(w->compute) : cuda_ctype(tt->type), tt->name);
 		return;
 	}
 	char *subs[MAX_RANK] = {0};
-	for (int i = 0; i < x->nargs; i++) subs[i] = render_expr(w, x->args[i]);
+	for (int i = 0; i < x->nargs; i++) subs[i] = emit_render(w, x->args[i]);
 	int hit = cx->local[t - cx->first_tensor] != NULL;
 	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
 	int wr = cx->p->writer[t - cx->p->first_tensor];
@@ -52,7 +52,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		   once per value and tuple of subscripts (the memo), except where
 		   only a condition lets it be evaluated. */
 		const Stmt *P = &m->stmt[wr];
-		if (cx->memo_on && memo_use(cx, wr, subs, x->nargs, w->compute, out)) {
+		if (cx->memo_on && cuda_memo_use(cx, wr, subs, x->nargs, w->compute, out)) {
 			for (int i = 0; i < x->nargs; i++) free(subs[i]);
 			return;
 		}
@@ -63,19 +63,19 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		}
 		ElemType c = w->compute;
 		int h = w->half;
-		stmt_math(w, m, P);
-		fprintf(out, "((%s)", ctype(c));
+		cuda_stmt_math(w, m, P);
+		fprintf(out, "((%s)", cuda_ctype(c));
 		ir_write_expr(w, P->rhs, out);
 		fputc(')', out);
 		w->compute = c, w->half = h;
 		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
-	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
-		char *lin = linear_of(cx, t, subs);
+		char *lin = cuda_linear(cx, t, subs);
 		const char *h = hoisted(cx, t, subs, x->nargs, lin);
 		if (h) fputs(h, out);
-		else load_elem(cx, t, lin, out);
+		else cuda_load(cx, t, lin, out);
 		free(lin);
 	}
 	for (int i = 0; i < x->nargs; i++) free(subs[i]);
@@ -115,7 +115,7 @@ static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
 	char *buf = NULL;
 	size_t len = 0;
 	FILE *f = xmemstream(&buf, &len);
-	load_elem(cx, t, lin, f);
+	cuda_load(cx, t, lin, f);
 	fclose(f);
 	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv,
 	                    .name = xasprintf("fz_h%d_%s", cx->nhname++, cx->m->tensor[t].name)};
@@ -124,7 +124,7 @@ static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
 
 /* The hoisted reads that are loop-invariant (inv) or not, as locals; their
  * entries are dropped. */
-void hoist_decls(Cx *cx, int inv, FILE *out, int depth)
+void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth)
 {
 	int k = 0;
 	for (int i = 0; i < cx->nhoist; i++) {
@@ -133,7 +133,7 @@ void hoist_decls(Cx *cx, int inv, FILE *out, int depth)
 			cx->hoist[k++] = *h;
 			continue;
 		}
-		ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
+		cuda_ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
 		free(h->lin), free(h->load), free(h->name);
 	}
 	cx->nhoist = k;
@@ -143,7 +143,7 @@ void hoist_decls(Cx *cx, int inv, FILE *out, int depth)
  * and nothing it reads can be out of range (inputs at variables of the
  * point or the loops, sizes, scalars, integer and comparison arithmetic,
  * abs, min, max), so it may be evaluated whatever the condition before it. */
-int eager_ok(ExprWriter *w, int e)
+int cuda_eager_ok(ExprWriter *w, int e)
 {
 	Cx *cx = w->user;
 	if (!cx->hoisting || !e) return cx->hoisting;
@@ -166,7 +166,7 @@ int eager_ok(ExprWriter *w, int e)
 	case IR_NEG: case IR_NOT: case IR_ADD: case IR_SUB: case IR_MUL: case IR_LT: case IR_LE: case IR_GT:
 	case IR_GE: case IR_EQ: case IR_NE: case IR_AND: case IR_OR: case IR_ABS: case IR_MINF: case IR_MAXF:
 	case IR_CAST:
-		return eager_ok(w, x->a) && eager_ok(w, x->b);
+		return cuda_eager_ok(w, x->a) && cuda_eager_ok(w, x->b);
 	default: return 0;
 	}
 }
@@ -177,7 +177,7 @@ int eager_ok(ExprWriter *w, int e)
  * consecutive elements starting at copy 0's, 16-byte aligned when the
  * tensor is and the extent is a multiple of 4 (the kernel checks both).
  * Returns the access's slot in cx->vl (loads) or cx->vs (stores), or -1. */
-int vec_access(Cx *cx, int t, char **subs, int n, int store)
+int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
@@ -194,7 +194,7 @@ int vec_access(Cx *cx, int t, char **subs, int n, int store)
 		if (strcmp(subs[i], want) || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}
-	char *lin0 = linear_of(cx, t, subs0);
+	char *lin0 = cuda_linear(cx, t, subs0);
 	struct VecAccess *v = store ? cx->vs : cx->vl;
 	int *nv = store ? &cx->nvs : &cx->nvl;
 	for (int i = 0; i < *nv; i++)

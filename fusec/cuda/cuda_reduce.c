@@ -8,61 +8,48 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
-const char *identity(RedOp r, ElemType t)
-{
-	int f = elem_info[t].is_float;
-	switch (r) {
-	case RED_MAX: return f ? (t == ET_F64 ? "-FZ_INF_D" : "-FZ_INF_F") : (t == ET_I64 ? "FZ_I64_MIN" : "FZ_I32_MIN");
-	case RED_MIN: return f ? (t == ET_F64 ? "FZ_INF_D" : "FZ_INF_F") : (t == ET_I64 ? "FZ_I64_MAX" : "FZ_I32_MAX");
-	default: return "0";
-	}
-}
-
-const char *red_op(RedOp r)
-{
-	return r == RED_MAX ? "FZ_MAX" : r == RED_MIN ? "FZ_MIN" : "FZ_SUM";
-}
-
-/* Copies of a reduction loop's body in flight. A pipeline's phases are
- * small between barriers and wait on their loads' latency, not bandwidth:
- * 32 copies (a 1024-long loop of 32 lanes or slices, whole) took a belief
- * step at 1024^2 from 7.7 to 5.9 us on an H100 (bench/proto/belief_persist.cu).
- * The sum's order is the loop's either way. */
-int reduce_unroll(const Cx *cx)
-{
-	return cx->persist ? 32 : 4;
-}
-
 /* Reductions with free indices at the point: serial loops over the reduced
  * indices (thread-per-point), or the row's inner index shared by the block. */
-int emit_reductions(Cx *cx, int sid, int depth, int row)
+/* The accumulators of the n merged reductions from sid, at their identity */
+static void acc_decls(Cx *cx, int sid, int n, int depth)
 {
 	const Module *m = cx->m;
-	int n = cx->p->merge[sid - cx->p->first_stmt];
-	const Stmt *s0 = &m->stmt[sid];
 	FILE *out = cx->out;
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
-		bind_point(cx, s, cx->k->nspace);
-		ind(out, depth);
+		cuda_bind_point(cx, s, cx->k->nspace);
+		cuda_ind(out, depth);
 		if (s->red == RED_KMIN)
-			fprintf(out, "%s acc_%s[%d];\n", ctype(s->acc), x->name, s->kmin_k),
-			ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ctype(s->acc), s->kmin_k, x->name);
+			fprintf(out, "%s acc_%s[%d];\n", cuda_ctype(s->acc), x->name, s->kmin_k),
+			cuda_ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", cuda_ctype(s->acc), s->kmin_k, x->name);
 		else
-			fprintf(out, "%s acc_%s = %s;\n", ctype(s->acc), x->name, identity(s->red, s->acc));
+			fprintf(out, "%s acc_%s = %s;\n", cuda_ctype(s->acc), x->name, cuda_identity(s->red, s->acc));
 	}
-	if (row) { /* one reduced index, the row's: the block walks it */
-		char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
-		row_loop(cx, var, accumulate_body, sid, n, depth);
-		free(var);
-		for (int q = 0; q < n; q++) {
-			free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
-			cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = NULL;
-		}
-		goto results;
+}
+
+/* one reduced index, the row's: the group walks it */
+static void row_reduction(Cx *cx, int sid, int n, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s0 = &m->stmt[sid];
+	char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
+	for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
+	cuda_row_loop(cx, var, cuda_accumulate_body, sid, n, depth);
+	free(var);
+	for (int q = 0; q < n; q++) {
+		free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
+		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = NULL;
 	}
+}
+
+/* Serial loops over the reduced indices at the point (split over the
+   warps when sliced) */
+static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
+{
+	const Module *m = cx->m;
+	const Stmt *s0 = &m->stmt[sid];
+	FILE *out = cx->out;
 	/* loops over s0's reduced indices; every merged statement binds to them.
 	   Written aside: the reads the body hoists out of the loops go first. */
 	FILE *outer = out;
@@ -77,14 +64,14 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		var[i] = xasprintf("r%d_%s", i, ix->name);
 		if (ix->kind == IX_RAGGED) continue;
 		opened[nopen++] = i;
-		fprintf(out, "#pragma unroll %d\n", reduce_unroll(cx));
-		ind(out, d);
+		fprintf(out, "#pragma unroll %d\n", cx->k->par.red_unroll);
+		cuda_ind(out, d);
 		int split = cx->sliced && d == depth; /* the outermost loop is shared by the warps */
 		if (row && i == s0->nindex - 1)
 			fprintf(out, "for (long long %s = threadIdx.x; %s < ", var[i], var[i]);
 		else
 			fprintf(out, "for (long long %s = %s; %s < ", var[i], split ? "fz_slice" : "0", var[i]);
-		dim_c(cx, ix->range, out);
+		cuda_dim(cx, ix->range, out);
 		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : split ? "FZ_SLICES" : "1");
 		d++;
 		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
@@ -93,9 +80,9 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		const Index *ix = &m->index[s0->first_index + i];
 		if (ix->kind != IX_RAGGED) continue;
 		opened[nopen++] = i;
-		stmt_math(&cx->w, m, s0);
-		char *lo = render_expr(&cx->w, ix->lo), *hi = render_expr(&cx->w, ix->hi);
-		ind(out, d);
+		cuda_stmt_math(&cx->w, m, s0);
+		char *lo = emit_render(&cx->w, ix->lo), *hi = emit_render(&cx->w, ix->hi);
+		cuda_ind(out, d);
 		int split = cx->sliced && d == depth;
 		fprintf(out, "for (long long %s = (%s)%s, %s_end = %s; %s < %s_end; %s) {\n", var[i], lo, split ? " + fz_slice" : "",
 		        var[i], hi, var[i], var[i], split ? "" : "");
@@ -114,11 +101,11 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		for (int q = 0; q < n; q++) hoist |= m->stmt[sid + q].mask != 0;
 		cx->nhvars = 0;
 		for (int q = 0; q < nopen; q++) cx->hvars[cx->nhvars++] = var[opened[q]];
-		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? eager_ok : NULL;
-		accumulate_body(cx, sid, n, d);
+		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? cuda_eager_ok : NULL;
+		cuda_accumulate_body(cx, sid, n, d);
 		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0;
 		fclose(bf);
-		hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
+		cuda_hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
 		fputs(body, out);
 		free(body);
 	}
@@ -126,8 +113,8 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 		const int i = opened[--nopen];
 		d--;
 		if (m->index[s0->first_index + i].kind == IX_RAGGED)
-			ind(out, d + 1), fprintf(out, "%s += %s;\n", var[i], rag_step[i] ? "FZ_SLICES" : "1");
-		ind(out, d);
+			cuda_ind(out, d + 1), fprintf(out, "%s += %s;\n", var[i], rag_step[i] ? "FZ_SLICES" : "1");
+		cuda_ind(out, d);
 		fputs("}\n", out);
 		for (int q = 0; q < n; q++) {
 			free(cx->bind[m->stmt[sid + q].first_index + i - cx->first_index]);
@@ -137,64 +124,77 @@ int emit_reductions(Cx *cx, int sid, int depth, int row)
 	}
 	fclose(out);
 	out = cx->out = outer;
-	hoist_decls(cx, 1, out, depth); /* read at the point only: once, before the loops */
+	cuda_hoist_decls(cx, 1, out, depth); /* read at the point only: once, before the loops */
 	fputs(loops, out);
 	free(loops);
-results:
-	for (int q = 0; q < n; q++) {
-		const Stmt *s = &m->stmt[sid + q];
-		const Tensor *x = &m->tensor[s->out];
-		char *name = xasprintf("v_%s%s", x->name, cx->sfx);
-		ind(out, depth);
-		if (cx->sliced && s->red == RED_KMIN) {
-			/* every warp's k smallest, merged in warp order */
-			const char *ty = ctype(s->acc);
-			int K = s->kmin_k;
-			fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d][%d];\n", ty, x->name, kernel_points(cx->k), K);
-			fputs("#pragma unroll\n", out);
-			ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
-			ind(out, depth), fputs("__syncthreads();\n", out);
-			ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
-			ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
-			fputs("#pragma unroll\n", out);
-			ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
-			ind(out, depth), fputs("__syncthreads();\n", out);
-			ind(out, depth);
-		} else if (cx->sliced) {
-			fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", ctype(s->acc), x->name, kernel_points(cx->k));
-			ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
-			ind(out, depth), fputs("__syncthreads();\n", out);
-			ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
-			ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
-			                         x->name, red_op(s->red), x->name, x->name);
-			ind(out, depth), fputs("__syncthreads();\n", out);
-			ind(out, depth);
-		}
-		if (s->red == RED_KMIN)
-			fprintf(out, "const %s %s = acc_%s[%d];\n", ctype(s->acc), name, x->name, s->kmin_k - 1);
-		else if (row && cx->k->par.rcache)
-			fprintf(out, "const %s %s = fz_row_reduce<%s, %s>(acc_%s, (%s *)fz_sh, fz_g);\n", ctype(s->acc), name,
-			        ctype(s->acc), red_op(s->red), x->name, ctype(s->acc));
-		else if (row && cx->k->par.warp_rows)
-			fprintf(out, "const %s %s = fz_warp_reduce<%s, %s>(acc_%s);\n", ctype(s->acc), name, ctype(s->acc),
-			        red_op(s->red), x->name);
-		else if (row)
-			fprintf(out, "const %s %s = fz_block_reduce<%s, %s>(acc_%s, (%s *)fz_sh);\n", ctype(s->acc), name,
-			        ctype(s->acc), red_op(s->red), x->name, ctype(s->acc));
-		else
-			fprintf(out, "const %s %s = acc_%s;\n", ctype(s->acc), name, x->name);
-		if (sched_stored(cx->p, s->out)) {
-			if (row) ind(out, depth), fprintf(out, "if (%s)\n", row_leader(cx));
-			store_target(cx, s, name, depth + row);
-		}
-		publish(cx, s, name);
-		free(name);
+}
+
+/* The result of reduction s: the slices' or the group's partials folded,
+   stored if it leaves the kernel, published as v_T for later statements */
+static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	const Tensor *x = &m->tensor[s->out];
+	char *name = xasprintf("v_%s%s", x->name, cx->sfx);
+	cuda_ind(out, depth);
+	if (cx->sliced && s->red == RED_KMIN) {
+		/* every warp's k smallest, merged in warp order */
+		const char *ty = cuda_ctype(s->acc);
+		int K = s->kmin_k;
+		fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d][%d];\n", ty, x->name, kernel_points(cx->k), K);
+		fputs("#pragma unroll\n", out);
+		cuda_ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
+		cuda_ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
+		fputs("#pragma unroll\n", out);
+		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth);
+	} else if (cx->sliced) {
+		fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", cuda_ctype(s->acc), x->name, kernel_points(cx->k));
+		cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
+		cuda_ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
+		                         x->name, cuda_red_op(s->red), x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth);
 	}
+	if (s->red == RED_KMIN)
+		fprintf(out, "const %s %s = acc_%s[%d];\n", cuda_ctype(s->acc), name, x->name, s->kmin_k - 1);
+	else if (row && cx->k->par.rcache)
+		fprintf(out, "const %s %s = fz_row_reduce<%s, %s>(acc_%s, (%s *)fz_sh, fz_g);\n", cuda_ctype(s->acc), name,
+		        cuda_ctype(s->acc), cuda_red_op(s->red), x->name, cuda_ctype(s->acc));
+	else if (row && cx->k->par.warp_rows)
+		fprintf(out, "const %s %s = fz_warp_reduce<%s, %s>(acc_%s);\n", cuda_ctype(s->acc), name, cuda_ctype(s->acc),
+		        cuda_red_op(s->red), x->name);
+	else if (row)
+		fprintf(out, "const %s %s = fz_block_reduce<%s, %s>(acc_%s, (%s *)fz_sh);\n", cuda_ctype(s->acc), name,
+		        cuda_ctype(s->acc), cuda_red_op(s->red), x->name, cuda_ctype(s->acc));
+	else
+		fprintf(out, "const %s %s = acc_%s;\n", cuda_ctype(s->acc), name, x->name);
+	if (sched_stored(cx->p, s->out)) {
+		if (row) cuda_ind(out, depth), fprintf(out, "if (%s)\n", row_leader(cx));
+		cuda_store_target(cx, s, name, depth + row);
+	}
+	cuda_publish(cx, s, name);
+	free(name);
+}
+
+int cuda_reductions(Cx *cx, int sid, int depth, int row)
+{
+	const int n = cx->p->merge[sid - cx->p->first_stmt];
+	acc_decls(cx, sid, n, depth);
+	if (row) row_reduction(cx, sid, n, depth);
+	else loop_reduction(cx, sid, n, depth, row);
+	for (int q = 0; q < n; q++) fold_result(cx, &cx->m->stmt[sid + q], depth, row);
 	return n;
 }
 
 /* One step of n merged reductions: fold the current term into each. */
-void accumulate_body(Cx *cx, int sid, int n, int d)
+void cuda_accumulate_body(Cx *cx, int sid, int n, int d)
 {
 	const Module *m = cx->m;
 	FILE *out = cx->out;
@@ -202,15 +202,15 @@ void accumulate_body(Cx *cx, int sid, int n, int d)
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
 		char *vd = NULL, *md = NULL;
-		char *v = value_of(cx, s, s->rhs, &vd);
-		char *mk = s->mask ? value_of(cx, s, s->mask, &md) : NULL;
-		put_decls(out, md, d);
-		ind(out, d);
+		char *v = cuda_value_of(cx, s, s->rhs, &vd);
+		char *mk = s->mask ? cuda_value_of(cx, s, s->mask, &md) : NULL;
+		cuda_put_decls(out, md, d);
+		cuda_ind(out, d);
 		if (mk) fprintf(out, "if (%s) ", mk);
-		if (vd) fputs("{\n", out), put_decls(out, vd, d + 1), ind(out, d + 1);
-		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ctype(s->acc), s->kmin_k, x->name, ctype(s->acc), v);
-		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, red_op(s->red), x->name, ctype(s->acc), v);
-		if (vd) ind(out, d), fputs("}\n", out);
+		if (vd) fputs("{\n", out), cuda_put_decls(out, vd, d + 1), cuda_ind(out, d + 1);
+		if (s->red == RED_KMIN) fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", cuda_ctype(s->acc), s->kmin_k, x->name, cuda_ctype(s->acc), v);
+		else fprintf(out, "acc_%s = fz_op<%s>(acc_%s, (%s)(%s));\n", x->name, cuda_red_op(s->red), x->name, cuda_ctype(s->acc), v);
+		if (vd) cuda_ind(out, d), fputs("}\n", out);
 		free(v), free(mk), free(vd), free(md);
 	}
 }

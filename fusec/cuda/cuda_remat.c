@@ -45,8 +45,8 @@ static char *render_producer(Cx *cx, const Stmt *P, char **vars)
 	for (int i = 0; i < P->nfree; i++) saved[i] = cx->bind[P->first_index + i - cx->first_index], cx->bind[P->first_index + i - cx->first_index] = vars[i];
 	ElemType keep = cx->w.compute;
 	int keep_half = cx->w.half;
-	stmt_math(&cx->w, cx->m, P);
-	char *text = render_expr(&cx->w, P->rhs);
+	cuda_stmt_math(&cx->w, cx->m, P);
+	char *text = emit_render(&cx->w, P->rhs);
 	cx->w.compute = keep, cx->w.half = keep_half;
 	for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
 	return text;
@@ -90,7 +90,7 @@ static void write_call(int fn, char **subs, int n, FILE *out)
  * if it cannot read out of bounds (plain subscripts, no gathers inside);
  * otherwise it is a call of the producer's local function. Returns 0,
  * writing nothing, where neither applies (the caller writes it in place). */
-int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
+int cuda_memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
 {
 	const Module *m = cx->m;
 	const Stmt *P = &m->stmt[wr];
@@ -99,7 +99,7 @@ int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
 		int fn = fn_of(cx, wr);
 		if (fn < 0) return 0;
 		cx->memo[fn].uses++;
-		fprintf(out, "((%s)", ctype(c)), write_call(fn, subs, n, out), fputc(')', out);
+		fprintf(out, "((%s)", cuda_ctype(c)), write_call(fn, subs, n, out), fputc(')', out);
 		return 1;
 	}
 	size_t klen = 1;
@@ -133,7 +133,7 @@ int memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
 		cx->memo[id].order = cx->memo_done++;
 	}
 	cx->memo[id].uses++;
-	fprintf(out, "((%s)\x01%d\x02)", ctype(c), id);
+	fprintf(out, "((%s)\x01%d\x02)", cuda_ctype(c), id);
 	return 1;
 }
 
@@ -180,12 +180,12 @@ static void expand(Cx *cx, const char *s, FILE *out)
 	}
 }
 
-char *value_of(Cx *cx, const Stmt *s, int e, char **decls)
+char *cuda_value_of(Cx *cx, const Stmt *s, int e, char **decls)
 {
-	stmt_math(&cx->w, cx->m, s);
+	cuda_stmt_math(&cx->w, cx->m, s);
 	cx->cur = (int)(s - cx->m->stmt);
 	cx->memo_on = 1, cx->nmemo = 0, cx->memo_done = 0;
-	char *raw = render_expr(&cx->w, e);
+	char *raw = emit_render(&cx->w, e);
 	cx->memo_on = 0;
 	/* locals for the values used more than once, dependencies first */
 	char *dbuf = NULL, *vbuf = NULL;

@@ -1,6 +1,6 @@
 /* The device helpers every generated .cu starts with. NVRTC compiles them
  * with no headers: half types are raw bits converted by cvt instructions. */
-#include "emit/emit.h"
+#include "cuda/cuda.h"
 
 static const char prelude[] =
 	"#define FZ_SUM 0\n"
@@ -80,7 +80,9 @@ static const char prelude[] =
 	"}\n"
 	"/* threads sharing a row of `cols` columns in a row kernel keeping `per`\n"
 	"   vectors of 4 a thread; the launch (fz_row_threads) uses the same */\n"
-	"__device__ __forceinline__ " FZ_ROW_LANES_FN
+	"__device__ __forceinline__ ";
+/* here: fz_row_lanes, runtime/fuserun.h's (emit_row_lanes_fn) */
+static const char prelude_after[] =
 	"/* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */\n"
 	"__device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }\n"
 	"__device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }\n"
@@ -106,4 +108,4 @@ static const char prelude[] =
 	"}\n"
 	"\n";
 
-void emit_cuda_prelude(FILE *out) { fputs(prelude, out); }
+void cuda_prelude(FILE *out) { fputs(prelude, out), fputs(emit_row_lanes_fn, out), fputs(prelude_after, out); }

@@ -8,7 +8,7 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
-static void emit(Cx *cx)
+void cuda_kern_matmul(Cx *cx)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
@@ -20,10 +20,10 @@ static void emit(Cx *cx)
 	int T = k->par.tile_m, BK = k->par.tile_k;
 	/* the thread mapping below is 16 x 16 threads of 4 x 4 outputs */
 	if (T != 64 || k->par.tile_n != 64 || k->par.block != 256) die("matmul kernel %s: tile %dx%d, block %d", k->name, T, k->par.tile_n, k->par.block);
-	kernel_head(cx);
+	cuda_kernel_head(cx);
 	fprintf(out, "\t__shared__ float As[%d][%d];\n\t__shared__ float Bs[%d][%d];\n", BK, T + 4, BK, T + 4);
-	fputs("\tconst long long M = ", out), dim_c(cx, k->space[0], out), fputs(", N = ", out), dim_c(cx, k->space[1], out);
-	fputs(", K = ", out), dim_c(cx, kx->range, out), fputs(";\n", out);
+	fputs("\tconst long long M = ", out), cuda_dim(cx, k->space[0], out), fputs(", N = ", out), cuda_dim(cx, k->space[1], out);
+	fputs(", K = ", out), cuda_dim(cx, kx->range, out), fputs(";\n", out);
 	fprintf(out, "\tconst long long m0 = (long long)blockIdx.y * %d, n0 = (long long)blockIdx.x * %d;\n", T, T);
 	fputs("\tconst int tx = threadIdx.x % 16, ty = threadIdx.x / 16;\n", out);
 	fputs("\tfloat acc[4][4];\n#pragma unroll\n\tfor (int i = 0; i < 4; ++i)\n#pragma unroll\n\t\tfor (int j = 0; j < 4; ++j) acc[i][j] = 0.f;\n", out);
@@ -33,7 +33,7 @@ static void emit(Cx *cx)
 	cx->bind[c->first_index - cx->first_index] = strdup("gm");
 	cx->bind[c->first_index + 1 - cx->first_index] = strdup("gn");
 	cx->bind[c->first_index + 2 - cx->first_index] = strdup("gk");
-	char *va = render_expr(&cx->w, ea), *vb = render_expr(&cx->w, eb);
+	char *va = emit_render(&cx->w, ea), *vb = emit_render(&cx->w, eb);
 	fprintf(out, "\t\tfor (int q = threadIdx.x; q < %d; q += blockDim.x) {\n", T * BK);
 	fprintf(out, "\t\t\tconst int mm = q / %d, kk = q %% %d;\n", BK, BK);
 	fputs("\t\t\tconst long long gm = m0 + mm, gk = k0 + kk;\n", out);
@@ -54,32 +54,17 @@ static void emit(Cx *cx)
 	fputs("\t\t\tif (s0 >= M || s1 >= N) continue;\n", out);
 	fputs("\t\t\tconst float v_acc_ = acc[i][j];\n", out);
 	for (int i = 0; i < 3; i++) free(cx->bind[c->first_index + i - cx->first_index]), cx->bind[c->first_index + i - cx->first_index] = NULL;
-	bind_point(cx, c, 2);
+	cuda_bind_point(cx, c, 2);
 	char name[80];
 	snprintf(name, sizeof name, "v_acc_");
-	if (sched_stored(cx->p, c->out)) store_target(cx, c, name, 3);
-	publish(cx, c, name);
+	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, name, 3);
+	cuda_publish(cx, c, name);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
 		if (cx->p->op[sid - cx->p->first_stmt] == STEP_INLINE) continue; /* computed where it is read */
-		bind_point(cx, &m->stmt[sid], 2);
-		emit_map(cx, sid, 3, 0);
+		cuda_bind_point(cx, &m->stmt[sid], 2);
+		cuda_map(cx, sid, 3, 0);
 	}
 	fputs("\t\t}\n}\n\n", out);
-	clear_locals(cx);
+	cuda_clear_locals(cx);
 }
 
-static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	(void)m;
-	fputs("fz_grid(", out), host_dim(f, k->space[1], out);
-	fprintf(out, ", %d, 0)", k->par.tile_n);
-}
-
-static void grid_y(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	(void)m;
-	fputs("fz_grid(", out), host_dim(f, k->space[0], out);
-	fprintf(out, ", %d, 0)", k->par.tile_m);
-}
-
-const KernTemplate kern_matmul = {emit, grid_x, grid_y};

@@ -10,7 +10,7 @@
 
 /* The vector path (KernelParams.vec): a thread takes the 4 consecutive
  * points 4q..4q+3 along the innermost index; the f32 accesses the copies
- * share along it (vec_access) become one 16-byte load or store each. Taken
+ * share along it (cuda_vec_access) become one 16-byte load or store each. Taken
  * when the innermost extent is a multiple of 4 and every such tensor is
  * 16-byte aligned, decided by the kernel from its arguments (uniform); the
  * strided copies below handle everything otherwise. Returns the text of the
@@ -33,34 +33,34 @@ static char *vec_path(Cx *cx)
 		/* the copies' indices first: the vector loads use copy 0's */
 		if (u == 0) {
 			cx->out = xf;
-			decompose(cx, "4 * q", 2);
+			cuda_decompose(cx, "4 * q", 2);
 			cx->out = bf;
 		} else {
 			for (int i = 0; i < ns; i++)
-				ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0%s;\n", i, u, i, i == ns - 1 ? (u == 1 ? " + 1" : u == 2 ? " + 2" : " + 3") : "");
+				cuda_ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0%s;\n", i, u, i, i == ns - 1 ? (u == 1 ? " + 1" : u == 2 ? " + 2" : " + 3") : "");
 		}
 		const Phase *ph = &k->phase[0];
 		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
 			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
-			bind_point(cx, &m->stmt[sid], ns);
+			cuda_bind_point(cx, &m->stmt[sid], ns);
 			switch (op) {
 			case STEP_INLINE: break; /* computed where it is read */
-			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
-			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
+			case STEP_GRID_REDUCE: cuda_tail_accumulate(cx, sid, 2, 0); break;
+			case STEP_MAP: case STEP_ACCUM: cuda_map(cx, sid, 2, 0); break;
 			default: die("step %s in the vector path of point kernel %s", step_op_name[op], k->name);
 			}
 		}
-		emit_resets(cx, 2);
+		cuda_resets(cx, 2);
 	}
 	cx->vec_u = -1, cx->sfx = "", cx->sink = NULL, cx->out = main_out;
 	fclose(xf), fclose(bf), fclose(sf);
-	clear_locals(cx);
+	cuda_clear_locals(cx);
 	char *res = NULL;
 	size_t rlen = 0;
 	FILE *o = xmemstream(&res, &rlen);
 	/* the condition: the innermost extent, then every vector's tensor */
 	fputs("\tconst bool fz_vec = (", o);
-	dim_c(cx, k->space[ns - 1], o);
+	cuda_dim(cx, k->space[ns - 1], o);
 	fputs(" & 3) == 0", o);
 	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vl[i].t].name);
 	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vs[i].t].name);
@@ -92,17 +92,17 @@ static char *vec_path(Cx *cx)
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
  * copy's values (and so its loads) before any copy's stores. Sliced: 32
  * points a block, each point's reduction loop shared by FZ_SLICES warps. */
-static void emit(Cx *cx)
+void cuda_kern_point(Cx *cx)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
 	FILE *out = cx->out;
 	int U = k->par.unroll > 1 ? k->par.unroll : 1;
-	kernel_head(cx);
+	cuda_kernel_head(cx);
 	if (k->has_tail) fputs("\t__shared__ double fz_sh[32];\n", out);
-	emit_tail_decls(cx, 1);
+	cuda_tail_decls(cx, 1);
 	fputs("\tconst long long total = ", out);
-	space_total(cx, out);
+	cuda_space_total(cx, out);
 	fputs(";\n", out);
 	if (k->par.slices > 1) {
 		/* FZ_SLICES warps' worth of threads a point; a pipeline's phase may
@@ -143,27 +143,27 @@ static void emit(Cx *cx)
 			snprintf(lin, sizeof lin, "p");
 		}
 		cx->sfx = sfx;
-		decompose(cx, lin, 2);
+		cuda_decompose(cx, lin, 2);
 		const Phase *ph = &k->phase[0]; /* the epilogue phase, if any, follows the fold */
 		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
 			const StepOp op = cx->p->op[sid - cx->p->first_stmt];
-			bind_point(cx, &m->stmt[sid], k->nspace);
+			cuda_bind_point(cx, &m->stmt[sid], k->nspace);
 			FILE *keep = cx->out;
 			if (dfr && op == STEP_GRID_REDUCE) cx->out = dfr;
 			switch (op) {
 			case STEP_INLINE: break; /* computed where it is read */
-			case STEP_GRID_REDUCE: emit_tail_accumulate(cx, sid, 2, 0); break;
+			case STEP_GRID_REDUCE: cuda_tail_accumulate(cx, sid, 2, 0); break;
 			case STEP_COMPACT:
-				if (U > 1) compact_operands(cx, sid, u);
-				else emit_compact(cx, sid, 2);
+				if (U > 1) cuda_compact_operands(cx, sid, u);
+				else cuda_compact(cx, sid, 2);
 				break;
-			case STEP_REDUCE: sid += emit_reductions(cx, sid, 2, 0) - 1; break;
-			case STEP_MAP: case STEP_ACCUM: emit_map(cx, sid, 2, 0); break;
+			case STEP_REDUCE: sid += cuda_reductions(cx, sid, 2, 0) - 1; break;
+			case STEP_MAP: case STEP_ACCUM: cuda_map(cx, sid, 2, 0); break;
 			default: die("step %s in point kernel %s", step_op_name[op], k->name);
 			}
 			cx->out = keep;
 		}
-		emit_resets(cx, 2);
+		cuda_resets(cx, 2);
 		if (dfr) fclose(dfr);
 		cx->sink = NULL;
 	}
@@ -172,26 +172,11 @@ static void emit(Cx *cx)
 		free(deferred[u]);
 	}
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt && U > 1; sid++)
-		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) compact_warp(cx, sid, U);
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) cuda_compact_warp(cx, sid, U);
 	cx->sfx = "";
 	cx->sliced = 0;
 	fputs("\t}\n", out);
 	if (k->par.slices > 1) fputs("#undef FZ_SLICES\n", out);
-	finish_kernel(cx);
+	cuda_finish_kernel(cx);
 }
 
-static void tail_cap(const Kernel *k, FILE *out)
-{
-	if (k->has_tail) fprintf(out, "(long long)sm * %d", k->par.min_blocks);
-	else fputs("0", out);
-}
-
-static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	fputs("fz_grid(", out), host_space_product(m, f, k, out);
-	fprintf(out, ", %d, ", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll);
-	tail_cap(k, out);
-	fputc(')', out);
-}
-
-const KernTemplate kern_point = {emit, grid_x, NULL};

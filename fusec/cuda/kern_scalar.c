@@ -6,20 +6,13 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
-static void emit(Cx *cx)
+void cuda_kern_scalar(Cx *cx)
 {
-	kernel_head(cx);
+	cuda_kernel_head(cx);
 	fputs("\tif (blockIdx.x != 0 || threadIdx.x != 0) return;\n", cx->out);
 	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++)
-		if (cx->p->op[sid - cx->p->first_stmt] != STEP_INLINE) emit_map(cx, sid, 1, 0);
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_INLINE) cuda_map(cx, sid, 1, 0);
 	fputs("}\n\n", cx->out);
-	clear_locals(cx);
+	cuda_clear_locals(cx);
 }
 
-static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	(void)m, (void)f, (void)k;
-	fputs("1u", out);
-}
-
-const KernTemplate kern_scalar = {emit, grid_x, NULL};

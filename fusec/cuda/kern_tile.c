@@ -7,7 +7,8 @@
  * code as a functor called at every point of C inside [M,N], and the entry
  * point. Launch: 384 threads, min(128 x 64 tiles, SMs) blocks, the
  * schedule's dynamic shared memory and, as a second parameter, the tensor
- * maps of A and B that the runtime makes (runtime/artifact.c). */
+ * maps of A and B that the runtime makes (runtime/artifact.c); the grid is
+ * host/grid.c's. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -18,33 +19,16 @@ static const char tile_lib[] =
 #include "tile_gemm.inc"
 	;
 
-void emit_tile_library(FILE *out) { fputs(tile_lib, out), fputc('\n', out); }
+void cuda_tile_library(FILE *out) { fputs(tile_lib, out), fputc('\n', out); }
 
-/* the operands A(m,k) and B(k,n) or B(n,k) */
-static void operands(const Module *m, const Kernel *k, int *ta, int *tb)
-{
-	const Stmt *c = &m->stmt[k->first_stmt];
-	int ea = k->par.swapped ? c->contract_b : c->contract_a, eb = k->par.swapped ? c->contract_a : c->contract_b;
-	if (m->expr[ea].op != IR_LOAD || m->expr[eb].op != IR_LOAD) die("tile kernel %s: operands are not loads", k->name);
-	*ta = m->expr[ea].tensor, *tb = m->expr[eb].tensor;
-}
-
-void tile_operands(const Module *m, const Kernel *k, const char **a, const char **b)
-{
-	int ta, tb;
-	operands(m, k, &ta, &tb);
-	*a = m->tensor[ta].name, *b = m->tensor[tb].name;
-}
-
-static void emit(Cx *cx)
+void cuda_kern_tile(Cx *cx)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
 	const Stmt *c = &m->stmt[k->first_stmt];
 	const char *fname = m->fusion[cx->fusion].name;
 	FILE *out = cx->out;
-	int ta, tb;
-	operands(m, k, &ta, &tb);
+	const int ta = k->tile_a, tb = k->tile_b; /* A(m,k), and B(k,n) or B(n,k) */
 	ElemType et = m->tensor[ta].type;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
 	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
@@ -58,15 +42,15 @@ static void emit(Cx *cx)
 	fprintf(out, "\t__device__ __forceinline__ void operator()(const long long s0, const long long s1, %sconst float v_acc_) const\n\t{\n",
 	        bat ? "const long long s2, " : "");
 	cx->w.compute = ET_F32, cx->w.half = 0; /* the contraction's own arithmetic */
-	bind_point(cx, c, k->nspace);
-	if (sched_stored(cx->p, c->out)) store_target(cx, c, "v_acc_", 2);
-	publish(cx, c, "v_acc_");
+	cuda_bind_point(cx, c, k->nspace);
+	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, "v_acc_", 2);
+	cuda_publish(cx, c, "v_acc_");
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
-		bind_point(cx, &m->stmt[sid], k->nspace);
-		emit_map(cx, sid, 2, 0);
+		cuda_bind_point(cx, &m->stmt[sid], k->nspace);
+		cuda_map(cx, sid, 2, 0);
 	}
 	fputs("\t}\n};\n\n", out);
-	clear_locals(cx);
+	cuda_clear_locals(cx);
 	fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, 1) %s(const __grid_constant__ fz_%s_args a, "
 	        "const __grid_constant__ fz_tile_maps tm)\n{\n", k->par.block, k->name, fname);
 	const Fusion *f = &m->fusion[cx->fusion];
@@ -77,23 +61,9 @@ static void emit(Cx *cx)
 	   batched (BAT): the batch count last */
 	fprintf(out, "\tfz_tile_gemm<%d%s>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16,
 	        bat ? (k->par.b_kmajor ? ", 1, 1" : ", 0, 1") : k->par.b_kmajor ? ", 1" : "", k->name, m->tensor[ta].name, m->tensor[tb].name);
-	dim_c(cx, k->space[bat], out), fputs(", ", out), dim_c(cx, k->space[bat + 1], out), fputs(", ", out);
-	dim_c(cx, m->index[c->first_index + 2 + bat].range, out);
-	if (bat) fputs(", ", out), dim_c(cx, k->space[0], out);
+	cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
+	cuda_dim(cx, m->index[c->first_index + 2 + bat].range, out);
+	if (bat) fputs(", ", out), cuda_dim(cx, k->space[0], out);
 	fputs(");\n}\n\n", out);
 }
 
-/* one block an SM at most: min(tiles of the narrowest shape, sm) (batched:
-   of every batch), and 1 when there are none; the kernel picks the tile
-   width for that many blocks (fz_tile_bn) */
-static void grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	(void)m;
-	const int bat = k->nspace == 3, tm = k->par.tile_m, tn = k->par.tile_n_min;
-	fputs("fz_grid(", out);
-	if (bat) host_dim(f, k->space[0], out), fputs(" * ", out);
-	fputs("((", out), host_dim(f, k->space[bat], out), fprintf(out, " + %d) / %d) * ((", tm - 1, tm);
-	host_dim(f, k->space[bat + 1], out), fprintf(out, " + %d) / %d), 1, sm)", tn - 1, tn);
-}
-
-const KernTemplate kern_tile = {emit, grid_x, NULL};

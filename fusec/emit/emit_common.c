@@ -1,11 +1,19 @@
-/* Pieces every backend shares: rendering, linear offsets, argument structs. */
+/* Pieces every writer shares: rendering, linear offsets, argument structs. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/die.h"
 #include "emit/emit.h"
 
-char *render_expr(ExprWriter *w, int e)
+/* runtime/fuserun.h's shared definitions, as text (Makefile) */
+const char emit_fz_op_block[] =
+#include "fz_op.inc"
+	;
+const char emit_row_lanes_fn[] =
+#include "row_lanes.inc"
+	;
+
+char *emit_render(ExprWriter *w, int e)
 {
 	char *buf = NULL;
 	size_t len = 0;
@@ -13,14 +21,6 @@ char *render_expr(ExprWriter *w, int e)
 	ir_write_expr(w, e, f);
 	fclose(f);
 	return buf;
-}
-
-static void dim_ref(const Module *m, const Fusion *f, Dim d, const char *prefix, FILE *out)
-{
-	(void)m;
-	if (dim_derived(d)) dim_write_c(f, d, prefix, out);
-	else if (d.sym >= 0) fprintf(out, "%s%s", prefix, f->sym[d.sym]);
-	else fprintf(out, "%lldLL", (long long)d.value);
 }
 
 void emit_linear(const Module *m, int fusion, int t, char **subs, const char *size_prefix, FILE *out)
@@ -36,12 +36,12 @@ void emit_linear(const Module *m, int fusion, int t, char **subs, const char *si
 	fprintf(out, "(long long)(%s)", subs[0]);
 	for (int i = 1; i < x->rank; i++) {
 		fputs(" * ", out);
-		dim_ref(m, f, x->dim[i], size_prefix, out);
+		dim_write_c(f, x->dim[i], size_prefix, out);
 		fprintf(out, " + (long long)(%s))", subs[i]);
 	}
 }
 
-const char *tensor_device_type(const Tensor *t)
+const char *emit_device_type(const Tensor *t)
 {
 	switch (t->type) {
 	case ET_F64: return "double";
@@ -68,7 +68,7 @@ void emit_args_struct(const Module *m, int fusion, int device, FILE *out)
 			        t->name, role, elem_info[t->type].name);
 		} else if (device) {
 			fprintf(out, "\t%s%s *t_%s; /* %s %s, rank %d */\n", t->kind == TK_INPUT ? "const " : "",
-			        tensor_device_type(t), t->name, role, elem_info[t->type].name, t->rank);
+			        emit_device_type(t), t->name, role, elem_info[t->type].name, t->rank);
 		} else {
 			fprintf(out, "\tunsigned long long t_%s; /* %s %s, rank %d (device pointer) */\n", t->name, role,
 			        elem_info[t->type].name, t->rank);

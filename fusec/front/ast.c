@@ -4,12 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-const char *const assign_op_spelling[AOP_N] = {
+const char *const ast_assign_op_spelling[AOP_N] = {
 #define X(k, s) s,
 	ASSIGN_OPS(X)
 #undef X
 };
-const char *const expr_op_spelling[OP_N] = {
+const char *const ast_expr_op_spelling[OP_N] = {
 #define X(k, s) s,
 	EXPR_OPS(X)
 #undef X
@@ -98,8 +98,8 @@ static void print_node(const Ast *t, int i, FILE *f, int d)
 	    !(x->kind == AST_DIM && x->flag) && x->len)
 		fprintf(f, " %.*s", (int)x->len, t->text + x->off);
 	if (x->kind == AST_UNARY || x->kind == AST_BINARY)
-		fprintf(f, " %s", expr_op_spelling[x->op]);
-	if (x->kind == AST_STMT) fprintf(f, " %s", assign_op_spelling[x->op]);
+		fprintf(f, " %s", ast_expr_op_spelling[x->op]);
+	if (x->kind == AST_STMT) fprintf(f, " %s", ast_assign_op_spelling[x->op]);
 	fputc('\n', f);
 	switch (x->kind) {
 	case AST_FUSION:

@@ -88,7 +88,7 @@ int ast_list(Ast *t, int head, int item); /* append; returns head */
 int ast_name_eq(const Ast *t, int node, const char *s);
 void ast_print(const Ast *t, int root, void *file);
 const char *ast_kind_name(AstKind k);
-extern const char *const assign_op_spelling[AOP_N];
-extern const char *const expr_op_spelling[OP_N];
+extern const char *const ast_assign_op_spelling[AOP_N];
+extern const char *const ast_expr_op_spelling[OP_N];
 
 #endif

@@ -31,7 +31,7 @@ static char *shape_of(const Module *m, const Fusion *f, const Tensor *x)
 	size_t len = 0;
 	FILE *o = xmemstream(&buf, &len);
 	fputs(elem_info[x->type].name, o);
-	if (x->rank) dims_write(m, f, x->dim, x->rank, ", ", o);
+	if (x->rank) dim_write_list(m, f, x->dim, x->rank, ", ", o);
 	fclose(o);
 	return buf;
 }

@@ -94,13 +94,13 @@ static void check_stage_claims(Sema *s, Stage *sg)
 static void check_stage(Sema *s, int node)
 {
 	Module *m = s->m;
-	if (namemap_get(&s->stages, TXT(s, node), N(s, node)->len) >= 0)
+	if (sema_namemap_get(&s->stages, TXT(s, node), N(s, node)->len) >= 0)
 		diag_error(s->d, N(s, node)->off, "redefinition of stage '%.*s'", NAMEF(s, node));
 	int id = ir_add_stage(m);
 	s->stage_ord = F(s)->nstage++;
 	Stage *sg = &m->stage[id];
-	sg->name = dup_name(s, node);
-	namemap_put(&s->stages, sg->name, N(s, node)->len, id);
+	sg->name = sema_dup_name(s, node);
+	sema_namemap_put(&s->stages, sg->name, N(s, node)->len, id);
 	sg->off = N(s, node)->off;
 	sg->first_stmt = m->nstmt;
 	check_attrs(s, node, sg);
@@ -108,7 +108,7 @@ static void check_stage(Sema *s, int node)
 	s->compute = sg->precision == ET_F64 ? ET_F64 : ET_F32;
 	if (!N(s, node)->b) diag_warning(s->d, N(s, node)->off, "stage '%.*s' is empty", NAMEF(s, node));
 	int errors = s->d->errors;
-	for (int st = N(s, node)->b; st; st = N(s, st)->next) check_stmt(s, st);
+	for (int st = N(s, node)->b; st; st = N(s, st)->next) sema_check_stmt(s, st);
 	if (s->d->errors == errors) check_stage_claims(s, &m->stage[id]);
 }
 
@@ -116,40 +116,40 @@ static void check_stage(Sema *s, int node)
 static void check_fusion(Sema *s, int node)
 {
 	Module *m = s->m;
-	if (namemap_get(&s->fusions, TXT(s, node), N(s, node)->len) >= 0) {
+	if (sema_namemap_get(&s->fusions, TXT(s, node), N(s, node)->len) >= 0) {
 		diag_error(s->d, N(s, node)->off, "redefinition of fusion '%.*s'", NAMEF(s, node));
 		return;
 	}
-	name_fits(s, node, "fusion", MAX_FUSION_NAME, ", so that its kernels' names (NAME_f0 ...) are within the runtime's 63");
+	sema_name_fits(s, node, "fusion", MAX_FUSION_NAME, ", so that its kernels' names (NAME_f0 ...) are within the runtime's 63");
 	s->fusion = ir_add_fusion(m);
 	Fusion *f = F(s);
-	f->name = dup_name(s, node);
-	namemap_put(&s->fusions, f->name, N(s, node)->len, s->fusion);
-	namemap_free(&s->tensors), namemap_free(&s->stages), namemap_free(&s->syms);
-	stage_defs(s, N(s, node)->c);
+	f->name = sema_dup_name(s, node);
+	sema_namemap_put(&s->fusions, f->name, N(s, node)->len, s->fusion);
+	sema_namemap_free(&s->tensors), sema_namemap_free(&s->stages), sema_namemap_free(&s->syms);
+	sema_stage_defs(s, N(s, node)->c);
 	f->off = N(s, node)->off;
 	f->first_tensor = m->ntensor;
 	f->first_stage = m->nstage;
 	s->nconst = s->nglobal;
 	s->nfailed = 0;
-	for (int p = N(s, node)->a; p; p = N(s, p)->next) declare_param(s, p, TK_INPUT);
+	for (int p = N(s, node)->a; p; p = N(s, p)->next) sema_declare_param(s, p, TK_INPUT);
 	if (!N(s, node)->b) diag_error(s->d, N(s, node)->off, "fusion '%.*s' has no outputs", NAMEF(s, node));
-	for (int p = N(s, node)->b; p; p = N(s, p)->next) declare_param(s, p, TK_OUTPUT);
+	for (int p = N(s, node)->b; p; p = N(s, p)->next) sema_declare_param(s, p, TK_OUTPUT);
 	for (int it = N(s, node)->c; it; it = N(s, it)->next) {
 		switch (N(s, it)->kind) {
-		case AST_CONST: declare_const(s, it); break;
+		case AST_CONST: sema_declare_const(s, it); break;
 		case AST_TEMP: {
 			/* a temp's sizes must be the parameters' own: nothing else
 			   binds a size at launch */
 			int before = F(s)->nsym;
-			declare_tensor(s, it, TK_TEMP);
+			sema_declare_tensor(s, it, TK_TEMP);
 			for (int d = N(s, it)->b; d; d = N(s, d)->next) {
-				if (N(s, d)->flag || const_find(s, d)) continue;
-				int k = sym_find(s, d);
+				if (N(s, d)->flag || sema_const_find(s, d)) continue;
+				int k = sema_sym_find(s, d);
 				if (k < 0 || k >= before) /* unknown, or new with this temp */
 					diag_error(s->d, N(s, d)->off, "size '%.*s' of temp '%.*s' is no parameter's size", NAMEF(s, d), NAMEF(s, it));
 			}
-			if (tensor_find(s, it) >= 0) m->tensor[tensor_find(s, it)].zero_init = 1;
+			if (sema_tensor_find(s, it) >= 0) m->tensor[sema_tensor_find(s, it)].zero_init = 1;
 			break;
 		}
 		case AST_STAGE: check_stage(s, it); break;
@@ -169,11 +169,11 @@ static void check_fusion(Sema *s, int node)
 int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 {
 	Sema s = {.ast = ast, .d = d, .m = m, .fusion = -1};
-	for (int i = 0; i < m->nfusion; i++) namemap_put(&s.fusions, m->fusion[i].name, (unsigned)strlen(m->fusion[i].name), i);
+	for (int i = 0; i < m->nfusion; i++) sema_namemap_put(&s.fusions, m->fusion[i].name, (unsigned)strlen(m->fusion[i].name), i);
 	int before = d->errors;
 	int nfusion = 0;
 	for (int it = root; it; it = ast->n[it].next)
-		if (ast->n[it].kind == AST_CONST) declare_const(&s, it), s.nglobal = s.nconst;
+		if (ast->n[it].kind == AST_CONST) sema_declare_const(&s, it), s.nglobal = s.nconst;
 	for (int it = root; it; it = ast->n[it].next)
 		if (ast->n[it].kind == AST_FUSION) {
 			int errors = d->errors, id = m->nfusion;
@@ -184,7 +184,7 @@ int sema_check(const Ast *ast, int root, Diag *d, Module *m)
 	sema_pipelines(ast, root, d, m);
 	free(s.def_failed.v);
 	free(s.shape_failed.v);
-	namemap_free(&s.fusions), namemap_free(&s.tensors), namemap_free(&s.stages), namemap_free(&s.syms);
+	sema_namemap_free(&s.fusions), sema_namemap_free(&s.tensors), sema_namemap_free(&s.stages), sema_namemap_free(&s.syms);
 	free(s.defs);
 	return d->errors - before;
 }

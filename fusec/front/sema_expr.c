@@ -5,30 +5,30 @@
 
 /* Pass 1: find the indices of a statement and the ranges the tensors they
  * subscript give them. */
-void collect_indices(Sema *s, int e)
+void sema_collect_indices(Sema *s, int e)
 {
 	if (!e) return;
 	const Node *x = N(s, e);
 	switch (x->kind) {
 	case AST_REF: {
 		if (!x->flag) {
-			int t = tensor_find(s, e);
+			int t = sema_tensor_find(s, e);
 			if (t >= 0 && s->m->tensor[t].rank && !s->rank_error) {
 				diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, e),
 				           s->m->tensor[t].rank, NAMEF(s, e));
 				s->rank_error = 1;
 				return;
 			}
-			if (is_index_name(s, e)) {
-				int k = slot_get(s, e);
+			if (sema_is_index_name(s, e)) {
+				int k = sema_slot_get(s, e);
 				(void)k;
 			}
 			return;
 		}
-		int t = tensor_find(s, e);
+		int t = sema_tensor_find(s, e);
 		int pos = 0, nargs = 0;
-		int unknown = (t < 0 && ((!builtin_find(s, e) && elem_lookup(TXT(s, e), x->len) < 0) || is_failed(s, e))) ||
-		              shape_failed(s, t);
+		int unknown = (t < 0 && ((!sema_builtin_find(s, e) && elem_lookup(TXT(s, e), x->len) < 0) || sema_is_failed(s, e))) ||
+		              sema_shape_failed(s, t);
 		for (int a = x->a; a; a = N(s, a)->next) nargs++;
 		if (t >= 0 && !unknown && nargs != s->m->tensor[t].rank && !s->rank_error) {
 			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, e),
@@ -37,8 +37,8 @@ void collect_indices(Sema *s, int e)
 			return;
 		}
 		for (int a = x->a; a; a = N(s, a)->next, pos++) {
-			if (is_index_name(s, a)) {
-				int k = slot_get(s, a);
+			if (sema_is_index_name(s, a)) {
+				int k = sema_slot_get(s, a);
 				if (k < 0) continue;
 				if (!s->no_ranges) s->slot[k].in_access = 1;
 				if (unknown) s->slot[k].in_unknown = 1;
@@ -46,12 +46,12 @@ void collect_indices(Sema *s, int e)
 				 * give r the size of row_ptr when y(r) says otherwise */
 				if (s->no_ranges) s->slot[k].in_bound = 1;
 				if (t >= 0 && !unknown && pos < s->m->tensor[t].rank && (!s->no_ranges || !s->slot[k].has_range))
-					give_range(s, a, k, s->m->tensor[t].dim[pos]);
+					sema_give_range(s, a, k, s->m->tensor[t].dim[pos]);
 			} else {
-				collect_indices(s, a);
+				sema_collect_indices(s, a);
 				if (t >= 0 && !unknown && pos < s->m->tensor[t].rank && !s->no_ranges && s->naff < (int)(sizeof s->aff / sizeof s->aff[0])) {
 					struct Aff f = {.slot = -1, .slot2 = -1, .ssym = -1};
-					if (affine_subscript(s, a, &f)) {
+					if (sema_affine_subscript(s, a, &f)) {
 						f.dim = s->m->tensor[t].dim[pos], f.tensor = t, f.pos = pos, f.node = a;
 						s->aff[s->naff++] = f;
 					}
@@ -60,8 +60,8 @@ void collect_indices(Sema *s, int e)
 		}
 		return;
 	}
-	case AST_UNARY: collect_indices(s, x->a); return;
-	case AST_BINARY: collect_indices(s, x->a), collect_indices(s, x->b); return;
+	case AST_UNARY: sema_collect_indices(s, x->a); return;
+	case AST_BINARY: sema_collect_indices(s, x->a), sema_collect_indices(s, x->b); return;
 	default: return;
 	}
 }
@@ -93,7 +93,7 @@ static int old_value_read(Sema *s, int t, int node)
 	int ok = t == s->cur_target && s->cur_red == RED_NONE;
 	int a = x->a, b = s->cur_lhs ? N(s, s->cur_lhs)->a : 0;
 	for (; ok && a && b; a = N(s, a)->next, b = N(s, b)->next)
-		ok = is_index_name(s, b) && N(s, a)->kind == AST_REF && !N(s, a)->flag && name_is(s, a, N(s, b)->off, N(s, b)->len);
+		ok = sema_is_index_name(s, b) && N(s, a)->kind == AST_REF && !N(s, a)->flag && name_is(s, a, N(s, b)->off, N(s, b)->len);
 	if (ok && !a && !b) return 1;
 	if (t == s->cur_target) {
 		char at[128] = "";
@@ -119,112 +119,120 @@ static int need_number(Sema *s, int e, const char *what)
 	return 1;
 }
 
-static int build_ref(Sema *s, int node)
+/* A bare name: a constant, a rank-0 tensor, a size or an index */
+static int build_name(Sema *s, int node, int t)
 {
 	const Node *x = N(s, node);
-	int t = tensor_find(s, node);
-	if (!x->flag) { /* bare name: index, constant or scalar */
-		const Const *c = const_find(s, node);
-		if (c) {
-			int e = mk(s, IR_CONST, c->is_int ? ET_I32 : s->compute, x->off, 0, 0, 0);
-			s->m->expr[e].value = c->value;
-			return e;
-		}
-		if (t >= 0) {
-			Tensor *tt = &s->m->tensor[t];
-			if (tt->rank != 0) {
-				diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, node), tt->rank, NAMEF(s, node));
-				return 0;
-			}
-			if (tt->inplace && tt->def_stage < 0) {
-				if (!old_value_read(s, t, node)) return 0;
-			} else if (tt->kind != TK_INPUT && tt->def_stage < 0) {
-				diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
-				return 0;
-			}
-			int e = mk(s, IR_SCALAR, tt->type, x->off, 0, 0, 0);
-			s->m->expr[e].tensor = t;
-			return e;
-		}
-		if (is_failed(s, node)) return 0;
-		int sym = sym_find(s, node);
-		if (sym >= 0) { /* a size, bound at launch: an i64 value like an index */
-			int e = mk(s, IR_SIZE, ET_I64, x->off, 0, 0, 0);
-			s->m->expr[e].sym = sym, s->m->expr[e].fusion = s->fusion;
-			return e;
-		}
-		int k = slot_find(s, x->off, x->len);
-		if (k < 0) {
-			for (int i = 0; i < s->nundef; i++)
-				if (!s->undef[i].done && s->undef[i].len == x->len && !memcmp(s->ast->text + s->undef[i].off, TXT(s, node), x->len))
-					undefined_name(s, x->off, x->len), s->undef[i].done = 1;
-			return 0;
-		}
-		Slot *sl = &s->slot[k];
-		if (!sl->has_range && !sl->ragged) {
-			undefined_name(s, x->off, x->len);
-			sl->has_range = 1, sl->range = (Dim){.sym = -1, .value = 1}; /* report once */
-			return 0;
-		}
-		int e = mk(s, IR_INDEX, ET_I64, x->off, 0, 0, 0);
-		s->m->expr[e].index = s->first_index + k;
+	const Const *c = sema_const_find(s, node);
+	if (c) {
+		int e = mk(s, IR_CONST, c->is_int ? ET_I32 : s->compute, x->off, 0, 0, 0);
+		s->m->expr[e].value = c->value;
 		return e;
 	}
-	if (t < 0) { /* a call */
-		const struct Builtin *b = builtin_find(s, node);
-		int ty = elem_lookup(TXT(s, node), x->len);
-		int nargs = 0, args[3] = {0, 0, 0};
-		for (int a = x->a; a; a = N(s, a)->next, nargs++)
-			if (nargs < 3) args[nargs] = build_expr(s, a);
-		if (ty == ET_F16 || ty == ET_BF16) {
-			/* it would round nothing: arithmetic stays in the compute type */
-			diag_error(s->d, x->off, "there is no '%.*s' cast: half precision comes from a stage's precision "
-			           "([precision = %.*s]) or from storing into a tensor of type %.*s", NAMEF(s, node), NAMEF(s, node), NAMEF(s, node));
+	if (t >= 0) {
+		Tensor *tt = &s->m->tensor[t];
+		if (tt->rank != 0) {
+			diag_error(s->d, x->off, "'%.*s' has rank %d; index it, as in %.*s(...)", NAMEF(s, node), tt->rank, NAMEF(s, node));
 			return 0;
 		}
-		if (ty >= 0) {
-			if (nargs != 1) {
-				diag_error(s->d, x->off, "cast '%.*s' takes 1 argument, not %d", NAMEF(s, node), nargs);
-				return 0;
-			}
-			if (!args[0] || !need_number(s, args[0], "a cast")) return 0;
-			ElemType to = is_float((ElemType)ty) ? (ty == ET_F64 ? ET_F64 : s->compute) : (ElemType)ty;
-			return mk(s, IR_CAST, to, x->off, args[0], 0, 0);
-		}
-		if (!b && sym_find(s, node) >= 0) {
-			diag_error(s->d, x->off, "'%.*s' is a size, not a tensor: read it as a value, without parentheses", NAMEF(s, node));
+		if (tt->inplace && tt->def_stage < 0) {
+			if (!old_value_read(s, t, node)) return 0;
+		} else if (tt->kind != TK_INPUT && tt->def_stage < 0) {
+			diag_error(s->d, x->off, "'%.*s' is read before any stage writes it", NAMEF(s, node));
 			return 0;
 		}
-		if (!b && is_failed(s, node)) return 0; /* its definition's error is reported */
-		if (!b && reads_own_definition(s, x->off, x->len)) return 0;
-		if (!b) {
-			char buf[96];
-			diag_error(s->d, x->off, "unknown function or tensor '%.*s'%s", NAMEF(s, node),
-			           did_you_mean(s, x->off, x->len, 1, buf, sizeof buf));
-			return 0;
-		}
-		if (nargs != b->arity) {
-			diag_error(s->d, x->off, "'%s' takes %d argument%s, not %d", ir_op_name[b->op], b->arity, b->arity == 1 ? "" : "s", nargs);
-			return 0;
-		}
-		for (int i = 0; i < nargs; i++)
-			if (!args[i]) return 0;
-		if (b->op == IR_SELECT) {
-			if (ET(s, args[0]) != ET_BOOL) {
-				diag_error(s->d, s->m->expr[args[0]].off, "type mismatch: select's condition must be a comparison");
-				return 0;
-			}
-			if (!need_number(s, args[1], "select") || !need_number(s, args[2], "select")) return 0;
-			return mk(s, IR_SELECT, arith_type(s, ET(s, args[1]), ET(s, args[2])), x->off, args[0], args[1], args[2]);
-		}
-		for (int i = 0; i < nargs; i++)
-			if (!need_number(s, args[i], ir_op_name[b->op])) return 0;
-		ElemType rt = s->compute;
-		if ((b->op == IR_MINF || b->op == IR_MAXF) && !is_float(ET(s, args[0])) && !is_float(ET(s, args[1])))
-			rt = arith_type(s, ET(s, args[0]), ET(s, args[1]));
-		if (b->op == IR_ABS && !is_float(ET(s, args[0]))) rt = ET(s, args[0]);
-		return mk(s, b->op, rt, x->off, args[0], args[1], 0);
+		int e = mk(s, IR_SCALAR, tt->type, x->off, 0, 0, 0);
+		s->m->expr[e].tensor = t;
+		return e;
 	}
+	if (sema_is_failed(s, node)) return 0;
+	int sym = sema_sym_find(s, node);
+	if (sym >= 0) { /* a size, bound at launch: an i64 value like an index */
+		int e = mk(s, IR_SIZE, ET_I64, x->off, 0, 0, 0);
+		s->m->expr[e].sym = sym, s->m->expr[e].fusion = s->fusion;
+		return e;
+	}
+	int k = sema_slot_find(s, x->off, x->len);
+	if (k < 0) {
+		for (int i = 0; i < s->nundef; i++)
+			if (!s->undef[i].done && s->undef[i].len == x->len && !memcmp(s->ast->text + s->undef[i].off, TXT(s, node), x->len))
+				sema_undefined_name(s, x->off, x->len), s->undef[i].done = 1;
+		return 0;
+	}
+	Slot *sl = &s->slot[k];
+	if (!sl->has_range && !sl->ragged) {
+		sema_undefined_name(s, x->off, x->len);
+		sl->has_range = 1, sl->range = (Dim){.sym = -1, .value = 1}; /* report once */
+		return 0;
+	}
+	int e = mk(s, IR_INDEX, ET_I64, x->off, 0, 0, 0);
+	s->m->expr[e].index = s->first_index + k;
+	return e;
+}
+
+/* A call: a cast or a built-in function */
+static int build_call(Sema *s, int node)
+{
+	const Node *x = N(s, node);
+	const struct Builtin *b = sema_builtin_find(s, node);
+	int ty = elem_lookup(TXT(s, node), x->len);
+	int nargs = 0, args[3] = {0, 0, 0};
+	for (int a = x->a; a; a = N(s, a)->next, nargs++)
+		if (nargs < 3) args[nargs] = sema_build_expr(s, a);
+	if (ty == ET_F16 || ty == ET_BF16) {
+		/* it would round nothing: arithmetic stays in the compute type */
+		diag_error(s->d, x->off, "there is no '%.*s' cast: half precision comes from a stage's precision "
+		           "([precision = %.*s]) or from storing into a tensor of type %.*s", NAMEF(s, node), NAMEF(s, node), NAMEF(s, node));
+		return 0;
+	}
+	if (ty >= 0) {
+		if (nargs != 1) {
+			diag_error(s->d, x->off, "cast '%.*s' takes 1 argument, not %d", NAMEF(s, node), nargs);
+			return 0;
+		}
+		if (!args[0] || !need_number(s, args[0], "a cast")) return 0;
+		ElemType to = is_float((ElemType)ty) ? (ty == ET_F64 ? ET_F64 : s->compute) : (ElemType)ty;
+		return mk(s, IR_CAST, to, x->off, args[0], 0, 0);
+	}
+	if (!b && sema_sym_find(s, node) >= 0) {
+		diag_error(s->d, x->off, "'%.*s' is a size, not a tensor: read it as a value, without parentheses", NAMEF(s, node));
+		return 0;
+	}
+	if (!b && sema_is_failed(s, node)) return 0; /* its definition's error is reported */
+	if (!b && sema_reads_own_definition(s, x->off, x->len)) return 0;
+	if (!b) {
+		char buf[96];
+		diag_error(s->d, x->off, "unknown function or tensor '%.*s'%s", NAMEF(s, node),
+		           sema_did_you_mean(s, x->off, x->len, 1, buf, sizeof buf));
+		return 0;
+	}
+	if (nargs != b->arity) {
+		diag_error(s->d, x->off, "'%s' takes %d argument%s, not %d", ir_op_name[b->op], b->arity, b->arity == 1 ? "" : "s", nargs);
+		return 0;
+	}
+	for (int i = 0; i < nargs; i++)
+		if (!args[i]) return 0;
+	if (b->op == IR_SELECT) {
+		if (ET(s, args[0]) != ET_BOOL) {
+			diag_error(s->d, s->m->expr[args[0]].off, "type mismatch: select's condition must be a comparison");
+			return 0;
+		}
+		if (!need_number(s, args[1], "select") || !need_number(s, args[2], "select")) return 0;
+		return mk(s, IR_SELECT, arith_type(s, ET(s, args[1]), ET(s, args[2])), x->off, args[0], args[1], args[2]);
+	}
+	for (int i = 0; i < nargs; i++)
+		if (!need_number(s, args[i], ir_op_name[b->op])) return 0;
+	ElemType rt = s->compute;
+	if ((b->op == IR_MINF || b->op == IR_MAXF) && !is_float(ET(s, args[0])) && !is_float(ET(s, args[1])))
+		rt = arith_type(s, ET(s, args[0]), ET(s, args[1]));
+	if (b->op == IR_ABS && !is_float(ET(s, args[0]))) rt = ET(s, args[0]);
+	return mk(s, b->op, rt, x->off, args[0], args[1], 0);
+}
+
+/* A tensor's element at its subscripts */
+static int build_load(Sema *s, int node, int t)
+{
+	const Node *x = N(s, node);
 	Tensor *tt = &s->m->tensor[t];
 	if (tt->inplace && tt->def_stage < 0) {
 		if (!old_value_read(s, t, node)) return 0;
@@ -234,7 +242,7 @@ static int build_ref(Sema *s, int node)
 	}
 	int nargs = 0, args[MAX_RANK] = {0}, ok = 1;
 	for (int a = x->a; a; a = N(s, a)->next, nargs++) {
-		int e = build_expr(s, a);
+		int e = sema_build_expr(s, a);
 		if (!e) { ok = 0; continue; }
 		if (is_float(ET(s, e)) || ET(s, e) == ET_BOOL) {
 			diag_error(s->d, N(s, a)->off, "type mismatch: a subscript must be an integer, not %s",
@@ -243,7 +251,7 @@ static int build_ref(Sema *s, int node)
 		}
 		if (nargs < MAX_RANK) args[nargs] = e;
 	}
-	if (shape_failed(s, t)) return 0; /* its declaration's error is reported */
+	if (sema_shape_failed(s, t)) return 0; /* its declaration's error is reported */
 	if (nargs != tt->rank) {
 		diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank, nargs, nargs == 1 ? "ex" : "ices");
 		return 0;
@@ -256,8 +264,16 @@ static int build_ref(Sema *s, int node)
 	return e;
 }
 
+static int build_ref(Sema *s, int node)
+{
+	int t = sema_tensor_find(s, node);
+	if (!N(s, node)->flag) return build_name(s, node, t);
+	if (t < 0) return build_call(s, node);
+	return build_load(s, node, t);
+}
+
 /* Pass 2: expressions, with types. Returns 0 after reporting an error. */
-int build_expr(Sema *s, int node)
+int sema_build_expr(Sema *s, int node)
 {
 	const Node *x = N(s, node);
 	switch (x->kind) {
@@ -273,7 +289,7 @@ int build_expr(Sema *s, int node)
 	}
 	case AST_REF: return build_ref(s, node);
 	case AST_UNARY: {
-		int a = build_expr(s, x->a);
+		int a = sema_build_expr(s, x->a);
 		if (!a) return 0;
 		if (x->op == OP_NOT) {
 			if (ET(s, a) != ET_BOOL) {
@@ -286,7 +302,7 @@ int build_expr(Sema *s, int node)
 		return mk(s, IR_NEG, ET(s, a), x->off, a, 0, 0);
 	}
 	case AST_BINARY: {
-		int a = build_expr(s, x->a), b = build_expr(s, x->b);
+		int a = sema_build_expr(s, x->a), b = sema_build_expr(s, x->b);
 		if (!a || !b) return 0;
 		static const IrOp map[OP_N] = {
 			[OP_ADD] = IR_ADD, [OP_SUB] = IR_SUB, [OP_MUL] = IR_MUL, [OP_DIV] = IR_DIV,
@@ -296,13 +312,13 @@ int build_expr(Sema *s, int node)
 		IrOp op = map[x->op];
 		if (op == IR_AND || op == IR_OR) {
 			if (ET(s, a) != ET_BOOL || ET(s, b) != ET_BOOL) {
-				diag_error(s->d, x->off, "type mismatch: '%s' needs boolean operands", expr_op_spelling[x->op]);
+				diag_error(s->d, x->off, "type mismatch: '%s' needs boolean operands", ast_expr_op_spelling[x->op]);
 				return 0;
 			}
 			return mk(s, op, ET_BOOL, x->off, a, b, 0);
 		}
 		char what[8];
-		snprintf(what, sizeof what, "'%s'", expr_op_spelling[x->op]);
+		snprintf(what, sizeof what, "'%s'", ast_expr_op_spelling[x->op]);
 		if (!need_number(s, a, what) || !need_number(s, b, what)) return 0;
 		if (op == IR_MOD && (is_float(ET(s, a)) || is_float(ET(s, b)))) {
 			diag_error(s->d, x->off, "type mismatch: '%%' needs integer operands");
@@ -317,12 +333,12 @@ int build_expr(Sema *s, int node)
 }
 
 /* Constant integer value of an AST expression (kmin's k), or -1. */
-long const_int(Sema *s, int node)
+long sema_const_int(Sema *s, int node)
 {
 	const Node *x = N(s, node);
 	if (x->kind == AST_NUM && x->flag && x->num >= 1 && x->num < 1e6) return (long)x->num;
 	if (x->kind == AST_REF && !x->flag) {
-		const Const *c = const_find(s, node);
+		const Const *c = sema_const_find(s, node);
 		if (c && c->is_int && c->value >= 1 && c->value < 1e6) return (long)c->value;
 	}
 	return -1;
@@ -339,7 +355,7 @@ static int def_cmp(const void *a, const void *b)
 	return (x->ord > y->ord) - (x->ord < y->ord);
 }
 
-void stage_defs(Sema *s, int items)
+void sema_stage_defs(Sema *s, int items)
 {
 	int n = 0, ord = 0;
 	for (int it = items; it; it = N(s, it)->next)
@@ -390,7 +406,7 @@ static int check_order_at(Sema *s, int e, int depth)
 		return -1;
 	}
 	if (x->kind == AST_REF) {
-		if (tensor_find(s, e) < 0 && !builtin_find(s, e) && (x->flag || !const_find(s, e))) {
+		if (sema_tensor_find(s, e) < 0 && !sema_builtin_find(s, e) && (x->flag || !sema_const_find(s, e))) {
 			int later = defined_later(s, e);
 			if (later) {
 				diag_error(s->d, x->off, "'%.*s' is used before it is defined", NAMEF(s, e));
@@ -408,9 +424,9 @@ static int check_order_at(Sema *s, int e, int depth)
 	return bad;
 }
 
-int check_order(Sema *s, int e) { return check_order_at(s, e, 0); }
+int sema_check_order(Sema *s, int e) { return check_order_at(s, e, 0); }
 
-int loads_index(const Module *m, int e, int ix)
+int sema_loads_index(const Module *m, int e, int ix)
 {
 	const Expr *x = &m->expr[e];
 	if (x->op != IR_LOAD) return 0;

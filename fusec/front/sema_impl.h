@@ -32,8 +32,8 @@ typedef struct NameMap {
 
 /* A flag per tensor id, in an array that grows to the largest id set. */
 typedef struct TensorFlags { int *v; int n; } TensorFlags;
-void tflag_set(TensorFlags *f, int t);
-int tflag_get(const TensorFlags *f, int t);
+void sema_tflag_set(TensorFlags *f, int t);
+int sema_tflag_get(const TensorFlags *f, int t);
 
 /* A name that a stage's statement defines: defined_later looks these up. */
 typedef struct StageDef { const char *p; unsigned len; int ord, stmt; } StageDef;
@@ -70,7 +70,7 @@ typedef struct Sema {
 	int cur_target, cur_red, cur_lhs; /* the statement being checked */
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
-	struct Aff {           /* an affine subscript of this statement (see affine_ranges) */
+	struct Aff {           /* an affine subscript of this statement (see sema_affine_ranges) */
 		int slot, slot2;   /* a*i + b, or i*S + c (slot2 = c, ssym = S) */
 		int64_t a, b;
 		int ssym;
@@ -113,51 +113,51 @@ static inline int name_is(Sema *s, int node, unsigned off, unsigned len)
 #define LITERAL_LIMIT 4611686018427387904.0 /* 2^62 */
 
 /* sema_stmt.c */
-void check_stmt(Sema *s, int node);
+void sema_check_stmt(Sema *s, int node);
 
 /* sema_target.c */
-void stmt_target(Sema *s, int node, int sid, int target);
+void sema_stmt_target(Sema *s, int node, int sid, int target);
 
 /* sema_names.c */
-int namemap_get(const NameMap *m, const char *p, unsigned len);
-void namemap_put(NameMap *m, const char *p, unsigned len, int id);
-void namemap_free(NameMap *m);
+int sema_namemap_get(const NameMap *m, const char *p, unsigned len);
+void sema_namemap_put(NameMap *m, const char *p, unsigned len, int id);
+void sema_namemap_free(NameMap *m);
 typedef struct Guess { const char *best; size_t len; int dist, ties; } Guess;
-char *dup_name(Sema *s, int node);
-const struct Builtin *builtin_find(Sema *s, int node);
-int tensor_find(Sema *s, int node);
-const Const *const_find(Sema *s, int node);
-void dim_name(Sema *s, Dim d, char *buf, size_t n);
-void name_fits(Sema *s, int node, const char *what, int max, const char *why);
-void count_tensor(Sema *s, int node);
-void declare_const(Sema *s, int node);
-double literal_product(const Dim *d, int n);
-void declare_tensor(Sema *s, int node, TensorKind kind);
-int shape_failed(const Sema *s, int t);
-int tensor_new(Sema *s, int node, TensorKind kind, ElemType t);
-void guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl);
-const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n);
-int reads_own_definition(Sema *s, unsigned off, unsigned len);
-void undefined_name(Sema *s, unsigned off, unsigned len);
-int is_failed(Sema *s, int node);
-void mark_failed(Sema *s, int node);
-void declare_param(Sema *s, int node, TensorKind kind);
+char *sema_dup_name(Sema *s, int node);
+const struct Builtin *sema_builtin_find(Sema *s, int node);
+int sema_tensor_find(Sema *s, int node);
+const Const *sema_const_find(Sema *s, int node);
+void sema_dim_name(Sema *s, Dim d, char *buf, size_t n);
+void sema_name_fits(Sema *s, int node, const char *what, int max, const char *why);
+void sema_count_tensor(Sema *s, int node);
+void sema_declare_const(Sema *s, int node);
+double sema_literal_product(const Dim *d, int n);
+void sema_declare_tensor(Sema *s, int node, TensorKind kind);
+int sema_shape_failed(const Sema *s, int t);
+int sema_tensor_new(Sema *s, int node, TensorKind kind, ElemType t);
+void sema_guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl);
+const char *sema_did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n);
+int sema_reads_own_definition(Sema *s, unsigned off, unsigned len);
+void sema_undefined_name(Sema *s, unsigned off, unsigned len);
+int sema_is_failed(Sema *s, int node);
+void sema_mark_failed(Sema *s, int node);
+void sema_declare_param(Sema *s, int node, TensorKind kind);
 
 /* sema_index.c */
-int slot_find(Sema *s, unsigned off, unsigned len);
-int slot_get(Sema *s, int node);
-int sym_find(Sema *s, int node);
-int is_index_name(Sema *s, int node);
-void give_range(Sema *s, int node, int slot, Dim d);
-int affine_subscript(Sema *s, int n, struct Aff *f);
-int affine_ranges(Sema *s, int guarded, int target_known);
+int sema_slot_find(Sema *s, unsigned off, unsigned len);
+int sema_slot_get(Sema *s, int node);
+int sema_sym_find(Sema *s, int node);
+int sema_is_index_name(Sema *s, int node);
+void sema_give_range(Sema *s, int node, int slot, Dim d);
+int sema_affine_subscript(Sema *s, int n, struct Aff *f);
+int sema_affine_ranges(Sema *s, int guarded, int target_known);
 
 /* sema_expr.c */
-void collect_indices(Sema *s, int e);
-int build_expr(Sema *s, int node);
-long const_int(Sema *s, int node);
-int loads_index(const Module *m, int e, int ix);
-int check_order(Sema *s, int e);
-void stage_defs(Sema *s, int items);
+void sema_collect_indices(Sema *s, int e);
+int sema_build_expr(Sema *s, int node);
+long sema_const_int(Sema *s, int node);
+int sema_loads_index(const Module *m, int e, int ix);
+int sema_check_order(Sema *s, int e);
+void sema_stage_defs(Sema *s, int items);
 
 #endif

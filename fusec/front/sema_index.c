@@ -5,7 +5,7 @@
 
 /* --- statements ------------------------------------------------------ */
 
-int slot_find(Sema *s, unsigned off, unsigned len)
+int sema_slot_find(Sema *s, unsigned off, unsigned len)
 {
 	for (int i = 0; i < s->nslot; i++)
 		if (s->slot[i].len == len && !memcmp(s->ast->text + s->slot[i].off, s->ast->text + off, len))
@@ -13,9 +13,9 @@ int slot_find(Sema *s, unsigned off, unsigned len)
 	return -1;
 }
 
-int slot_get(Sema *s, int node)
+int sema_slot_get(Sema *s, int node)
 {
-	int i = slot_find(s, N(s, node)->off, N(s, node)->len);
+	int i = sema_slot_find(s, N(s, node)->off, N(s, node)->len);
 	if (i >= 0) return i;
 	if (s->nslot == MAX_IDX) {
 		if (!s->too_many_idx)
@@ -28,21 +28,21 @@ int slot_get(Sema *s, int node)
 }
 
 /* The size symbol a name spells, or -1. */
-int sym_find(Sema *s, int node)
+int sema_sym_find(Sema *s, int node)
 {
-	return namemap_get(&s->syms, TXT(s, node), N(s, node)->len);
+	return sema_namemap_get(&s->syms, TXT(s, node), N(s, node)->len);
 }
 
 /* True for a bare identifier that names no tensor, constant, size or
  * function: that is an index. */
-int is_index_name(Sema *s, int node)
+int sema_is_index_name(Sema *s, int node)
 {
 	const Node *x = N(s, node);
-	return x->kind == AST_REF && !x->flag && tensor_find(s, node) < 0 && !const_find(s, node) && sym_find(s, node) < 0 &&
-	       !is_failed(s, node);
+	return x->kind == AST_REF && !x->flag && sema_tensor_find(s, node) < 0 && !sema_const_find(s, node) && sema_sym_find(s, node) < 0 &&
+	       !sema_is_failed(s, node);
 }
 
-void give_range(Sema *s, int node, int slot, Dim d)
+void sema_give_range(Sema *s, int node, int slot, Dim d)
 {
 	Slot *sl = &s->slot[slot];
 	if (sl->ragged) return;
@@ -52,8 +52,8 @@ void give_range(Sema *s, int node, int slot, Dim d)
 	}
 	if (!dim_equal(sl->range, d)) {
 		char a[64], b[64];
-		dim_name(s, sl->range, a, sizeof a);
-		dim_name(s, d, b, sizeof b);
+		sema_dim_name(s, sl->range, a, sizeof a);
+		sema_dim_name(s, d, b, sizeof b);
 		diag_error(s->d, N(s, node)->off, "index '%.*s' ranges over %s here but over %s earlier in this statement",
 		           NAMEF(s, node), b, a);
 		diag_note(s->d, sl->range_off, "range %s inferred here", a);
@@ -68,7 +68,7 @@ static int int_value(Sema *s, int n, int64_t *v)
 	const Node *x = N(s, n);
 	if (x->kind == AST_NUM && x->flag && x->num <= 9e15) return *v = (int64_t)x->num, 1;
 	if (x->kind == AST_REF && !x->flag) {
-		const Const *c = const_find(s, n);
+		const Const *c = sema_const_find(s, n);
 		if (c && c->is_int) return *v = (int64_t)c->value, 1;
 	}
 	return 0;
@@ -77,8 +77,8 @@ static int int_value(Sema *s, int n, int64_t *v)
 static int index_slot(Sema *s, int n)
 {
 	const Node *x = N(s, n);
-	if (x->kind != AST_REF || x->flag || !is_index_name(s, n)) return -1;
-	return slot_find(s, x->off, x->len);
+	if (x->kind != AST_REF || x->flag || !sema_is_index_name(s, n)) return -1;
+	return sema_slot_find(s, x->off, x->len);
 }
 
 /* a*i (a a positive integer, or a size S: then *ssym = S), or i alone. */
@@ -92,14 +92,14 @@ static int aff_term(Sema *s, int n, int *slot, int64_t *a, int *ssym)
 		int k = side ? x->a : x->b, o = side ? x->b : x->a;
 		if ((*slot = index_slot(s, o)) < 0) continue;
 		if (int_value(s, k, a) && *a >= 1) return 1;
-		if (N(s, k)->kind == AST_REF && !N(s, k)->flag && (*ssym = sym_find(s, k)) >= 0) return 1;
+		if (N(s, k)->kind == AST_REF && !N(s, k)->flag && (*ssym = sema_sym_find(s, k)) >= 0) return 1;
 	}
 	return 0;
 }
 
 /* Is subscript n one of: a*i + b, a*i - b, b + a*i (a, b integer
  * constants), or i*S + c (S a size, c an index)? */
-int affine_subscript(Sema *s, int n, struct Aff *f)
+int sema_affine_subscript(Sema *s, int n, struct Aff *f)
 {
 	const Node *x = N(s, n);
 	if (aff_term(s, n, &f->slot, &f->a, &f->ssym)) return f->ssym < 0 && f->a > 1; /* a bare i is no news */
@@ -175,7 +175,7 @@ static int leftmost(Sema *s, int n)
  * its affine use allows; one with a range is narrowed to it when that is
  * smaller and the index does not enumerate an existing target; what is
  * still not proved is an error, unless a 'where' may guard it. */
-int affine_ranges(Sema *s, int guarded, int target_known)
+int sema_affine_ranges(Sema *s, int guarded, int target_known)
 {
 	int bad = 0;
 	for (int i = 0; i < s->naff; i++) {
@@ -197,7 +197,7 @@ int affine_ranges(Sema *s, int guarded, int target_known)
 		if (sl->ragged || (s2 && s2->ragged) || !sl->has_range || (s2 && !s2->has_range)) continue;
 		if (aff_proved(f, sl->range, s2 ? s2->range : sl->range)) continue;
 		char r[64], d[64];
-		dim_name(s, sl->range, r, sizeof r), dim_name(s, f->dim, d, sizeof d);
+		sema_dim_name(s, sl->range, r, sizeof r), sema_dim_name(s, f->dim, d, sizeof d);
 		unsigned at = N(s, leftmost(s, f->node))->off;
 		if (f->b < 0 && f->ssym < 0)
 			diag_error(s->d, at, "subscript %d of '%s' is negative when '%.*s' is 0 (guard the statement with 'where')", f->pos + 1,

@@ -10,7 +10,7 @@ static const struct Builtin builtins[] = {
 #undef X
 };
 
-char *dup_name(Sema *s, int node)
+char *sema_dup_name(Sema *s, int node)
 {
 	char *p = xcalloc(N(s, node)->len + 1, 1);
 	memcpy(p, TXT(s, node), N(s, node)->len);
@@ -18,7 +18,7 @@ char *dup_name(Sema *s, int node)
 	return p;
 }
 
-const struct Builtin *builtin_find(Sema *s, int node)
+const struct Builtin *sema_builtin_find(Sema *s, int node)
 {
 	for (unsigned i = 0; i < sizeof builtins / sizeof builtins[0]; i++)
 		if (ast_name_eq(s->ast, node, ir_op_name[builtins[i].op])) return &builtins[i];
@@ -33,7 +33,7 @@ static unsigned name_hash(const char *p, unsigned len)
 	return h;
 }
 
-int namemap_get(const NameMap *m, const char *p, unsigned len)
+int sema_namemap_get(const NameMap *m, const char *p, unsigned len)
 {
 	if (!m->cap) return -1;
 	for (unsigned i = name_hash(p, len) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
@@ -44,14 +44,14 @@ int namemap_get(const NameMap *m, const char *p, unsigned len)
 }
 
 /* Enters a name, unless it is there already: the first id stays. */
-void namemap_put(NameMap *m, const char *p, unsigned len, int id)
+void sema_namemap_put(NameMap *m, const char *p, unsigned len, int id)
 {
-	if (namemap_get(m, p, len) >= 0) return;
+	if (sema_namemap_get(m, p, len) >= 0) return;
 	if (2 * (m->n + 1) > m->cap) { /* at most half full */
 		NameMap g = {.cap = m->cap ? 2 * m->cap : 64};
 		g.e = xcalloc(g.cap, sizeof *g.e);
 		for (unsigned i = 0; i < m->cap; i++)
-			if (m->e[i].p) namemap_put(&g, m->e[i].p, m->e[i].len, m->e[i].id);
+			if (m->e[i].p) sema_namemap_put(&g, m->e[i].p, m->e[i].len, m->e[i].id);
 		free(m->e);
 		*m = g;
 	}
@@ -61,18 +61,18 @@ void namemap_put(NameMap *m, const char *p, unsigned len, int id)
 	m->n++;
 }
 
-void namemap_free(NameMap *m)
+void sema_namemap_free(NameMap *m)
 {
 	free(m->e);
 	*m = (NameMap){0};
 }
 
-int tensor_find(Sema *s, int node)
+int sema_tensor_find(Sema *s, int node)
 {
-	return namemap_get(&s->tensors, TXT(s, node), N(s, node)->len);
+	return sema_namemap_get(&s->tensors, TXT(s, node), N(s, node)->len);
 }
 
-const Const *const_find(Sema *s, int node)
+const Const *sema_const_find(Sema *s, int node)
 {
 	for (int i = s->nconst - 1; i >= 0; i--)
 		if (s->consts[i].len == N(s, node)->len &&
@@ -90,7 +90,7 @@ static int type_lookup(Sema *s, int node)
 }
 
 
-void dim_name(Sema *s, Dim d, char *buf, size_t n)
+void sema_dim_name(Sema *s, Dim d, char *buf, size_t n)
 {
 	FILE *f = fmemopen(buf, n, "w");
 	if (!f) die("out of memory");
@@ -98,7 +98,7 @@ void dim_name(Sema *s, Dim d, char *buf, size_t n)
 	fclose(f);
 }
 
-void name_fits(Sema *s, int node, const char *what, int max, const char *why)
+void sema_name_fits(Sema *s, int node, const char *what, int max, const char *why)
 {
 	if (N(s, node)->len <= (unsigned)max) return;
 	diag_error(s->d, N(s, node)->off, "the name of %s '%.24s...' is %u characters long: at most %d%s", what, TXT(s, node),
@@ -106,32 +106,32 @@ void name_fits(Sema *s, int node, const char *what, int max, const char *why)
 }
 
 /* One more tensor of this fusion, within the runtime's count. */
-void count_tensor(Sema *s, int node)
+void sema_count_tensor(Sema *s, int node)
 {
 	if (++F(s)->ntensor == FZ_MAX_TENSORS + 1)
 		diag_error(s->d, N(s, node)->off, "too many tensors in one fusion (the runtime takes at most %d)", FZ_MAX_TENSORS);
-	name_fits(s, node, "tensor", FZ_MAX_NAME, "");
+	sema_name_fits(s, node, "tensor", FZ_MAX_NAME, "");
 }
 
 static int sym_intern(Sema *s, int node)
 {
 	Fusion *f = F(s);
-	int i = sym_find(s, node);
+	int i = sema_sym_find(s, node);
 	if (i >= 0) return i;
-	name_fits(s, node, "size", FZ_MAX_NAME, "");
+	sema_name_fits(s, node, "size", FZ_MAX_NAME, "");
 	if (f->nsym == FZ_MAX_SIZES)
 		diag_error(s->d, N(s, node)->off, "too many sizes in one fusion (the runtime takes at most %d)", FZ_MAX_SIZES);
 	if (!(f->nsym & (f->nsym - 1))) /* 0, 1, 2, 4, ...: room for as many again */
 		f->sym = xrealloc(f->sym, f->nsym ? 2ul * (unsigned long)f->nsym : 1, sizeof *f->sym);
-	f->sym[f->nsym] = dup_name(s, node);
-	namemap_put(&s->syms, f->sym[f->nsym], N(s, node)->len, f->nsym);
+	f->sym[f->nsym] = sema_dup_name(s, node);
+	sema_namemap_put(&s->syms, f->sym[f->nsym], N(s, node)->len, f->nsym);
 	return f->nsym++;
 }
 
 /* const NAME = NUMBER */
-void declare_const(Sema *s, int node)
+void sema_declare_const(Sema *s, int node)
 {
-	if (const_find(s, node)) {
+	if (sema_const_find(s, node)) {
 		diag_error(s->d, N(s, node)->off, "redefinition of constant '%.*s'", NAMEF(s, node));
 		return;
 	}
@@ -150,7 +150,7 @@ void declare_const(Sema *s, int node)
 
 /* The product of the sizes among d[0..n) that are numbers (symbols are
  * bound at launch, by the caller). */
-double literal_product(const Dim *d, int n)
+double sema_literal_product(const Dim *d, int n)
 {
 	double p = 1;
 	for (int i = 0; i < n; i++)
@@ -161,7 +161,7 @@ double literal_product(const Dim *d, int n)
 /* A tensor whose declared shape had an error keeps a stand-in shape (its
  * first 4 dimensions, 1 for a bad one) so that it stays declared; its uses
  * are not then checked against that shape, which the spec never gave. */
-void tflag_set(TensorFlags *f, int t)
+void sema_tflag_set(TensorFlags *f, int t)
 {
 	if (t >= f->n) {
 		int *p = xrealloc(f->v, (unsigned long)(t + 1), sizeof *p);
@@ -170,42 +170,42 @@ void tflag_set(TensorFlags *f, int t)
 	}
 	f->v[t] = 1;
 }
-int tflag_get(const TensorFlags *f, int t) { return t >= 0 && t < f->n && f->v[t]; }
-int shape_failed(const Sema *s, int t) { return tflag_get(&s->shape_failed, t); }
+int sema_tflag_get(const TensorFlags *f, int t) { return t >= 0 && t < f->n && f->v[t]; }
+int sema_shape_failed(const Sema *s, int t) { return sema_tflag_get(&s->shape_failed, t); }
 
 /* A tensor named by node, in the IR and in the fusion's name map: what a
  * declaration and a new intermediate share. */
-int tensor_new(Sema *s, int node, TensorKind kind, ElemType t)
+int sema_tensor_new(Sema *s, int node, TensorKind kind, ElemType t)
 {
 	int id = ir_add_tensor(s->m);
-	count_tensor(s, node);
+	sema_count_tensor(s, node);
 	Tensor *x = &s->m->tensor[id];
-	x->name = dup_name(s, node);
-	namemap_put(&s->tensors, x->name, N(s, node)->len, id);
+	x->name = sema_dup_name(s, node);
+	sema_namemap_put(&s->tensors, x->name, N(s, node)->len, id);
 	x->kind = kind, x->type = t, x->off = N(s, node)->off;
 	return id;
 }
 
 /* param := IDENT ':' TYPE [ '[' dim {',' dim} ']' ] */
-void declare_tensor(Sema *s, int node, TensorKind kind)
+void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 {
-	if (tensor_find(s, node) >= 0) {
+	if (sema_tensor_find(s, node) >= 0) {
 		diag_error(s->d, N(s, node)->off, "redefinition of '%.*s'", NAMEF(s, node));
 		return;
 	}
-	if (builtin_find(s, node) || const_find(s, node)) {
-		diag_error(s->d, N(s, node)->off, "'%.*s' is already a %s", NAMEF(s, node), builtin_find(s, node) ? "built-in function" : "constant");
-		mark_failed(s, node); /* not declared: its reads and writes are not errors again */
+	if (sema_builtin_find(s, node) || sema_const_find(s, node)) {
+		diag_error(s->d, N(s, node)->off, "'%.*s' is already a %s", NAMEF(s, node), sema_builtin_find(s, node) ? "built-in function" : "constant");
+		sema_mark_failed(s, node); /* not declared: its reads and writes are not errors again */
 		return;
 	}
 	int t = type_lookup(s, N(s, node)->a);
-	int id = tensor_new(s, node, kind, t < 0 ? ET_F32 : (ElemType)t);
+	int id = sema_tensor_new(s, node, kind, t < 0 ? ET_F32 : (ElemType)t);
 	Tensor *x = &s->m->tensor[id];
 	if (kind != TK_TEMP) x->param = F(s)->nparam++;
 	for (int d = N(s, node)->b; d; d = N(s, d)->next) {
 		if (x->rank == MAX_RANK) {
 			diag_error(s->d, N(s, d)->off, "too many dimensions (at most %d)", MAX_RANK);
-			tflag_set(&s->shape_failed, id);
+			sema_tflag_set(&s->shape_failed, id);
 			break;
 		}
 		Dim *dm = &x->dim[x->rank++];
@@ -213,15 +213,15 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 			double v = N(s, d)->num;
 			if (v < 1 || v != floor(v) || v > 9e15) {
 				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
-				tflag_set(&s->shape_failed, id);
+				sema_tflag_set(&s->shape_failed, id);
 			}
 			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
 		} else {
-			const Const *c = const_find(s, d);
+			const Const *c = sema_const_find(s, d);
 			if (c) {
 				if (!c->is_int || c->value < 1) {
 					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
-					tflag_set(&s->shape_failed, id);
+					sema_tflag_set(&s->shape_failed, id);
 				}
 				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
 			} else {
@@ -229,7 +229,7 @@ void declare_tensor(Sema *s, int node, TensorKind kind)
 			}
 		}
 	}
-	double bytes = elem_info[x->type].bytes * literal_product(x->dim, x->rank);
+	double bytes = elem_info[x->type].bytes * sema_literal_product(x->dim, x->rank);
 	if (bytes > LITERAL_LIMIT)
 		diag_error(s->d, N(s, node)->off, "'%.*s' would hold %.3g bytes: sizes written as numbers must keep a tensor "
 		           "within 2^62 bytes (64-bit sizes and offsets wrap beyond)", NAMEF(s, node), bytes);
@@ -256,7 +256,7 @@ static int edit_distance(const char *a, size_t la, const char *b, size_t lb, int
 	return d[la][lb] > cap ? cap + 1 : d[la][lb];
 }
 
-void guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl)
+void sema_guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t cl)
 {
 	int cap = wl <= 1 ? 0 : wl <= 3 ? 1 : 2; /* every one-letter name is one edit from another */
 	int d = edit_distance(want, wl, cand, cl, cap);
@@ -268,20 +268,20 @@ void guess_name(Guess *g, const char *want, size_t wl, const char *cand, size_t 
 /* "; did you mean 'X'?" for the nearest name a spec could have meant:
  * tensors, constants and sizes, the statement's indices (values), the
  * built-ins (calls). Empty when nothing is near, or two names are. */
-const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n)
+const char *sema_did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *buf, size_t n)
 {
 	const char *w = s->ast->text + off;
 	Guess g = {0};
 	Fusion *f = F(s);
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
-		guess_name(&g, w, len, s->m->tensor[i].name, strlen(s->m->tensor[i].name));
-	for (int i = 0; i < s->nconst && !call; i++) guess_name(&g, w, len, s->ast->text + s->consts[i].off, s->consts[i].len);
-	for (int i = 0; i < f->nsym && !call; i++) guess_name(&g, w, len, f->sym[i], strlen(f->sym[i]));
+		sema_guess_name(&g, w, len, s->m->tensor[i].name, strlen(s->m->tensor[i].name));
+	for (int i = 0; i < s->nconst && !call; i++) sema_guess_name(&g, w, len, s->ast->text + s->consts[i].off, s->consts[i].len);
+	for (int i = 0; i < f->nsym && !call; i++) sema_guess_name(&g, w, len, f->sym[i], strlen(f->sym[i]));
 	for (int i = 0; i < s->nslot && !call; i++)
 		if (s->slot[i].has_range && !s->slot[i].dropped && s->slot[i].off != off)
-			guess_name(&g, w, len, s->ast->text + s->slot[i].off, s->slot[i].len);
+			sema_guess_name(&g, w, len, s->ast->text + s->slot[i].off, s->slot[i].len);
 	for (unsigned i = 0; i < sizeof builtins / sizeof builtins[0] && call; i++)
-		guess_name(&g, w, len, ir_op_name[builtins[i].op], strlen(ir_op_name[builtins[i].op]));
+		sema_guess_name(&g, w, len, ir_op_name[builtins[i].op], strlen(ir_op_name[builtins[i].op]));
 	if (!g.best || g.ties) return "";
 	snprintf(buf, n, "; did you mean '%.*s'?", (int)g.len, g.best);
 	return buf;
@@ -289,7 +289,7 @@ const char *did_you_mean(Sema *s, unsigned off, unsigned len, int call, char *bu
 
 /* A read of the name the statement being checked defines: a temp is
  * defined once, so it cannot be read there (t(i) = t(i) + x(i)). */
-int reads_own_definition(Sema *s, unsigned off, unsigned len)
+int sema_reads_own_definition(Sema *s, unsigned off, unsigned len)
 {
 	if (!s->cur_lhs || !name_is(s, s->cur_lhs, off, len)) return 0;
 	diag_error(s->d, off, "'%.*s' is read in its own definition: a temp is defined once, by one statement; "
@@ -297,16 +297,16 @@ int reads_own_definition(Sema *s, unsigned off, unsigned len)
 	return 1;
 }
 
-void undefined_name(Sema *s, unsigned off, unsigned len)
+void sema_undefined_name(Sema *s, unsigned off, unsigned len)
 {
 	char buf[96];
-	if (reads_own_definition(s, off, len)) return;
-	diag_error(s->d, off, "use of undefined name '%.*s'%s", (int)len, s->ast->text + off, did_you_mean(s, off, len, 0, buf, sizeof buf));
+	if (sema_reads_own_definition(s, off, len)) return;
+	diag_error(s->d, off, "use of undefined name '%.*s'%s", (int)len, s->ast->text + off, sema_did_you_mean(s, off, len, 0, buf, sizeof buf));
 }
 
 /* A name whose defining statement had an error: reading it later is not
  * another error. */
-int is_failed(Sema *s, int node)
+int sema_is_failed(Sema *s, int node)
 {
 	for (int i = 0; i < s->nfailed; i++)
 		if (s->failed[i].len == N(s, node)->len && !memcmp(s->ast->text + s->failed[i].off, TXT(s, node), N(s, node)->len))
@@ -314,9 +314,9 @@ int is_failed(Sema *s, int node)
 	return 0;
 }
 
-void mark_failed(Sema *s, int node)
+void sema_mark_failed(Sema *s, int node)
 {
-	if (is_failed(s, node) || s->nfailed == (int)(sizeof s->failed / sizeof s->failed[0])) return;
+	if (sema_is_failed(s, node) || s->nfailed == (int)(sizeof s->failed / sizeof s->failed[0])) return;
 	s->failed[s->nfailed].off = N(s, node)->off, s->failed[s->nfailed++].len = N(s, node)->len;
 }
 
@@ -358,19 +358,19 @@ static void check_domain(Sema *s, int node, Tensor *x)
 
 /* param := IDENT ':' TYPE [dims] ['in' interval] | IDENT (an output only:
  * the input of that name, updated in place) */
-void declare_param(Sema *s, int node, TensorKind kind)
+void sema_declare_param(Sema *s, int node, TensorKind kind)
 {
 	if (N(s, node)->a) {
 		int before = s->m->ntensor;
-		declare_tensor(s, node, kind);
+		sema_declare_tensor(s, node, kind);
 		if (N(s, node)->c && s->m->ntensor != before) check_domain(s, node, &s->m->tensor[s->m->ntensor - 1]);
 		return;
 	}
-	int t = tensor_find(s, node); /* the grammar allows this for outputs only */
+	int t = sema_tensor_find(s, node); /* the grammar allows this for outputs only */
 	if (t < 0 || (s->m->tensor[t].kind != TK_INPUT && !s->m->tensor[t].inplace)) {
 		char buf[96];
 		diag_error(s->d, N(s, node)->off, "output '%.*s' has no type: an output named alone must be an input of this fusion, updated in place%s",
-		           NAMEF(s, node), t < 0 ? did_you_mean(s, N(s, node)->off, N(s, node)->len, 0, buf, sizeof buf) : "");
+		           NAMEF(s, node), t < 0 ? sema_did_you_mean(s, N(s, node)->off, N(s, node)->len, 0, buf, sizeof buf) : "");
 	} else if (s->m->tensor[t].inplace) {
 		diag_error(s->d, N(s, node)->off, "redefinition of '%.*s'", NAMEF(s, node));
 	} else {

@@ -24,7 +24,7 @@ static void classify(Sema *s, Stmt *st)
 	if (st->red == RED_SUM && nred == 1 && !st->mask) {
 		int r = st->first_index + st->nfree;
 		const Expr *x = &m->expr[st->rhs];
-		if (x->op == IR_MUL && loads_index(m, x->a, r) && loads_index(m, x->b, r)) {
+		if (x->op == IR_MUL && sema_loads_index(m, x->a, r) && sema_loads_index(m, x->b, r)) {
 			st->pattern = PAT_CONTRACT, st->contract_a = x->a, st->contract_b = x->b;
 			return;
 		}
@@ -38,7 +38,7 @@ static void classify(Sema *s, Stmt *st)
 
 static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 {
-	int id = tensor_new(s, lhs, TK_TEMP, t);
+	int id = sema_tensor_new(s, lhs, TK_TEMP, t);
 	Tensor *x = &s->m->tensor[id];
 	x->rank = st->nlhs;
 	for (int i = 0; i < st->nlhs; i++) x->dim[i] = s->m->index[s->m->expr[st->lhs[i]].index].range;
@@ -48,7 +48,7 @@ static void new_intermediate(Sema *s, int lhs, ElemType t, Stmt *st)
 /* The end of a statement's checks (check_stmt_body): after its value is
    built, since the value's type decides a new intermediate's type and the
    accumulator's. */
-void stmt_target(Sema *s, int node, int sid, int target)
+void sema_stmt_target(Sema *s, int node, int sid, int target)
 {
 	const Node *x = N(s, node);
 	Module *m = s->m;
@@ -59,7 +59,7 @@ void stmt_target(Sema *s, int node, int sid, int target)
 	int rhs = st->rhs;
 	ElemType vt = ET(s, rhs);
 	if (is_append) {
-		int count = tensor_find(s, x->a);
+		int count = sema_tensor_find(s, x->a);
 		Tensor *lt = &m->tensor[target];
 		if (lt->rank != 1 || is_float(lt->type)) {
 			diag_error(s->d, x->off, "type mismatch: '%.*s' must be a one-dimensional integer list to append to", NAMEF(s, lhs));

@@ -3,18 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "artifact/artifact.h"
-#include "cuda/cuda.h"
 #include "core/die.h"
-#include "plan/pipeline.h"
-
-static void dim_a(const Module *m, const Fusion *f, Dim d, FILE *out)
-{
-	(void)m;
-	if (dim_derived(d)) dim_write_c(f, d, "a->n_", out);
-	else if (d.sym >= 0) fprintf(out, "a->n_%s", f->sym[d.sym]);
-	else fprintf(out, "%lldLL", (long long)d.value);
-}
+#include "host/host.h"
 
 static void ref_struct(const Module *m, int fusion, FILE *out)
 {
@@ -36,27 +26,7 @@ static void ref_struct(const Module *m, int fusion, FILE *out)
 	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n\n", f->name, f->name);
 }
 
-void host_dim(const Fusion *f, Dim d, FILE *out) { dim_a(NULL, f, d, out); }
-
-void host_space_product(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	fputs("1LL", out);
-	for (int i = 0; i < k->nspace; i++) fputs(" * ", out), dim_a(m, f, k->space[i], out);
-}
-
-/* grid.x of kernel k as a C expression in a, sm: its template's formula */
-static void grid_expr(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
-{
-	kern_template[k->mode]->grid_x(m, f, k, out);
-}
-
-static void tensor_bytes(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
-{
-	fprintf(out, "(unsigned long long)%d", elem_info[t->type].bytes);
-	for (int d = 0; d < t->rank; d++) fputs(" * (unsigned long long)", out), dim_a(m, f, t->dim[d], out);
-}
-
-void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
+static void variant_plan(const Module *m, const Schedule *p, FILE *out)
 {
 	const Fusion *f = &m->fusion[p->fusion];
 	const char *vname = p->fused ? "fused" : "unfused";
@@ -76,14 +46,14 @@ void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 			continue;
 		}
 		fprintf(out, "\tif (base) a->t_%s = base + off;\n", t->name);
-		fputs("\toff += fz_align(", out), tensor_bytes(m, f, t, out), fputs(");\n", out);
+		fputs("\toff += fz_align(", out), host_tensor_bytes(f, t, out), fputs(");\n", out);
 	}
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
 		int nt = k->ntail;
 		if (!nt) continue;
 		fprintf(out, "\tparts = fz_max_u64(parts, (unsigned long long)(");
-		grid_expr(m, f, k, out);
+		host_grid_x(m, f, k, out);
 		fprintf(out, ") * %d * 8);\n", nt);
 	}
 	fputs("\tif (base) a->ws_part = base + off;\n\toff += fz_align(parts ? parts : 8);\n", out);
@@ -93,13 +63,11 @@ void emit_host_plan(const Module *m, const Schedule *p, FILE *out)
 	fprintf(out, "/* The %s variant as a list of operations, in stream order: %d kernel%s.\n"
 	             "   Returns how many were written to ops (at most max_ops), or -1. */\n", vname, p->nk, p->nk == 1 ? "" : "s");
 	char *fn = xasprintf("fz_%s_%s_ops", f->name, vname);
-	emit_host_ops(m, p, fn, out);
+	host_ops(m, p, fn, out);
 	free(fn);
 }
 
-/* static inline int FN(const fz_FUSION_args *a, int sm, fz_op *ops, int max_ops):
-   p's launches and memsets in stream order */
-void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
+void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 {
 	const Fusion *f = &m->fusion[p->fusion];
 	fprintf(out, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
@@ -112,13 +80,13 @@ void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out
 			const Tensor *c = &m->tensor[t->list_count];
 			fprintf(out, "\tif (n >= max_ops) return -1;\n");
 			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
-			tensor_bytes(m, f, c, out);
+			host_tensor_bytes(f, c, out);
 			fputs(", n++;\n", out);
 		}
 		if (zero) {
 			fprintf(out, "\tif (n >= max_ops) return -1;\n");
 			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", t->name, t->name);
-			tensor_bytes(m, f, t, out);
+			host_tensor_bytes(f, t, out);
 			fputs(", n++;\n", out);
 		}
 	}
@@ -126,15 +94,11 @@ void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out
 		const Kernel *k = &p->k[i];
 		fprintf(out, "\t{ /* %s: %s */\n", k->name, kernel_mode_name[k->mode]);
 		fputs("\t\tunsigned long long gx = ", out);
-		grid_expr(m, f, k, out);
+		host_grid_x(m, f, k, out);
 		fputs(";\n", out);
-		if (kern_template[k->mode]->grid_y) {
-			fputs("\t\tconst unsigned long long gy = ", out);
-			kern_template[k->mode]->grid_y(m, f, k, out);
-			fputs(";\n", out);
-		} else {
-			fputs("\t\tconst unsigned long long gy = 1;\n", out);
-		}
+		fputs("\t\tconst unsigned long long gy = ", out);
+		if (!host_grid_y(f, k, out)) fputc('1', out);
+		fputs(";\n", out);
 		int resets = 0; /* a kernel that zeroes something for later ones always runs */
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
 		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
@@ -154,72 +118,26 @@ void emit_host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out
 	fputs("\treturn n;\n}\n\n", out);
 }
 
-void emit_host_header_common(FILE *out);
-void emit_host_header_common(FILE *out)
+void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE *out)
 {
-	fputs("#ifndef FZ_OP_DEFINED\n#define FZ_OP_DEFINED\n"
-	      "/* One step of a variant: a kernel launch (grid, block; the kernel's only\n"
-	      "   parameter is the spec's args struct, by value) or a memset to zero. */\n"
-	      "typedef struct fz_op {\n"
-	      "\tint kind;\n"
-	      "\tconst char *kernel; /* kernel name, or the tensor a memset clears */\n"
-	      "\tunsigned int grid[3];\n"
-	      "\tunsigned int block;\n"
-	      "\tunsigned long long ptr, bytes;\n"
-	      "} fz_op;\n"
-	      "enum { FZ_OP_LAUNCH = 0, FZ_OP_MEMSET = 1 };\n"
-	      "static inline unsigned long long fz_align(unsigned long long b) { return (b + 255) & ~255ull; }\n"
-	      "static inline unsigned long long fz_max_u64(unsigned long long a, unsigned long long b) { return a > b ? a : b; }\n"
-	      "/* blocks for n points at `per` a block; with cap > 0 (whole-grid\n"
-	      "   reductions: the blocks that fit on the device at once) at most cap\n"
-	      "   and at least 1 */\n"
-	      "static inline unsigned long long fz_grid(long long n, int per, long long cap)\n"
-	      "{\n"
-	      "\tunsigned long long g = n > 0 ? ((unsigned long long)n + (unsigned long long)per - 1) / (unsigned long long)per : 0;\n"
-	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
-	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
-	      "}\n"
-	      "/* a row kernel keeping `per` vectors of 4 a thread: threads a row (the\n"
-	      "   kernel's fz_row_lanes), threads a block, blocks for `rows` rows */\n"
-	      "static inline " FZ_ROW_LANES_FN
-	      "static inline unsigned int fz_row_threads(long long cols, int per)\n"
-	      "{\n"
-	      "\tconst int g = fz_row_lanes(cols, per);\n"
-	      "\treturn g <= 32 ? 256u : (unsigned int)g; /* up to a warp: several rows a block */\n"
-	      "}\n"
-	      "static inline unsigned long long fz_row_grid(long long rows, long long cols, int per, long long cap)\n"
-	      "{\n"
-	      "\treturn fz_grid(rows, (int)(fz_row_threads(cols, per) / (unsigned int)fz_row_lanes(cols, per)), cap);\n"
-	      "}\n"
-	      "static inline unsigned long long fz_rows(long long rows, long long cap)\n"
-	      "{\n"
-	      "\tunsigned long long g = rows > 0 ? (unsigned long long)rows : 0;\n"
-	      "\tif (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }\n"
-	      "\treturn g > 0x7fffffffull ? 0x7fffffffull : g;\n"
-	      "}\n"
-	      "#endif\n\n",
-	      out);
-}
-
-void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused, const char *banner, FILE *out)
-{
-	const int fusion = fused->fusion;
+	const Schedule *fused = &fp->fused, *unfused = &fp->unfused;
+	const int fusion = fp->fusion;
 	const Fusion *f = &m->fusion[fusion];
 	fprintf(out, "%s", banner);
 	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
 	/* the layout this header's structs and op lists assume: the artifact's
 	   manifest carries the same, and libfuserun compares them */
 	char layout[65];
-	artifact_layout(m, fusion, layout);
+	emit_layout(m, fusion, layout);
 	fprintf(out, "/* the layout of the args (manifest line `layout`), checked by libfuserun */\n"
 	             "#define FZ_%s_LAYOUT \"%s\"\n\n", f->name, layout);
 	fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
-	emit_host_header_common(out);
+	fputs(emit_fz_op_block, out), fputc('\n', out); /* runtime/fuserun.h's, guarded */
 	emit_args_struct(m, fusion, 0, out);
 	fputc('\n', out);
 	ref_struct(m, fusion, out);
-	emit_host_plan(m, fused, out);
-	emit_host_plan(m, unfused, out);
+	variant_plan(m, fused, out);
+	variant_plan(m, unfused, out);
 	/* Typed one-call launchers for applications that link libfuserun
 	   (include fuserun.h before this header). */
 	fputs("#ifdef FUSERUN_H\n", out);
@@ -236,12 +154,7 @@ void emit_header(const Module *m, const Schedule *fused, const Schedule *unfused
 		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
 	}
 	fputs("#endif\n\n", out);
-	for (int i = 0; i < m->npipeline; i++) {
-		const Pipeline *pl = &m->pipeline[i];
-		if (pl->fusion != fusion) continue;
-		PipePlan pp;
-		if (!pipe_plan(m, pl, fused->target, &pp)) emit_pipeline_header(m, pl, &pp, out);
-		sched_free(&pp.s);
-	}
+	for (int i = 0; i < fp->npipe; i++)
+		if (!fp->pipe[i].why) host_pipeline(m, &fp->pipe[i], out);
 	fputs("#ifdef __cplusplus\n}\n#endif\n\n#endif\n", out);
 }

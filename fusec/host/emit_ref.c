@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "core/die.h"
-#include "emit/emit.h"
+#include "host/host.h"
 #include "core/namer.h"
 
 typedef struct Rx {
@@ -15,6 +15,8 @@ typedef struct Rx {
 	char **bind;
 	ExprWriter w;
 } Rx;
+
+static void dim_c(const Rx *rx, Dim d, FILE *out) { dim_write_c(&rx->m->fusion[rx->fusion], d, "n_", out); }
 
 static const char *rtype(const Tensor *t)
 {
@@ -40,7 +42,7 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 	}
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < x->nargs; i++) {
-		char *s = render_expr(w, x->args[i]);
+		char *s = emit_render(w, x->args[i]);
 		const Expr *ax = &m->expr[x->args[i]];
 		if (ax->op == IR_INDEX && m->index[ax->index].kind == IX_DENSE) {
 			subs[i] = s;
@@ -49,9 +51,7 @@ static void rleaf(ExprWriter *w, int e, void *outp)
 			size_t len = 0;
 			FILE *f = xmemstream(&buf, &len);
 			fprintf(f, "fz_ix(%s, ", s);
-			if (dim_derived(t->dim[i])) dim_write_c(&m->fusion[rx->fusion], t->dim[i], "n_", f);
-			else if (t->dim[i].sym >= 0) fprintf(f, "n_%s", m->fusion[rx->fusion].sym[t->dim[i].sym]);
-			else fprintf(f, "%lldLL", (long long)t->dim[i].value);
+			dim_c(rx, t->dim[i], f);
 			fputs(", &bad)", f);
 			fclose(f);
 			free(s);
@@ -69,12 +69,6 @@ static void ind(FILE *out, int n)
 	for (int i = 0; i < n; i++) fputc('\t', out);
 }
 
-static void dim_c(const Rx *rx, Dim d, FILE *out)
-{
-	if (dim_derived(d)) dim_write_c(&rx->m->fusion[rx->fusion], d, "n_", out);
-	else if (d.sym >= 0) fprintf(out, "n_%s", rx->m->fusion[rx->fusion].sym[d.sym]);
-	else fprintf(out, "%lldLL", (long long)d.value);
-}
 
 /* Opens loops over indices [from, to) of s: dense ones first, ragged last. */
 static int open_loops(Rx *rx, const Stmt *s, int from, int to, int depth, FILE *out)
@@ -102,7 +96,7 @@ static int open_loops(Rx *rx, const Stmt *s, int from, int to, int depth, FILE *
 				dim_c(rx, ix->range, out);
 				fprintf(out, "; ++%s) {\n", v);
 			} else {
-				char *lo = render_expr(&rx->w, ix->lo), *hi = render_expr(&rx->w, ix->hi);
+				char *lo = emit_render(&rx->w, ix->lo), *hi = emit_render(&rx->w, ix->hi);
 				const char *end = namer_make(&nm, "%s_end", v);
 				fprintf(out, "for (long long %s = %s, %s = %s; %s < %s; ++%s) {\n", v, lo, end, hi, v, end, v);
 				free(lo), free(hi);
@@ -125,7 +119,7 @@ static char *target_ref(Rx *rx, const Stmt *s)
 	const Tensor *t = &m->tensor[s->out];
 	char *subs[MAX_RANK] = {0};
 	for (int i = 0; i < s->nlhs; i++) {
-		char *e = render_expr(&rx->w, s->lhs[i]);
+		char *e = emit_render(&rx->w, s->lhs[i]);
 		const Expr *lx = &m->expr[s->lhs[i]];
 		if (lx->op == IR_INDEX && m->index[lx->index].kind == IX_DENSE) {
 			subs[i] = e;
@@ -162,7 +156,7 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 		const Tensor *c = &m->tensor[t->list_count];
 		fprintf(out, "\t\tt_%s[0] = 0;\n", c->name);
 		int d = open_loops(rx, s, 0, s->nindex, 2, out);
-		char *v = render_expr(&rx->w, s->rhs), *mk = render_expr(&rx->w, s->mask);
+		char *v = emit_render(&rx->w, s->rhs), *mk = emit_render(&rx->w, s->mask);
 		ind(out, d), fprintf(out, "if ((%s) && t_%s[0] < ", mk, c->name);
 		dim_c(rx, t->dim[0], out);
 		fprintf(out, ") t_%s[t_%s[0]++] = (%s)(%s);\n", t->name, c->name, rtype(t), v);
@@ -186,8 +180,8 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 		}
 		d = open_loops(rx, s, s->nfree, s->nindex, d, out);
 	}
-	char *v = render_expr(&rx->w, s->rhs);
-	char *mk = s->mask ? render_expr(&rx->w, s->mask) : strdup("1");
+	char *v = emit_render(&rx->w, s->rhs);
+	char *mk = s->mask ? emit_render(&rx->w, s->mask) : strdup("1");
 	char *tg = target_ref(rx, s);
 	ind(out, d), fprintf(out, "if (%s) {\n", mk);
 	ind(out, d + 1), fprintf(out, "const %s v = (%s)(%s);\n", at, at, v);
@@ -240,7 +234,7 @@ static const char ref_helpers[] =
 	"\treturn v;\n"
 	"}\n";
 
-void emit_reference(const Module *m, int fusion, FILE *out)
+void host_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
 	Rx rx = {.m = m, .fusion = fusion};

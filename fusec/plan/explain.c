@@ -11,7 +11,7 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
 		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
-		if (k->nspace) fputs(" over ", out), dims_write(m, f, k->space, k->nspace, ",", out);
+		if (k->nspace) fputs(" over ", out), dim_write_list(m, f, k->space, k->nspace, ",", out);
 		if (k->has_inner) fputs(", rows of ", out), dim_write(m, f, k->inner, out);
 		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
 		fputc('\n', out);

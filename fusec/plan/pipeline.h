@@ -1,34 +1,28 @@
-/* Persistent pipelines (pipeline.c): planned from the fused schedule,
- * emitted into the fusion's .cu (the persistent kernel and its phases) and
- * header (params, scratch, phase table, launchers). */
+/* Persistent pipelines, planned once per fusion from its fused schedule
+ * (plan_pipe.c): the kernels become the phases of one cooperative launch
+ * at one block size. The .cu's persistent kernel (cuda/pipe_kernel.c), the
+ * header's params, scratch and launchers (host/pipe_header.c) and the
+ * manifest's pipeline line print this plan. */
 #ifndef FUSEC_PIPELINE_H
 #define FUSEC_PIPELINE_H
-#include <stdio.h>
-
-#include "core/ir.h"
 #include "plan/schedule.h"
 
 #define FZ_PIPE_MAX_OPS 32     /* phases of one step (the params struct holds them) */
 #define FZ_PIPE_MAX_KERNELS 16
 
-/* The pipeline's plan: the fused schedule, its kernels named NAME_kI; one
-   block size for the launch (the largest any phase needs). A phase whose
-   threads never meet at a block-wide barrier (warp rows, plain point maps,
-   scatters, scalars: split[k]) keeps its own block size and runs as several
-   virtual blocks in each block; the others run at the launch's size. */
+/* A pipeline's plan: a copy of the fused schedule, its kernels named
+   PIPELINE_kI; one block size for the launch (the largest any phase needs).
+   A phase whose threads never meet at a block-wide barrier (warp rows,
+   plain point maps, scatters, scalars: split[k]) keeps its own block size
+   and runs as several virtual blocks in each block; the others run at the
+   launch's size. */
 typedef struct PipePlan {
+	const Pipeline *pl;
+	const char *why;        /* NULL, or why it cannot be built (then nothing below is set) */
 	Schedule s;
 	int block;              /* threads a block of the launch */
 	int min_blocks;         /* __launch_bounds__: blocks an SM must hold */
 	unsigned char split[FZ_PIPE_MAX_KERNELS];
 } PipePlan;
-
-/* NULL, or why the pipeline cannot be built; pp->s is to be freed either way */
-const char *pipe_plan(const Module *m, const Pipeline *pl, Target tgt, PipePlan *pp);
-const char *pipe_refusal(const Module *m, const Pipeline *pl, Target tgt);
-void emit_pipeline_cuda(const Module *m, const Pipeline *pl, const PipePlan *pp, FILE *out);
-/* the manifest's line: pipeline NAME steps=T|1 block=B phases=K [carry=IN:OUT,...] */
-void manifest_pipeline(const Module *m, const Pipeline *pl, Target tgt, FILE *out);
-void emit_pipeline_header(const Module *m, const Pipeline *pl, const PipePlan *pp, FILE *out);
 
 #endif

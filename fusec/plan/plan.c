@@ -10,36 +10,6 @@
 #include "core/die.h"
 #include "core/namer.h"
 
-/* A rank-0 sum, max or min over the space: folded across the whole grid.
- * (A rank-0 kmin is left to one thread: it needs no grid-wide merge.) */
-int plan_is_grid_reduction(const Stmt *s)
-{
-	return s->nfree == 0 && s->nindex > 0 && s->red >= RED_SUM && s->red <= RED_MIN;
-}
-
-int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
-
-int plan_reads_tensor(const Module *m, int e, int t)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
-	for (int i = 0; i < x->nargs; i++)
-		if (plan_reads_tensor(m, x->args[i], t)) return 1;
-	return plan_reads_tensor(m, x->a, t) || plan_reads_tensor(m, x->b, t) || plan_reads_tensor(m, x->c, t);
-}
-
-int plan_stmt_reads(const Module *m, const Stmt *s, int t)
-{
-	if (plan_reads_tensor(m, s->rhs, t) || plan_reads_tensor(m, s->mask, t)) return 1;
-	for (int i = 0; i < s->nlhs; i++)
-		if (plan_reads_tensor(m, s->lhs[i], t)) return 1;
-	for (int i = s->first_index; i < s->first_index + s->nindex; i++)
-		if (m->index[i].kind == IX_RAGGED && (plan_reads_tensor(m, m->index[i].lo, t) || plan_reads_tensor(m, m->index[i].hi, t)))
-			return 1;
-	return 0;
-}
-
 /* A kernel is a contiguous run of statements; those inlined between its
  * members lie inside the run, marked STEP_INLINE, and every template skips
  * them (their values are computed where they are read). */
@@ -78,8 +48,9 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	plan_resets(m, p);
 	plan_stored(m, p, stored);
 	plan_launch(m, p, stored);
-	assign_steps(m, p, stored);
+	plan_steps(m, p, stored);
 	plan_storage(m, p, stored);
+	plan_across(m, p);
 	free(stored);
 
 	/* Names: one namer for the kernels of the .cu (both variants share
@@ -92,8 +63,37 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 
 void sched_free(Schedule *p)
 {
-	for (int i = 0; i < p->nk; i++) free(p->k[i].name);
+	for (int i = 0; i < p->nk; i++) free(p->k[i].name), free(p->k[i].across);
 	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
 	free(p->storage), free(p->writer), free(p->reset_by), free(p->prod_at), free(p->prod);
 	memset(p, 0, sizeof *p);
+}
+
+static void *dup(const void *src, size_t n)
+{
+	void *d = xcalloc(n + 1, 1);
+	if (n) memcpy(d, src, n);
+	return d;
+}
+
+void sched_copy(const Schedule *s, Schedule *d)
+{
+	*d = *s;
+	size_t ns = (size_t)(s->last_stmt - s->first_stmt) + 1, nt = (size_t)(s->last_tensor - s->first_tensor) + 1;
+	d->cap = s->nk;
+	d->k = dup(s->k, (size_t)s->nk * sizeof *s->k);
+	for (int i = 0; i < s->nk; i++) {
+		d->k[i].name = xstrdup(s->k[i].name);
+		d->k[i].across = dup(s->k[i].across, (size_t)s->k[i].nacross * sizeof *s->k[i].across);
+	}
+	d->why = dup(s->why, ns * sizeof *s->why);
+	d->stmt_kernel = dup(s->stmt_kernel, ns * sizeof *s->stmt_kernel);
+	d->op = dup(s->op, ns * sizeof *s->op);
+	d->merge = dup(s->merge, ns * sizeof *s->merge);
+	d->remat = dup(s->remat, ns);
+	d->storage = dup(s->storage, nt * sizeof *s->storage);
+	d->writer = dup(s->writer, nt * sizeof *s->writer);
+	d->reset_by = dup(s->reset_by, nt * sizeof *s->reset_by);
+	d->prod_at = dup(s->prod_at, (nt + 1) * sizeof *s->prod_at);
+	d->prod = dup(s->prod, (size_t)s->prod_at[nt - 1] * sizeof *s->prod);
 }

@@ -88,18 +88,6 @@ static void index_producers(const Module *m, Schedule *p)
 	}
 }
 
-/* Are a load's subscripts exactly the statement's free indices, i.e. the
- * value at the current point? For a tail reduction, its reduced indices. */
-int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace)
-{
-	if (ld->nargs != nspace) return 0;
-	for (int i = 0; i < ld->nargs; i++) {
-		const Expr *a = &m->expr[ld->args[i]];
-		if (a->op != IR_INDEX || a->index != s->first_index + i) return 0;
-	}
-	return 1;
-}
-
 /* Do the first n subscripts of load ld name statement s's first n indices?
  * (For a reader: the load is in its own row, or at its own point.) */
 static int prefix_at(const Module *m, const Stmt *s, const Expr *ld, int n)
@@ -179,7 +167,7 @@ static SplitRule check_loads(const Module *m, const Schedule *p, int kern, const
 				if (!plan_is_scalar_map(s)) return SPLIT_AFTER_GLOBAL;
 			} else if (p->remat[pr - p->first_stmt] == REMAT_ANY || (p->remat[pr - p->first_stmt] == REMAT_ROW && prefix_at(m, s, x, k->nspace))) {
 				/* pointwise: recomputed where it is read */
-			} else if (!load_at_point(m, s, x, k->nspace)) {
+			} else if (!plan_load_at_point(m, s, x, k->nspace)) {
 				return SPLIT_NOT_AT_POINT;
 			}
 		}
@@ -222,9 +210,9 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	if (s->pattern == PAT_SCATTER) {
 		k->mode = KM_SCATTER;
 	} else if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) {
-		k->mode = tile_eligible(m, s, &k->path_why) ? KM_TILE : KM_MATMUL;
+		k->mode = plan_tile_eligible(m, s, &k->path_why) ? KM_TILE : KM_MATMUL;
 		k->nspace = stmt_space(m, s, k->space);
-	} else if (plan_tile_batched(m, s) && tile_eligible(m, s, &k->path_why)) {
+	} else if (plan_tile_batched(m, s) && plan_tile_eligible(m, s, &k->path_why)) {
 		k->mode = KM_TILE;
 		k->nspace = stmt_space(m, s, k->space);
 	} else if (plan_is_scalar_map(s)) {

@@ -1,6 +1,7 @@
 /* The planner's own shared pieces (plan*.c only): the passes plan_build
  * runs, in order, and what they call in each other.
- *   plan.c         the driver (plan_build) and the predicates of plan.h
+ *   plan.c         the driver (plan_build)
+ *   plan_pred.c    the predicates below, which every pass asks
  *   plan_fuse.c    which statements share a kernel (try_join says why not),
  *                  what is inlined, what a reader may recompute
  *   plan_tile.c    matrix contractions: operand order, tensor cores or CUDA
@@ -8,19 +9,36 @@
  *   plan_storage.c who zeroes what for the next run, what lives in device
  *                  memory, each tensor's Storage
  *   plan_launch.c  launch parameters: points a thread, row caches, register caps
- *   plan_steps.c   what each statement does in its kernel, the kernel's phases */
+ *   plan_steps.c   what each statement does in its kernel, the kernel's phases
+ *   plan_across.c  the tensors each kernel reads at other rows (sharding)
+ *   plan_pipe.c    pipelines, from the fused schedule (plan_fusion) */
 #ifndef FUSEC_PLAN_IMPL_H
 #define FUSEC_PLAN_IMPL_H
 #include "plan/plan.h"
 
+/* plan_pred.c */
+/* Matrix contraction operand order: 0 as written, 1 swapped, -1 not a matmul. */
+int plan_matmul_swapped(const Module *m, const Stmt *s);
+/* A batched contraction C(b,m,n) +=! A(b,m,k) * B(b,k,n) in a tensor_eligible stage */
+int plan_tile_batched(const Module *m, const Stmt *s);
+/* A rank-0 sum, max or min over the space: folded across the whole grid. */
+int plan_is_grid_reduction(const Stmt *s);
+/* Rank-0 pointwise work with no indices (a scalar epilogue). */
+int plan_is_scalar_map(const Stmt *s);
+int plan_reads_tensor(const Module *m, int e, int t);
+int plan_stmt_reads(const Module *m, const Stmt *s, int t);
+
+/* Are a load's subscripts exactly the statement's free indices, i.e. the
+   value at the current point? For a tail reduction, its reduced indices. */
+int plan_load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace);
+
 /* plan_fuse.c: the kernels of statements [p->first_stmt, p->last_stmt),
    and each statement's kernel, split rule and recomputability */
 void plan_group(const Module *m, Schedule *p, int fusion, int fused);
-int load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace);
 
 /* plan_tile.c */
-int tile_eligible(const Module *m, const Stmt *s, const char **why);
-void tile_shape(const Module *m, Kernel *k);
+int plan_tile_eligible(const Module *m, const Stmt *s, const char **why);
+void plan_tile_shape(const Module *m, Kernel *k);
 
 /* plan_storage.c; stored[t - p->first_tensor]: tensor t lives in device memory */
 void plan_resets(const Module *m, Schedule *p);
@@ -31,6 +49,9 @@ void plan_storage(const Module *m, Schedule *p, const unsigned char *stored);
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored);
 
 /* plan_steps.c */
-void assign_steps(const Module *m, Schedule *p, const unsigned char *stored);
+void plan_steps(const Module *m, Schedule *p, const unsigned char *stored);
+
+/* plan_across.c */
+void plan_across(const Module *m, Schedule *p);
 
 #endif

@@ -16,6 +16,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
 		k->par.unroll = k->par.slices = 1;
+		k->par.red_unroll = 4; /* reduction loops: 4 copies (a pipeline's phases: 32, plan_pipe.c) */
 		if (k->mode != KM_POINT) continue;
 		int loops = 0, simple = 1, compact = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
@@ -80,6 +81,6 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;
 		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
 		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
-		tile_shape(m, k);
+		plan_tile_shape(m, k);
 	}
 }

@@ -26,7 +26,7 @@ static int merge_run(const Module *m, const Kernel *k, int sid)
 }
 
 /* What each statement does in its kernel, and the kernel's phases. */
-void assign_steps(const Module *m, Schedule *p, const unsigned char *stored)
+void plan_steps(const Module *m, Schedule *p, const unsigned char *stored)
 {
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];

@@ -7,7 +7,7 @@ static int reads_only_at_point(const Module *m, const Stmt *s, int e, int t, int
 {
 	if (!e) return 1;
 	const Expr *x = &m->expr[e];
-	if (x->op == IR_LOAD && x->tensor == t && !load_at_point(m, s, x, nspace)) return 0;
+	if (x->op == IR_LOAD && x->tensor == t && !plan_load_at_point(m, s, x, nspace)) return 0;
 	for (int i = 0; i < x->nargs; i++)
 		if (!reads_only_at_point(m, s, x->args[i], t, nspace)) return 0;
 	return reads_only_at_point(m, s, x->a, t, nspace) && reads_only_at_point(m, s, x->b, t, nspace) &&
@@ -80,7 +80,7 @@ void plan_stored(const Module *m, const Schedule *p, unsigned char *stored)
 	}
 }
 
-/* Each tensor's Storage. After assign_steps: a row element nobody stores
+/* Each tensor's Storage. After plan_steps: a row element nobody stores
    (STEP_ROW_ONCHIP) is recomputed by its readers. */
 void plan_storage(const Module *m, Schedule *p, const unsigned char *stored)
 {

@@ -3,12 +3,14 @@
  * kernel. */
 #include "plan/plan_impl.h"
 
+#include "core/die.h"
+
 /* The operands' order in a contraction over (i0, i1) reducing k: 0 when the
  * first operand carries i0 and the second i1, 1 when the other way round,
  * -1 when neither. */
 static int operand_over(const Module *m, int x, int with, int without, int k)
 {
-	return expr_uses_index(m, x, with) && !expr_uses_index(m, x, without) && expr_uses_index(m, x, k);
+	return ir_expr_uses_index(m, x, with) && !ir_expr_uses_index(m, x, without) && ir_expr_uses_index(m, x, k);
 }
 static int operand_order(const Module *m, const Stmt *s, int i0, int i1, int k)
 {
@@ -69,7 +71,7 @@ int plan_tile_batched(const Module *m, const Stmt *s)
 	if (s->pattern != PAT_CONTRACT || s->nfree != 3 || s->nindex != 4 || !(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)))
 		return 0;
 	TileIdx t = tile_idx(m, s);
-	return t.sw >= 0 && expr_uses_index(m, s->contract_a, t.ib) && expr_uses_index(m, s->contract_b, t.ib);
+	return t.sw >= 0 && ir_expr_uses_index(m, s->contract_a, t.ib) && ir_expr_uses_index(m, s->contract_b, t.ib);
 }
 
 /* Is a tile kernel's B read as B(n,k), k contiguous (x W^T)? */
@@ -85,7 +87,7 @@ static int tile_b_kmajor(const Module *m, const Stmt *s)
  * B(n,k) (batched: A(b,m,k) and B(b,k,n) or B(b,n,k)), accumulated in f32,
  * unmasked. Otherwise the CUDA-core tile kernel (batched: a point kernel);
  * *why says which, for --explain. */
-int tile_eligible(const Module *m, const Stmt *s, const char **why)
+int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 {
 	TileIdx x = tile_idx(m, s);
 	int ib = x.ib, i0 = x.im, i1 = x.in, kx = x.kx;
@@ -128,7 +130,7 @@ int tile_eligible(const Module *m, const Stmt *s, const char **why)
 }
 
 /* The tile and its shared memory, for a contraction's kernel. */
-void tile_shape(const Module *m, Kernel *k)
+void plan_tile_shape(const Module *m, Kernel *k)
 {
 	if (k->mode == KM_MATMUL) {
 		k->par.tile_m = k->par.tile_n = 64, k->par.tile_k = 16;
@@ -145,6 +147,11 @@ void tile_shape(const Module *m, Kernel *k)
 		k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_n_min = 64, k->par.tile_k = 64, k->par.stages = 4;
 		k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
 		k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
+		/* the operands A(m,k) and B(k,n) or B(n,k): the runtime makes their tensor maps */
+		const Stmt *c = &m->stmt[k->first_stmt];
+		int ea = k->par.swapped ? c->contract_b : c->contract_a, eb = k->par.swapped ? c->contract_a : c->contract_b;
+		if (m->expr[ea].op != IR_LOAD || m->expr[eb].op != IR_LOAD) die("plan: tile kernel's operands are not loads");
+		k->tile_a = m->expr[ea].tensor, k->tile_b = m->expr[eb].tensor;
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
 	}

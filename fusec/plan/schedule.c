@@ -72,16 +72,20 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		const Kernel *k = &s->k[i];
 		const KernelParams *p = &k->par;
 		fprintf(out, "  kernel %s %s space=", k->name, kernel_mode_name[k->mode]);
-		dims_write(m, f, k->space, k->nspace, ",", out);
+		dim_write_list(m, f, k->space, k->nspace, ",", out);
 		if (k->has_inner) fputs(" inner=", out), dim_write(m, f, k->inner, out);
-		fprintf(out, " grid-reductions=%d\n", k->ntail);
+		fprintf(out, " grid-reductions=%d", k->ntail);
+		for (int t = 0; t < k->nacross; t++) fprintf(out, "%s%s", t ? "," : " across=", m->tensor[k->across[t]].name);
+		fputc('\n', out);
 		fprintf(out, "    params block=%d min_blocks=%d unroll=%d vec=%d slices=%d rcache=%d warp_rows=%d", p->block,
 		        p->min_blocks, p->unroll, p->vec, p->slices, p->rcache, p->warp_rows);
 		if (k->mode == KM_MATMUL || k->mode == KM_TILE)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
 		if (k->mode == KM_TILE)
 			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
-		fprintf(out, " tuned=%s\n", p->tuned ? p->tuned : "built-in");
+		fprintf(out, " tuned=%s red_unroll=%d", p->tuned ? p->tuned : "built-in", p->red_unroll);
+		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
+		fputc('\n', out);
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];
@@ -113,7 +117,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 72, "KernelParams changed: compare the new field in params_same, then update 72");
-_Static_assert(sizeof(Kernel) == 560, "Kernel changed: compare the new field in kernel_same, then update 560");
+_Static_assert(sizeof(Kernel) == 584, "Kernel changed: compare the new field in kernel_same, then update 584");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -121,7 +125,7 @@ _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
-	       a->slices == b->slices && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
+	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
 	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
@@ -132,7 +136,9 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
 	    a->fusion != b->fusion || a->nspace != b->nspace || a->has_inner != b->has_inner ||
 	    (a->has_inner && !dim_same(a->inner, b->inner)) || a->has_tail != b->has_tail || a->ntail != b->ntail ||
-	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why))
+	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
+	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
+	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)))
 		return 0;
 	for (int d = 0; d < a->nspace; d++)
 		if (!dim_same(a->space[d], b->space[d])) return 0;

@@ -1,7 +1,7 @@
 /* The schedule: everything the back end prints, decided once by the
  * planner (plan.c) for one fusion, one variant and one target.
  *
- *   spec -> checked IR -> [plan.c] Schedule -> [kern_*.c] CUDA, [emit_host.c] launches
+ *   spec -> checked IR -> [plan/] Schedule -> [cuda/kern_*.c] CUDA, [host/] launches, [artifact/] manifest
  *
  * The emitters read this struct and decide nothing: which statements share
  * a kernel, what each statement does inside its kernel (Step), where every
@@ -12,8 +12,9 @@
  * Extending it:
  *  - a new target: add it to TARGETS; plan_build gets it and may choose
  *    different kinds or parameters (the artifact then needs a .cu per target);
- *  - a new kernel kind: add it to KERNEL_MODES (plan.h), write its template
- *    as fusec/kern_NAME.c and register it in kern.c's table;
+ *  - a new kernel kind: add it to KERNEL_MODES, write its template as
+ *    cuda/kern_NAME.c and its launch geometry in host/grid.c, and register
+ *    the template in cuda/emit_cuda.c's table;
  *  - tuned parameters: fill Kernel.par (and .par.tuned, the table entry
  *    used) in plan_launch.c; the templates read only .par.
  * Its arrays hold the fusion's statements and tensors only, statement sid
@@ -43,7 +44,7 @@ extern const char *const target_name[TGT_N];
 int target_lookup(const char *s); /* -1 if unknown */
 
 /* How a kernel maps its iteration space onto the grid; one template each
- * (kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c). */
+ * (cuda/kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c). */
 #define KERNEL_MODES(X) \
 	X(POINT, "point")   /* a thread per point of the space, grid-stride; reductions loop serially */ \
 	X(ROW, "row")       /* a block (or warp) per point; reductions over the row's last index cooperate */ \
@@ -135,6 +136,7 @@ typedef struct KernelParams {
 	                     innermost index as 16-byte vectors when the pointers and the innermost
 	                     extent allow (checked by the kernel); 0 = none */
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
+	int red_unroll;   /* reduction loops: copies of the body a '#pragma unroll' asks for */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
@@ -170,8 +172,18 @@ typedef struct Kernel {
 	int nphase;
 	Phase phase[MAX_PHASES];
 	KernelParams par;
+	int tile_a, tile_b;       /* TILE: the tensors read as A(m,k) and B(k,n) or B(n,k) (the runtime's tensor maps) */
+	int *across, nacross;     /* tensors it reads at rows other than its point's first index (plan_across.c) */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 } Kernel;
+
+/* points a block of a POINT kernel: a sliced one's block is FZ_SLICES
+   threads a point (32 points in a launch of its own; fewer as a pipeline's
+   phase at a smaller block, plan_pipe.c) */
+static inline int kernel_points(const Kernel *k)
+{
+	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
+}
 
 /* Why two adjacent stages were not fused. */
 #define SPLIT_RULES(X) \
@@ -225,6 +237,8 @@ typedef struct Schedule {
  * per-stage variant. Defined in plan.c. */
 void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *s);
 void sched_free(Schedule *s);
+/* a deep copy of s into *d */
+void sched_copy(const Schedule *s, Schedule *d);
 /* 1 if a and b (one fusion, one variant) differ at most in their target. */
 int sched_same(const Module *m, const Schedule *a, const Schedule *b);
 static inline int sched_stored(const Schedule *s, int t) { return s->storage[t - s->first_tensor] == ST_STORED; }

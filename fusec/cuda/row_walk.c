@@ -1,0 +1,170 @@
+/* The row walk: a ROW kernel's group of threads over a row's columns,
+ * from the row's register cache (cached vectors of 4), streamed from
+ * memory when the row is wider than the registers, or a column a thread
+ * and step. Both the row template (kern_row.c) and the row-wide reductions
+ * (cuda_reduce.c) walk rows through it; a statement's store inside a
+ * cached walk may be collected into a vector store (cuda_row_store_deferred). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/die.h"
+#include "cuda/cuda.h"
+
+int cuda_row_vec_type(ElemType t) { return t == ET_F32 || t == ET_F16 || t == ET_BF16; }
+
+/* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
+ * of the vector path: its four values are collected (fz_ws_T[fz_j]) and
+ * stored as one vector after the walk's step. */
+int cuda_row_store_deferred(Cx *cx, const Stmt *s, char **subs)
+{
+	const Kernel *k = cx->k;
+	const Tensor *x = &cx->m->tensor[s->out];
+	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + 1 || x->rank != k->nspace + 1 ||
+	    !cuda_row_vec_type(x->type) || strcmp(subs[k->nspace], cx->rc_var))
+		return 0;
+	for (int i = 0; i < k->nspace; i++) {
+		char sv[16];
+		snprintf(sv, sizeof sv, "s%d", i);
+		if (strcmp(subs[i], sv)) return 0;
+	}
+	cx->rc_used[s->out - cx->first_tensor] |= 2;
+	return 1;
+}
+
+/* a.t_T at (s0.., col) */
+static char *row_lin(Cx *cx, int t, const char *col)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	char *subs[MAX_RANK], names[MAX_RANK][24];
+	for (int i = 0; i < x->rank; i++) {
+		snprintf(names[i], sizeof names[i], "s%d", i);
+		subs[i] = i < x->rank - 1 ? names[i] : (char *)col;
+	}
+	return cuda_linear(cx, t, subs);
+}
+
+int cuda_row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }
+
+/* Steps of a walk over vectors held in fz_rc_T[count][4]: step fz_k covers
+ * the 4 columns from fz_c0 = (fz_k * fz_g + fz_lane) * 4 (in the rest of a
+ * row past the registers, tail: (fz_kt + fz_k) * fz_g + fz_lane); text is
+ * the walk's body for the element at var (fz_c0 + fz_j). On the vector path
+ * (fz_v4: the width a multiple of 4) a step is all in the row or all out,
+ * and stores collected per step are written as one vector; on the scalar
+ * path each column is checked. */
+static void walk_steps(Cx *cx, int count, int tail, const char *text, const char *var, int depth)
+{
+	FILE *out = cx->out;
+	const Module *m = cx->m;
+	const int v = cx->rc_vec;
+	cuda_ind(out, depth), fputs("#pragma unroll\n", out);
+	cuda_ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
+	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	if (v) {
+		cuda_ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+			if (cx->rc_used[t - cx->first_tensor] & 2) cuda_ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", emit_device_type(&m->tensor[t]), m->tensor[t].name);
+	}
+	cuda_ind(out, depth + 1), fputs("#pragma unroll\n", out);
+	cuda_ind(out, depth + 1), fputs("for (int fz_j = 0; fz_j < 4; ++fz_j) {\n", out);
+	cuda_ind(out, depth + 2), fprintf(out, "const long long %s = fz_c0 + fz_j;\n", var);
+	if (v) cuda_ind(out, depth + 2), fputs("{\n", out);
+	else cuda_ind(out, depth + 2), fprintf(out, "if (fz_live && %s < fz_cn) {\n", var);
+	fputs(text, out);
+	cuda_ind(out, depth + 2), fputs("}\n", out);
+	cuda_ind(out, depth + 1), fputs("}\n", out);
+	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
+		if (!(cx->rc_used[t - cx->first_tensor] & 2)) continue;
+		const Tensor *x = &m->tensor[t];
+		char *lin0 = row_lin(cx, t, "fz_c0");
+		const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
+		cuda_ind(out, depth + 1), fprintf(out, "*(%s *)&a.t_%s[%s] = make_%s(fz_ws_%s[0], fz_ws_%s[1], fz_ws_%s[2], fz_ws_%s[3]);\n",
+		                             v4, x->name, lin0, v4, x->name, x->name, x->name, x->name);
+		free(lin0);
+	}
+	if (v) cuda_ind(out, depth + 1), fputs("}\n", out);
+	cuda_ind(out, depth), fputs("}\n", out);
+}
+
+/* The register cache of tensor t's row: cuda_row_cached() vectors of 4
+ * elements, one 16-byte (f16/bf16: 8-byte) load each on the vector path;
+ * tail: count vectors of the rest of the row, from fz_kt. */
+void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail)
+{
+	const Tensor *x = &cx->m->tensor[t];
+	const char *ty = elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : cuda_ctype(x->type);
+	char *lin0 = row_lin(cx, t, "fz_c0"), *lin = row_lin(cx, t, "fz_c0 + fz_j");
+	cuda_ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];%s\n#pragma unroll\n", ty, x->name, count, tail ? " /* the next vector, in place of the registers' */" : "");
+	cuda_ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
+	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	if (cx->rc_vec && cuda_row_vec_type(x->type) && tail) {
+		/* past the row's end the row's first vector, unused: a load
+		   under a condition here made ptxas spill */
+		char *linc = row_lin(cx, t, "(fz_c0 < fz_cn ? fz_c0 : 0)");
+		cuda_ind(out, depth + 1), fprintf(out, "fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n", x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b",
+		                             x->name, linc, x->name);
+		free(linc);
+	} else if (cx->rc_vec && cuda_row_vec_type(x->type)) {
+		cuda_ind(out, depth + 1), fprintf(out, "if (fz_c0 < fz_cn) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n",
+		                             x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b", x->name, lin0, x->name);
+	} else {
+		fputs("#pragma unroll\n", out);
+		cuda_ind(out, depth + 1), fprintf(out, "for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_%s[fz_k][fz_j] = %s < fz_cn ? ", x->name,
+		                             cx->rc_vec ? "fz_c0" : "fz_c0 + fz_j");
+		cuda_load(cx, t, lin, out);
+		fputs(" : 0;\n", out);
+	}
+	cuda_ind(out, depth), fputs("}\n", out);
+	free(lin0), free(lin);
+}
+
+/* The group walks the row: var over the row's columns. With a register
+ * cache, on the vector path of a row the registers hold (fz_fit), the
+ * cached vectors, four consecutive columns a step; on the vector path of a
+ * wider row (rc_stream) every walk reads the row from memory, ROW_STREAM_VECS
+ * 16-byte vectors a thread loaded before they are used, into arrays named
+ * as the cache's (the same body text); on the scalar path the cached
+ * columns, then the rest of the row a column a thread and step (the body
+ * written again for a column), as past 2^30 columns on the streaming path. */
+void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
+{
+	FILE *out = cx->out;
+	const Kernel *k = cx->k;
+	if (k->par.rcache) {
+		const int rc = cuda_row_cached(cx), v = cx->rc_vec;
+		unsigned char *before = xcalloc((size_t)(cx->p->last_tensor - cx->first_tensor) + 1, 1);
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) before[t - cx->first_tensor] = cx->rc_used[t - cx->first_tensor] & 3, cx->rc_used[t - cx->first_tensor] &= (unsigned char)~3;
+		char *text = NULL;
+		size_t len = 0;
+		FILE *bf = xmemstream(&text, &len);
+		cx->out = bf;
+		cx->rc_var = var;
+		body(cx, sid, n, depth + (cx->rc_stream ? 4 : 3)); /* inside the stream loop: one deeper */
+		cx->rc_var = NULL;
+		fclose(bf);
+		cx->out = out;
+		if (cx->rc_stream) { /* the whole row from memory, ROW_STREAM_VECS vectors a thread at a time */
+			cuda_ind(out, depth), fputs("#pragma unroll 1\n", out);
+			cuda_ind(out, depth), fprintf(out, "for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += %d) {\n", ROW_STREAM_VECS);
+			for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
+				if (cx->rc_used[t - cx->first_tensor] & 1) cuda_row_cache_fill(cx, t, out, depth + 1, ROW_STREAM_VECS, 1);
+			walk_steps(cx, ROW_STREAM_VECS, 1, text, var, depth + 1);
+			cuda_ind(out, depth), fputs("}\n", out);
+			for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) cx->rc_used[t - cx->first_tensor] &= (unsigned char)~1; /* nothing kept across walks */
+		} else {
+			walk_steps(cx, rc, 0, text, var, depth);
+		}
+		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) cx->rc_used[t - cx->first_tensor] |= before[t - cx->first_tensor];
+		free(before), free(text);
+		if (v && !cx->rc_stream) return; /* the vector path holds the whole row (fz_fit) */
+		if (v) cuda_ind(out, depth), fprintf(out, "for (long long %s = (long long)fz_cn + fz_lane; fz_live && %s < ", var, var);
+		else cuda_ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
+	} else {
+		cuda_ind(out, depth), fprintf(out, "#pragma unroll %d\n", cx->k->par.red_unroll);
+		cuda_ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
+	}
+	cuda_dim(cx, k->inner, out);
+	fprintf(out, "; %s += %s) {\n", var, row_width(cx));
+	body(cx, sid, n, depth + 1);
+	cuda_ind(out, depth), fputs("}\n", out);
+}
