@@ -2,7 +2,7 @@
  *
  * Built by tests/run.sh from the front-end sources with ASan and UBSan:
  *   cc -Ifusec -Ibuild/gen -fsanitize=address,undefined tests/unit_frontend.c
- *      fusec/ast.c fusec/diag.c ... build/gen/lexer.c build/gen/grammar.c -lm
+ *      fusec/core/*.c fusec/front/*.c build/gen/lexer.c build/gen/grammar.c -lm
  * Prints one line per failing case and, last, "unit: P passed, F failed". */
 #include <stdarg.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-/* Unit tests of the tuning table reader (fusec/tune.c): the committed
+/* Unit tests of the tuning table reader (fusec/plan/tune.c): the committed
  * table parses and answers look-ups; every malformed line is an error at
  * its line and column. Prints "tune: N passed, N failed". */
 #include <stdio.h>

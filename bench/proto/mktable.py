@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes the tuning table (fusec/tune.h has the format) from a sweep.json of
+"""Writes the tuning table (fusec/plan/tune.h has the format) from a sweep.json of
 bench/proto/sweep.py: per kernel kind and size bucket, the fastest candidate
 that validated. `make tune` runs this on a GPU machine after the sweep.
 usage: python3 bench/proto/mktable.py sweep.json [ARCH] > tune/table.txt"""
@@ -46,7 +46,7 @@ for r in d['rows']:
 seen = {}
 for e in entries:  # one entry per bucket: the first (narrowest row) wins a tie
     seen.setdefault(e[:3], e)
-print('# fusec tuning table: ARCH KIND BUCKET PARAM=INT..., sorted; format in fusec/tune.h.')
+print('# fusec tuning table: ARCH KIND BUCKET PARAM=INT..., sorted; format in fusec/plan/tune.h.')
 print('# Written by bench/proto/mktable.py from one bench/proto/sweep.py run (make tune); do not edit.')
 print('# row: BUCKET b serves rows up to 2^b 16-byte vectors wide; lanes = threads a row,')
 print('#   vecs = 16-byte vectors a thread keeps in registers (0: online, rows re-read);')

@@ -43,6 +43,7 @@ typedef struct Cx {
 	   each fusion the whole file's size. */
 	int first_index, first_tensor;
 	char **bind;      /* per index: C expression */
+	signed char *role; /* per index: what its binding stands for (CUDA_ROLE_*, cuda_role) */
 	char **local;     /* per tensor: local holding its value at the point */
 	char ***local_at; /* per tensor: the subscripts that local stands for */
 	ExprWriter w;
@@ -82,6 +83,12 @@ typedef struct Cx {
 	int nhvars, nhoist, nhname;
 	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];
 } Cx;
+
+/* What an index's binding stands for: the vector and cached accesses,
+   and the reads hoisted out of a reduction loop, are decided on this,
+   never on the binding's text. 0 .. MAX_IDX-1: the point's coordinate j
+   in the copy being rendered (cuda_bind_point). */
+enum { CUDA_ROLE_NONE = -1, CUDA_ROLE_ROW = 100 /* the row walk's column */, CUDA_ROLE_LOOP = 101 /* an open reduction loop's variable */ };
 
 /* inputs go through the read-only path (__ldg) unless the launch writes them */
 static inline int cx_readonly(const Cx *cx, int t)
@@ -124,6 +131,8 @@ void cuda_dim(Cx *cx, Dim d, FILE *out);
 void cuda_load(Cx *cx, int t, const char *lin, FILE *out);
 char *cuda_linear(Cx *cx, int t, char **subs);
 void cuda_put_decls(FILE *out, const char *decls, int depth);
+/* the role of expression e as a subscript: its index's, or none */
+int cuda_role(const Cx *cx, int e);
 void cuda_set_local(Cx *cx, int t, const char *name, char **subs, int n);
 void cuda_clear_locals(Cx *cx);
 void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth);
@@ -135,7 +144,7 @@ void cuda_bind_point(Cx *cx, const Stmt *s, int nspace);
 void cuda_leaf(ExprWriter *w, int e, void *outp);
 int cuda_eager_ok(ExprWriter *w, int e);
 void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store);
+int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store);
 
 /* cuda_remat.c */
 /* The value (or mask) e of statement s, in its compute type. Locals it
@@ -145,7 +154,7 @@ int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store);
 char *cuda_value_of(Cx *cx, const Stmt *s, int e, char **decls);
 /* Producer wr read at subs, as a reference to its memo entry; 0, writing
    nothing, where it cannot be one (the caller recomputes it in place) */
-int cuda_memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out);
+int cuda_memo_use(Cx *cx, int wr, char **subs, const int *roles, int n, ElemType c, FILE *out);
 /* cuda_reduce.c */
 const char *cuda_identity(RedOp r, ElemType t);
 const char *cuda_red_op(RedOp r);
@@ -174,7 +183,7 @@ typedef void RowBody(Cx *cx, int sid, int n, int depth);
 void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth);
 /* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
    of the vector path: collected and stored as one vector (1), or not (0) */
-int cuda_row_store_deferred(Cx *cx, const Stmt *s, char **subs);
+int cuda_row_store_deferred(Cx *cx, const Stmt *s);
 /* the types a row's vector path loads and stores 4 at a time */
 int cuda_row_vec_type(ElemType t);
 /* vectors of 4 a thread keeps of a cached row, on the path being rendered */

@@ -61,6 +61,12 @@ char *cuda_linear(Cx *cx, int t, char **subs)
 	return buf;
 }
 
+int cuda_role(const Cx *cx, int e)
+{
+	const Expr *x = &cx->m->expr[e];
+	return x->op == IR_INDEX ? cx->role[x->index - cx->first_index] : CUDA_ROLE_NONE;
+}
+
 void cuda_put_decls(FILE *out, const char *decls, int depth)
 {
 	for (const char *l = decls; l && *l;) {

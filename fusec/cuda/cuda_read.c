@@ -8,7 +8,7 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
-static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin);
+static const char *hoisted(Cx *cx, int t, const int *roles, int n, const char *lin);
 
 void cuda_leaf(ExprWriter *w, int e, void *outp)
 {
@@ -29,17 +29,14 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		return;
 	}
 	char *subs[MAX_RANK] = {0};
-	for (int i = 0; i < x->nargs; i++) subs[i] = emit_render(w, x->args[i]);
+	int roles[MAX_RANK];
+	for (int i = 0; i < x->nargs; i++) subs[i] = emit_render(w, x->args[i]), roles[i] = cuda_role(cx, x->args[i]);
 	int hit = cx->local[t - cx->first_tensor] != NULL;
 	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
 	int wr = cx->p->writer[t - cx->p->first_tensor];
-	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 &&
-	             !strcmp(subs[x->nargs - 1], cx->rc_var);
-	for (int i = 0; cached && i < cx->k->nspace; i++) {
-		char sv[16];
-		snprintf(sv, sizeof sv, "s%d", i);
-		cached = !strcmp(subs[i], sv);
-	}
+	/* an input's row at the point, read at the row walk's column */
+	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 && roles[x->nargs - 1] == CUDA_ROLE_ROW;
+	for (int i = 0; cached && i < cx->k->nspace; i++) cached = roles[i] == i;
 	int vi = -1;
 	if (cached) {
 		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
@@ -52,14 +49,17 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		   once per value and tuple of subscripts (the memo), except where
 		   only a condition lets it be evaluated. */
 		const Stmt *P = &m->stmt[wr];
-		if (cx->memo_on && cuda_memo_use(cx, wr, subs, x->nargs, w->compute, out)) {
+		if (cx->memo_on && cuda_memo_use(cx, wr, subs, roles, x->nargs, w->compute, out)) {
 			for (int i = 0; i < x->nargs; i++) free(subs[i]);
 			return;
 		}
 		char *saved[MAX_RANK];
+		signed char saved_role[MAX_RANK];
 		for (int i = 0; i < P->nfree; i++) {
 			saved[i] = cx->bind[P->first_index + i - cx->first_index];
+			saved_role[i] = cx->role[P->first_index + i - cx->first_index];
 			cx->bind[P->first_index + i - cx->first_index] = subs[i];
+			cx->role[P->first_index + i - cx->first_index] = (signed char)roles[i];
 		}
 		ElemType c = w->compute;
 		int h = w->half;
@@ -68,12 +68,13 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		ir_write_expr(w, P->rhs, out);
 		fputc(')', out);
 		w->compute = c, w->half = h;
-		for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
-	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, subs, x->nargs, 0)) >= 0) {
+		for (int i = 0; i < P->nfree; i++)
+			cx->bind[P->first_index + i - cx->first_index] = saved[i], cx->role[P->first_index + i - cx->first_index] = saved_role[i];
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
 		char *lin = cuda_linear(cx, t, subs);
-		const char *h = hoisted(cx, t, subs, x->nargs, lin);
+		const char *h = hoisted(cx, t, roles, x->nargs, lin);
 		if (h) fputs(h, out);
 		else cuda_load(cx, t, lin, out);
 		free(lin);
@@ -81,30 +82,26 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	for (int i = 0; i < x->nargs; i++) free(subs[i]);
 }
 
-/* While a reduction loop's body is rendered: 1 if sub is a variable of
- * the kernel's point, 2 if one of the open loops', else 0. */
-static int hoist_var(const Cx *cx, const char *sub)
+/* While a reduction loop's body is rendered: 1 if a subscript of this
+ * role is a coordinate of the kernel's point, 2 if one of the open loops'
+ * variables, else 0. */
+static int hoist_var(const Cx *cx, int role)
 {
-	for (int i = 0; i < cx->k->nspace; i++) {
-		char v[24];
-		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
-		if (!strcmp(sub, v)) return 1;
-	}
-	for (int i = 0; i < cx->nhvars; i++)
-		if (!strcmp(sub, cx->hvars[i])) return 2;
-	return 0;
+	if (role >= 0 && role < cx->k->nspace) return 1;
+	return role == CUDA_ROLE_LOOP && cx->nhvars ? 2 : 0;
 }
 
-/* The local holding input t at subs (linear index lin), made on first use;
+/* The local holding input t at subscripts of these roles (linear index
+ * lin), made on first use;
  * NULL where the read is not hoisted (outside a reduction body, a written
  * input, a subscript that is not a variable of the point or the loops, or
  * the table full). */
-static const char *hoisted(Cx *cx, int t, char **subs, int n, const char *lin)
+static const char *hoisted(Cx *cx, int t, const int *roles, int n, const char *lin)
 {
 	if (!cx->hoisting || !cx_readonly(cx, t)) return NULL;
 	int inv = 1;
 	for (int i = 0; i < n; i++) {
-		int v = hoist_var(cx, subs[i]);
+		int v = hoist_var(cx, roles[i]);
 		if (!v) return NULL;
 		if (v == 2) inv = 0;
 	}
@@ -159,7 +156,9 @@ int cuda_eager_ok(ExprWriter *w, int e)
 		for (int i = 0; i < x->nargs; i++) {
 			const Expr *a = &cx->m->expr[x->args[i]];
 			const char *b = a->op == IR_INDEX ? cx->bind[a->index - cx->first_index] : NULL;
-			if (!b || !hoist_var(cx, b) || (local && (!cx->local_at[t - cx->first_tensor][i] || strcmp(cx->local_at[t - cx->first_tensor][i], b)))) return 0;
+			if (!b || !hoist_var(cx, cuda_role(cx, x->args[i])) ||
+			    (local && (!cx->local_at[t - cx->first_tensor][i] || strcmp(cx->local_at[t - cx->first_tensor][i], b))))
+				return 0;
 		}
 		return 1;
 	}
@@ -172,12 +171,13 @@ int cuda_eager_ok(ExprWriter *w, int e)
 }
 
 /* In the POINT vector path: an f32 access at the copy's point whose
- * innermost subscript is the space's innermost index over the same extent,
- * the others outer indices of the space. The four copies then touch four
- * consecutive elements starting at copy 0's, 16-byte aligned when the
- * tensor is and the extent is a multiple of 4 (the kernel checks both).
- * Returns the access's slot in cx->vl (loads) or cx->vs (stores), or -1. */
-int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store)
+ * innermost subscript is the space's innermost coordinate over the same
+ * extent, the others outer coordinates of the space (roles: the subscripts'
+ * cuda_role). The four copies then touch four consecutive elements
+ * starting at copy 0's, 16-byte aligned when the tensor is and the extent
+ * is a multiple of 4 (the kernel checks both). Returns the access's slot in
+ * cx->vl (loads) or cx->vs (stores), or -1. */
+int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
@@ -185,13 +185,10 @@ int cuda_vec_access(Cx *cx, int t, char **subs, int n, int store)
 	if (x->type != ET_F32 || n != x->rank || n < 1 || ns < 1) return -1;
 	const Dim d = x->dim[n - 1], e = k->space[ns - 1];
 	if (!dim_same(d, e)) return -1; /* derived sizes too (C/2 is not C) */
-	char want[24], names[MAX_RANK][24], *subs0[MAX_RANK];
+	char names[MAX_RANK][24], *subs0[MAX_RANK];
 	for (int i = 0; i < n; i++) {
-		int j;
-		char tail[24];
-		if (sscanf(subs[i], "s%d%23s", &j, tail) != 2 || j < 0 || j >= ns) return -1;
-		snprintf(want, sizeof want, "s%d%s", j, cx->sfx);
-		if (strcmp(subs[i], want) || (i == n - 1) != (j == ns - 1)) return -1;
+		const int j = roles[i];
+		if (j < 0 || j >= ns || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}
 	char *lin0 = cuda_linear(cx, t, subs0);

@@ -34,12 +34,16 @@ static void row_reduction(Cx *cx, int sid, int n, int depth)
 	const Module *m = cx->m;
 	const Stmt *s0 = &m->stmt[sid];
 	char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
-	for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
+	for (int q = 0; q < n; q++) {
+		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
+		cx->role[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = CUDA_ROLE_ROW;
+	}
 	cuda_row_loop(cx, var, cuda_accumulate_body, sid, n, depth);
 	free(var);
 	for (int q = 0; q < n; q++) {
 		free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
 		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = NULL;
+		cx->role[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = CUDA_ROLE_NONE;
 	}
 }
 
@@ -74,7 +78,10 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		cuda_dim(cx, ix->range, out);
 		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : split ? "FZ_SLICES" : "1");
 		d++;
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
+		for (int q = 0; q < n; q++) {
+			cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
+			cx->role[m->stmt[sid + q].first_index + i - cx->first_index] = CUDA_ROLE_LOOP;
+		}
 	}
 	for (int i = s0->nfree; i < s0->nindex; i++) { /* ragged innermost: bounds see the dense ones */
 		const Index *ix = &m->index[s0->first_index + i];
@@ -88,7 +95,10 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		        var[i], hi, var[i], var[i], split ? "" : "");
 		free(lo), free(hi);
 		d++;
-		for (int q = 0; q < n; q++) cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
+		for (int q = 0; q < n; q++) {
+			cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = strdup(var[i]);
+			cx->role[m->stmt[sid + q].first_index + i - cx->first_index] = CUDA_ROLE_LOOP;
+		}
 		rag_step[i] = split;
 	}
 	{
@@ -119,6 +129,7 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		for (int q = 0; q < n; q++) {
 			free(cx->bind[m->stmt[sid + q].first_index + i - cx->first_index]);
 			cx->bind[m->stmt[sid + q].first_index + i - cx->first_index] = NULL;
+			cx->role[m->stmt[sid + q].first_index + i - cx->first_index] = CUDA_ROLE_NONE;
 		}
 		free(var[i]);
 	}

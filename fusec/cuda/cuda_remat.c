@@ -38,17 +38,24 @@ static int memo_new(Cx *cx, Memo e)
 	return cx->nmemo++;
 }
 
-/* Renders producer P's value with its free indices bound to vars. */
-static char *render_producer(Cx *cx, const Stmt *P, char **vars)
+/* Renders producer P's value with its free indices bound to vars, of these
+ * roles (NULL: none) */
+static char *render_producer(Cx *cx, const Stmt *P, char **vars, const int *roles)
 {
 	char *saved[MAX_RANK];
-	for (int i = 0; i < P->nfree; i++) saved[i] = cx->bind[P->first_index + i - cx->first_index], cx->bind[P->first_index + i - cx->first_index] = vars[i];
+	signed char saved_role[MAX_RANK];
+	for (int i = 0; i < P->nfree; i++) {
+		const int b = P->first_index + i - cx->first_index;
+		saved[i] = cx->bind[b], saved_role[i] = cx->role[b];
+		cx->bind[b] = vars[i], cx->role[b] = (signed char)(roles ? roles[i] : CUDA_ROLE_NONE);
+	}
 	ElemType keep = cx->w.compute;
 	int keep_half = cx->w.half;
 	cuda_stmt_math(&cx->w, cx->m, P);
 	char *text = emit_render(&cx->w, P->rhs);
 	cx->w.compute = keep, cx->w.half = keep_half;
-	for (int i = 0; i < P->nfree; i++) cx->bind[P->first_index + i - cx->first_index] = saved[i];
+	for (int i = 0; i < P->nfree; i++)
+		cx->bind[P->first_index + i - cx->first_index] = saved[i], cx->role[P->first_index + i - cx->first_index] = saved_role[i];
 	return text;
 }
 
@@ -68,7 +75,7 @@ static int fn_of(Cx *cx, int wr)
 	for (int i = 0; i < P->nfree; i++) vars[i] = xasprintf("fz_p%d", i);
 	int scope = cx->scope, cond = cx->w.cond;
 	cx->scope = id, cx->w.cond = 0;
-	char *text = render_producer(cx, P, vars);
+	char *text = render_producer(cx, P, vars, NULL);
 	cx->scope = scope, cx->w.cond = cond;
 	for (int i = 0; i < P->nfree; i++) free(vars[i]);
 	cx->memo[id].text = text;
@@ -90,7 +97,7 @@ static void write_call(int fn, char **subs, int n, FILE *out)
  * if it cannot read out of bounds (plain subscripts, no gathers inside);
  * otherwise it is a call of the producer's local function. Returns 0,
  * writing nothing, where neither applies (the caller writes it in place). */
-int cuda_memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
+int cuda_memo_use(Cx *cx, int wr, char **subs, const int *roles, int n, ElemType c, FILE *out)
 {
 	const Module *m = cx->m;
 	const Stmt *P = &m->stmt[wr];
@@ -128,7 +135,7 @@ int cuda_memo_use(Cx *cx, int wr, char **subs, int n, ElemType c, FILE *out)
 		/* rendered under the same condition state: what it reads in turn
 		   passes the same test before it is hoisted */
 		id = memo_new(cx, (Memo){.stmt = wr, .key = key, .order = -1, .scope = cx->scope});
-		char *text = render_producer(cx, P, subs);
+		char *text = render_producer(cx, P, subs, roles);
 		cx->memo[id].text = text;
 		cx->memo[id].order = cx->memo_done++;
 	}

@@ -41,13 +41,14 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 {
 	const Tensor *x = &cx->m->tensor[s->out];
 	char *subs[MAX_RANK] = {0}, *lin = NULL;
-	for (int i = 0; i < s->nlhs; i++) subs[i] = emit_render(&cx->w, s->lhs[i]);
+	int roles[MAX_RANK];
+	for (int i = 0; i < s->nlhs; i++) subs[i] = emit_render(&cx->w, s->lhs[i]), roles[i] = cuda_role(cx, s->lhs[i]);
 	FILE *o = cx->sink ? cx->sink : cx->out;
-	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, subs, s->nlhs, 1) : -1;
+	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, roles, s->nlhs, 1) : -1;
 	cuda_ind(o, depth);
 	if (vi >= 0) { /* collected, stored as one vector after the copies */
 		fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
-	} else if (cuda_row_store_deferred(cx, s, subs)) { /* stored as one vector after the row walk's step */
+	} else if (cuda_row_store_deferred(cx, s)) { /* stored as one vector after the row walk's step */
 		fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
 	} else {
 		lin = cuda_linear(cx, s->out, subs);
@@ -138,5 +139,6 @@ void cuda_bind_point(Cx *cx, const Stmt *s, int nspace)
 		snprintf(v, sizeof v, "s%d%s", i, cx->sfx);
 		free(cx->bind[s->first_index + i - cx->first_index]);
 		cx->bind[s->first_index + i - cx->first_index] = strdup(v);
+		cx->role[s->first_index + i - cx->first_index] = (signed char)i;
 	}
 }

@@ -25,6 +25,8 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 	int ni = fusion_indices(m, &m->fusion[p->fusion], &cx.first_index), nt = p->last_tensor - p->first_tensor;
 	cx.first_tensor = p->first_tensor;
 	cx.bind = xcalloc((size_t)ni + 1, sizeof *cx.bind);
+	cx.role = xcalloc((size_t)ni + 1, 1);
+	memset(cx.role, CUDA_ROLE_NONE, (size_t)ni + 1);
 	cx.local = xcalloc((size_t)nt + 1, sizeof *cx.local);
 	cx.local_at = xcalloc((size_t)nt + 1, sizeof *cx.local_at);
 	cx.rc_used = xcalloc((size_t)nt + 1, 1);
@@ -40,7 +42,7 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 	cuda_clear_locals(&cx);
 	for (int t = 0; t < nt; t++) free(cx.local_at[t]);
 	for (int i = 0; i < ni; i++) free(cx.bind[i]);
-	free(cx.bind), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
+	free(cx.bind), free(cx.role), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
 }
 
 void cuda_bodies(const Module *m, const Schedule *p, const unsigned char *written, FILE *out)

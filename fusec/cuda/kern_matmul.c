@@ -33,6 +33,7 @@ void cuda_kern_matmul(Cx *cx)
 	cx->bind[c->first_index - cx->first_index] = strdup("gm");
 	cx->bind[c->first_index + 1 - cx->first_index] = strdup("gn");
 	cx->bind[c->first_index + 2 - cx->first_index] = strdup("gk");
+	for (int i = 0; i < 3; i++) cx->role[c->first_index + i - cx->first_index] = CUDA_ROLE_NONE;
 	char *va = emit_render(&cx->w, ea), *vb = emit_render(&cx->w, eb);
 	fprintf(out, "\t\tfor (int q = threadIdx.x; q < %d; q += blockDim.x) {\n", T * BK);
 	fprintf(out, "\t\t\tconst int mm = q / %d, kk = q %% %d;\n", BK, BK);

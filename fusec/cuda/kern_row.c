@@ -71,6 +71,7 @@ static char *row_body(Cx *cx, int depth)
 			char *var = xasprintf("c_%s", ix->name);
 			free(cx->bind[s->first_index + s->nfree - 1 - cx->first_index]);
 			cx->bind[s->first_index + s->nfree - 1 - cx->first_index] = xstrdup(var);
+			cx->role[s->first_index + s->nfree - 1 - cx->first_index] = CUDA_ROLE_ROW;
 			cuda_row_loop(cx, var, row_map_body, sid, 1, depth);
 			free(var);
 			free(cx->local[s->out - cx->first_tensor]);

@@ -38,6 +38,7 @@ void cuda_kern_scatter(Cx *cx)
 		cuda_dim(cx, ix->range, out);
 		fputs(";\n", out);
 		cx->bind[s->first_index + i - cx->first_index] = v;
+		cx->role[s->first_index + i - cx->first_index] = CUDA_ROLE_NONE;
 	}
 	cuda_stmt_math(&cx->w, m, s);
 	cx->cur = k->first_stmt;
@@ -49,6 +50,7 @@ void cuda_kern_scatter(Cx *cx)
 		fputs("\t\tfor (long long r = lo + lane; r < hi; r += 32) {\n", out);
 		free(lo), free(hi);
 		cx->bind[s->first_index + ragged - cx->first_index] = strdup("r");
+		cx->role[s->first_index + ragged - cx->first_index] = CUDA_ROLE_NONE;
 		depth = 3;
 	}
 	char *vd = NULL, *md = NULL;

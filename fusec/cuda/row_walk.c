@@ -15,18 +15,15 @@ int cuda_row_vec_type(ElemType t) { return t == ET_F32 || t == ET_F16 || t == ET
 /* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
  * of the vector path: its four values are collected (fz_ws_T[fz_j]) and
  * stored as one vector after the walk's step. */
-int cuda_row_store_deferred(Cx *cx, const Stmt *s, char **subs)
+int cuda_row_store_deferred(Cx *cx, const Stmt *s)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[s->out];
 	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + 1 || x->rank != k->nspace + 1 ||
-	    !cuda_row_vec_type(x->type) || strcmp(subs[k->nspace], cx->rc_var))
+	    !cuda_row_vec_type(x->type) || cuda_role(cx, s->lhs[k->nspace]) != CUDA_ROLE_ROW)
 		return 0;
-	for (int i = 0; i < k->nspace; i++) {
-		char sv[16];
-		snprintf(sv, sizeof sv, "s%d", i);
-		if (strcmp(subs[i], sv)) return 0;
-	}
+	for (int i = 0; i < k->nspace; i++)
+		if (cuda_role(cx, s->lhs[i]) != i) return 0;
 	cx->rc_used[s->out - cx->first_tensor] |= 2;
 	return 1;
 }
