@@ -4,6 +4,7 @@
 #
 #   sh tests/layering.sh OBJ...     checks the objects (build/rel/FOLDER/x.o)
 #   sh tests/layering.sh --self-test   shows that the checker fails on a bad graph
+#   sh tests/layering.sh --lengths FILE...  no function longer than 120 lines
 #
 # From `nm`: file A calls file B when A's object uses a symbol B's defines.
 # Each such call must go down the order below (a folder may call itself),
@@ -70,7 +71,25 @@ check() {
 	}'
 }
 
+# functions of more than 120 lines (a definition starts at column 0 with
+# its brace on the next line, and ends at the first "}" at column 0)
+lengths() {
+	awk '/^[A-Za-z].*\)$/ { sig = $0; if ((getline line) > 0 && line == "{") { start = FNR; name = sig } ; next }
+	     /^}/ && name != "" { n = FNR - start + 1; if (n > 120) { printf "layering: %s: %d lines: %s\n", FILENAME, n, name; bad = 1 } name = "" }
+	     END { exit bad }' "$@"
+}
+
+if [ "${1:-}" = --lengths ]; then
+	shift
+	lengths "$@"
+	exit
+fi
+
 if [ "${1:-}" = --self-test ]; then
+	long=$(mktemp) || exit 2
+	{ echo "int f(void)"; echo "{"; i=0; while [ $i -lt 120 ]; do echo "	;"; i=$((i + 1)); done; echo "}"; } >"$long"
+	if lengths "$long" >/dev/null; then rm -f "$long"; echo "layering self-test: a 122-line function was accepted"; exit 1; fi
+	rm -f "$long"
 	# a sound graph passes; an upward call, a sibling call, a circle of 3 and
 	# a writer calling the planner each fail
 	ok='m main use f

@@ -575,6 +575,8 @@ group_layering() {
 	# shellcheck disable=SC2086
 	sh tests/layering.sh $LAYER_OBJS >"$TMP/details" 2>&1
 	check layering "$( [ $? = 0 ] || echo "a folder calls one above it, or files form a circle (tests/layering.sh)")"
+	sh tests/layering.sh --lengths fusec/*.c fusec/*/*.c >"$TMP/details" 2>&1
+	check layering/lengths "$( [ $? = 0 ] || echo "a function of fusec/ is over 120 lines")"
 }
 
 # --- tune: the tuning table reader, and the committed table ---------------

@@ -114,7 +114,7 @@ static void remember(const Fusion *f, const char *spec_path)
 
 /* a path as make reads it in a depfile: '$' doubled, space, '#' and ':' after
    a backslash; -1 for what make cannot read at all (control characters) */
-int artifact_dep_path(FILE *out, const char *path)
+static int artifact_dep_path(FILE *out, const char *path)
 {
 	for (const char *s = path; *s; s++)
 		if ((unsigned char)*s < ' ' || *s == 0x7f) return -1;

@@ -33,6 +33,4 @@ int artifact_make_dirs(const char *path);
 /* writes path atomically (a temporary file beside it, fsync, rename),
    refusing a symbolic link or a spec; 0, or -1 after printing why */
 int artifact_write_file(const char *path, const char *data, size_t n);
-/* writes path escaped for a make depfile; -1 if it cannot be (a control character) */
-int artifact_dep_path(FILE *out, const char *path);
 #endif

@@ -27,18 +27,6 @@ const char *const pattern_name[PAT_N] = {
 #undef X
 };
 
-int ir_builtin_lookup(const char *name, size_t len)
-{
-	static const IrOp ops[] = {
-#define X(o, n, f64, f32) IR_##o,
-		IR_BUILTINS(X)
-#undef X
-	};
-	for (unsigned i = 0; i < sizeof ops / sizeof ops[0]; i++)
-		if (strlen(ir_op_name[ops[i]]) == len && !memcmp(ir_op_name[ops[i]], name, len)) return (int)ops[i];
-	return -1;
-}
-
 int elem_lookup(const char *s, size_t len)
 {
 	for (int i = 0; i < ET_N; i++)

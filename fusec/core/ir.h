@@ -85,7 +85,6 @@ typedef enum {
 extern const char *const ir_op_name[IR_NOPS];
 extern const int ir_op_arity[IR_NOPS];
 /* The built-in called `name` (its ir_op_name), or -1. */
-int ir_builtin_lookup(const char *name, size_t len);
 
 /* A size: a symbol or a constant, or derived from one by range inference
  * through an affine subscript (c in X(r, 2*c) ranges over (C + 1) / 2):
@@ -213,7 +212,8 @@ typedef struct Fusion {
 /* pipeline NAME = [repeat STEPS] FUSION(in <- out, ...): the fusion's
  * kernels as the phases of one persistent launch, STEPS times (a launch-
  * time value), each carried output feeding its input on the next step.
- * Checked by sema_pipelines (pipeline_check.c), built by pipeline.c. */
+ * Checked by sema_pipelines (front/pipeline_check.c), planned by
+ * plan/plan_pipe.c, written by cuda/pipe_kernel.c and host/pipe_header.c. */
 #define MAX_CARRY 8
 typedef struct Pipeline {
 	char *name;

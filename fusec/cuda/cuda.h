@@ -122,7 +122,6 @@ void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out);
 void cuda_prelude(FILE *out);
 
 /* cuda_stmt.c */
-ElemType cuda_stmt_compute(const Module *m, const Stmt *s);
 /* Sets w's compute type and math policy (dsl/MATH.md) for statement s's stage. */
 void cuda_stmt_math(ExprWriter *w, const Module *m, const Stmt *s);
 const char *cuda_ctype(ElemType t);
@@ -159,7 +158,6 @@ int cuda_memo_use(Cx *cx, int wr, char **subs, const int *roles, int n, ElemType
 const char *cuda_identity(RedOp r, ElemType t);
 const char *cuda_red_op(RedOp r);
 int cuda_reductions(Cx *cx, int sid, int depth, int row);
-void cuda_accumulate_body(Cx *cx, int sid, int n, int d);
 
 /* cuda_compact.c */
 void cuda_compact_operands(Cx *cx, int sid, int u);

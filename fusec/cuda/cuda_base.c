@@ -8,7 +8,7 @@
 #include "core/die.h"
 #include "cuda/cuda.h"
 
-ElemType cuda_stmt_compute(const Module *m, const Stmt *s)
+static ElemType cuda_stmt_compute(const Module *m, const Stmt *s)
 {
 	return m->stage[s->stage].precision == ET_F64 ? ET_F64 : ET_F32;
 }

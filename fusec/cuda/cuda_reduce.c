@@ -5,8 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cuda/cuda.h"
 #include "core/die.h"
+#include "cuda/cuda.h"
+
+static void accumulate_body(Cx *cx, int sid, int n, int d);
 
 /* Reductions with free indices at the point: serial loops over the reduced
  * indices (thread-per-point), or the row's inner index shared by the block. */
@@ -38,7 +40,7 @@ static void row_reduction(Cx *cx, int sid, int n, int depth)
 		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
 		cx->role[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = CUDA_ROLE_ROW;
 	}
-	cuda_row_loop(cx, var, cuda_accumulate_body, sid, n, depth);
+	cuda_row_loop(cx, var, accumulate_body, sid, n, depth);
 	free(var);
 	for (int q = 0; q < n; q++) {
 		free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
@@ -112,7 +114,7 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		cx->nhvars = 0;
 		for (int q = 0; q < nopen; q++) cx->hvars[cx->nhvars++] = var[opened[q]];
 		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? cuda_eager_ok : NULL;
-		cuda_accumulate_body(cx, sid, n, d);
+		accumulate_body(cx, sid, n, d);
 		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0;
 		fclose(bf);
 		cuda_hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
@@ -205,7 +207,7 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 }
 
 /* One step of n merged reductions: fold the current term into each. */
-void cuda_accumulate_body(Cx *cx, int sid, int n, int d)
+static void accumulate_body(Cx *cx, int sid, int n, int d)
 {
 	const Module *m = cx->m;
 	FILE *out = cx->out;

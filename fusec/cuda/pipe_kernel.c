@@ -5,7 +5,7 @@
  *   pipeline NAME = [repeat T] FUSION(in <- out, ...)
  *     -> the fused schedule at one block size for the launch (plan/plan_pipe.c)
  *     -> each kernel's template as a __device__ body of (args, block index,
- *        grid size, thread index, block size) (emit_cuda_bodies), called for
+ *        grid size, thread index, block size) (cuda_bodies), called for
  *        the virtual blocks of its launch, grid-stride over the resident
  *        blocks; a kernel whose threads never meet at a block-wide barrier
  *        keeps its own block size, several virtual blocks to a block

@@ -15,7 +15,7 @@
 #define MAX_PIPELINES 16
 
 static const Node *NODE(const Ast *t, int i) { return &t->n[i]; }
-#define NAMEF(t, i) (int)NODE(t, i)->len, (t)->text + NODE(t, i)->off
+#define PNAME(t, i) (int)NODE(t, i)->len, (t)->text + NODE(t, i)->off
 
 static char *dup_node(const Ast *t, int i)
 {
@@ -53,11 +53,11 @@ static void check_carry(const Ast *t, Diag *d, const Module *m, const Fusion *f,
 		return;
 	}
 	if (in < 0 || m->tensor[in].kind != TK_INPUT) {
-		diag_error(d, NODE(t, c)->off, "'%.*s' is not an input of fusion '%s'; a carried value feeds an input", NAMEF(t, c), f->name);
+		diag_error(d, NODE(t, c)->off, "'%.*s' is not an input of fusion '%s'; a carried value feeds an input", PNAME(t, c), f->name);
 		bad = 1;
 	}
 	if (out < 0 || m->tensor[out].kind != TK_OUTPUT) {
-		diag_error(d, NODE(t, on)->off, "'%.*s' is not an output of fusion '%s'; an input is fed by an output", NAMEF(t, on), f->name);
+		diag_error(d, NODE(t, on)->off, "'%.*s' is not an output of fusion '%s'; an input is fed by an output", PNAME(t, on), f->name);
 		bad = 1;
 	}
 	if (bad) return;
@@ -106,12 +106,12 @@ static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusio
 	const Node *n = NODE(t, node);
 	for (int i = 0; i < m->nfusion; i++)
 		if (ast_name_eq(t, node, m->fusion[i].name)) {
-			diag_error(d, n->off, "'%.*s' is already the name of a fusion", NAMEF(t, node));
+			diag_error(d, n->off, "'%.*s' is already the name of a fusion", PNAME(t, node));
 			return;
 		}
 	for (int i = 0; i < m->npipeline; i++)
 		if (ast_name_eq(t, node, m->pipeline[i].name)) {
-			diag_error(d, n->off, "redefinition of pipeline '%.*s'", NAMEF(t, node));
+			diag_error(d, n->off, "redefinition of pipeline '%.*s'", PNAME(t, node));
 			return;
 		}
 	/* its kernels are NAME_k0 .. NAME_k15, within the runtime's 63 */
@@ -125,7 +125,7 @@ static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusio
 		if (ast_name_eq(t, n->a, m->fusion[i].name)) fi = i;
 	if (fi < 0) {
 		/* a fusion that failed its checks is not in the Module: say nothing more */
-		if (!fusion_errors) diag_error(d, NODE(t, n->a)->off, "unknown fusion '%.*s'", NAMEF(t, n->a));
+		if (!fusion_errors) diag_error(d, NODE(t, n->a)->off, "unknown fusion '%.*s'", PNAME(t, n->a));
 		return;
 	}
 	const Fusion *f = &m->fusion[fi];
@@ -134,12 +134,12 @@ static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusio
 		for (int i = 0; i < f->nsym; i++)
 			if (ast_name_eq(t, n->c, f->sym[i])) {
 				diag_error(d, NODE(t, n->c)->off, "'%.*s' is a size of fusion '%s'; the step count needs a name of its own",
-				           NAMEF(t, n->c), f->name);
+				           PNAME(t, n->c), f->name);
 				return;
 			}
 		if (param_find(t, m, f, n->c) >= 0) {
 			diag_error(d, NODE(t, n->c)->off, "'%.*s' is a parameter of fusion '%s'; the step count needs a name of its own",
-			           NAMEF(t, n->c), f->name);
+			           PNAME(t, n->c), f->name);
 			return;
 		}
 	}

@@ -129,7 +129,6 @@ int sema_tensor_find(Sema *s, int node);
 const Const *sema_const_find(Sema *s, int node);
 void sema_dim_name(Sema *s, Dim d, char *buf, size_t n);
 void sema_name_fits(Sema *s, int node, const char *what, int max, const char *why);
-void sema_count_tensor(Sema *s, int node);
 void sema_declare_const(Sema *s, int node);
 double sema_literal_product(const Dim *d, int n);
 void sema_declare_tensor(Sema *s, int node, TensorKind kind);

@@ -106,7 +106,7 @@ void sema_name_fits(Sema *s, int node, const char *what, int max, const char *wh
 }
 
 /* One more tensor of this fusion, within the runtime's count. */
-void sema_count_tensor(Sema *s, int node)
+static void sema_count_tensor(Sema *s, int node)
 {
 	if (++F(s)->ntensor == FZ_MAX_TENSORS + 1)
 		diag_error(s->d, N(s, node)->off, "too many tensors in one fusion (the runtime takes at most %d)", FZ_MAX_TENSORS);

@@ -8,7 +8,7 @@
 
 void host_dim(const Fusion *f, Dim d, FILE *out) { dim_write_c(f, d, "a->n_", out); }
 
-void host_space_product(const Fusion *f, const Kernel *k, FILE *out)
+static void host_space_product(const Fusion *f, const Kernel *k, FILE *out)
 {
 	fputs("1LL", out);
 	for (int i = 0; i < k->nspace; i++) fputs(" * ", out), host_dim(f, k->space[i], out);

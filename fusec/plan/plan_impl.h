@@ -25,7 +25,6 @@ int plan_tile_batched(const Module *m, const Stmt *s);
 int plan_is_grid_reduction(const Stmt *s);
 /* Rank-0 pointwise work with no indices (a scalar epilogue). */
 int plan_is_scalar_map(const Stmt *s);
-int plan_reads_tensor(const Module *m, int e, int t);
 int plan_stmt_reads(const Module *m, const Stmt *s, int t);
 
 /* Are a load's subscripts exactly the statement's free indices, i.e. the

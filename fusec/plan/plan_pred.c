@@ -11,7 +11,7 @@ int plan_is_grid_reduction(const Stmt *s)
 
 int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
 
-int plan_reads_tensor(const Module *m, int e, int t)
+static int plan_reads_tensor(const Module *m, int e, int t)
 {
 	if (!e) return 0;
 	const Expr *x = &m->expr[e];

@@ -234,7 +234,8 @@ typedef struct Schedule {
 } Schedule;
 
 /* Schedule of fusion `fusion` for `target`; fused = 0 gives the one-kernel-
- * per-stage variant. Defined in plan.c. */
+ * per-stage variant (plan.c). The writers get both through plan_fusion
+ * (plan.h); only the driver (main.c, artifact/) calls these. */
 void plan_build(const Module *m, int fusion, int fused, Target target, Schedule *s);
 void sched_free(Schedule *s);
 /* a deep copy of s into *d */
