@@ -27,7 +27,10 @@
 extern "C" {
 #endif
 
-#define FZ_RUNTIME_VERSION "0.3.0"
+/* fusec's version (FUSEC_VERSION, fusec/version.h): one number for fusec,
+   libfuserun (its SONAME is libfuserun.so.MAJOR) and fuserun.pc; the build
+   refuses a library whose header says otherwise (runtime/runtime.mk) */
+#define FZ_RUNTIME_VERSION "0.1.0"
 /* artifacts of this fusec major version load; their format line is
    `fusec-artifact FZ_ARTIFACT_FORMAT` */
 #define FZ_ARTIFACT_MAJOR 0

@@ -32,7 +32,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime gpurun mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit tune artifacts runtime install gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -632,6 +632,7 @@ sub_suite() {
 	"$@" >"$TMP/sub" 2>&1
 	_rc=$?
 	grep -E '^(FAIL|xfail)' "$TMP/sub"
+	nxfail=$((nxfail + $(grep -c '^xfail' "$TMP/sub")))
 	_line=$(grep -E "^$_name: [0-9]+ passed, [0-9]+ failed" "$TMP/sub" | tail -1)
 	if [ -z "$_line" ]; then
 		tail -n 20 "$TMP/sub" >"$TMP/details"
@@ -664,6 +665,12 @@ group_runtime() {
 	if [ -f runtime/tests/run.sh ]; then
 		sub_suite runtime sh runtime/tests/run.sh
 	fi
+}
+
+# The README's install-and-link route into a temporary prefix: make install,
+# an application built with pkg-config that starts (runtime/tests/install.sh).
+group_install() {
+	sub_suite install sh runtime/tests/install.sh
 }
 
 # tests/gpu/run.sh's sizes for every spec, its dry run, and validate.c's
