@@ -69,7 +69,9 @@ bin/fuserun: $(RT_TOOL_OBJ) lib/libfuserun.a
 	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
 
 # examples: applications of the library and two generated headers each
-build/rt/ex/%.o: examples/%.c
+# (after the artifacts are regenerated: their headers are included; later
+# builds know which from the depfiles)
+build/rt/ex/%.o: examples/%.c | $(MANIFESTS)
 	@mkdir -p $(@D)
 	$(CC) -Igenerated $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
 # (te_mgpu, spiking_mgpu: several GPUs of one host, fz_group and fz_sharded)
