@@ -15,8 +15,9 @@
 # Groups are shell functions named group_NAME; to add one, write the
 # function and add NAME to ALL_GROUPS. A test calls `check NAME WHY [XFAIL]`:
 # an empty WHY is a pass, anything else a failure. Each failure prints one
-# line, "FAIL name: why", followed by indented details. The last line is
-# "N passed, N failed"; the exit status is 1 if anything failed.
+# line, "FAIL name: why", followed by indented details. Each group ends with
+# a line "== GROUP: N passed, N failed (S s)" as it finishes. The last line
+# is "N passed, N failed"; the exit status is 1 if anything failed.
 #
 # Test files:
 #   tests/diag/*.fuse       run through fusec; "# CHECK..." lines are matched
@@ -688,11 +689,13 @@ group_mgpu() {
 
 : >"$TMP/details"
 for g in $ALL_GROUPS; do
+	_t0=$(date +%s) _p0=$npass _f0=$nfail
 	if command -v "group_$g" >/dev/null 2>&1; then
 		"group_$g"
 	else
 		check "$g" "no such test group (TEST_GROUPS=$ALL_GROUPS)"
 	fi
+	echo "== $g: $((npass - _p0)) passed, $((nfail - _f0)) failed ($(($(date +%s) - _t0)) s)"
 done
 [ "$nxfail" -gt 0 ] && echo "($nxfail known bug(s) marked XFAIL, counted as passed)"
 echo "$npass passed, $nfail failed"
