@@ -33,7 +33,7 @@ NVRTC_LIB := -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lnvrtc
 obj = $(addprefix build/$(1)/,$(patsubst fusec/%,%,$(notdir $(filter-out fusec/%,$(2:.c=.o))) $(filter fusec/%,$(2:.c=.o))))
 
 .PHONY: all tools check check-generated generate fuzz clean demo install gpu-check tune
-all: bin/fusec generate runtime runtime-examples demo
+all: bin/fusec generate runtime runtime-examples build/demo.stamp
 
 # Build tools from Debian's packages, installed when missing and possible.
 tools: build/.tools
@@ -156,6 +156,13 @@ check-generated: bin/fusec
 
 demo: bin/fusec $(MANIFESTS) runtime
 	@sh tests/demo.sh
+# `make` runs the demo when something it checks changed since it last passed
+# (a make after no change returns in seconds); `make demo` runs it always
+build/demo.stamp: bin/fusec $(SPECS) $(GENERATED) bin/fuserun lib/libfuserun.so runtime/fuserun.h tests/demo.sh \
+                  tests/cpu_artifacts.sh $(wildcard tests/ref/*.c tests/ref/lang/* tests/codegen/*.fuse tune/table.txt) \
+                  $(wildcard $(CUDA_HOME)/bin/ptxas)
+	@sh tests/demo.sh
+	@mkdir -p $(@D) && touch $@
 
 check: bin/fusec build/san/fusec build/fuzz/fuzz_backend $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
 	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_backend MANIFEST_FUZZER=build/rt/fuzz_manifest \

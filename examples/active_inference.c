@@ -15,8 +15,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fuserun.h" /* first: the generated headers' typed launchers need it */
 #include "belief_update.h"
-#include "fuserun.h"
 #include "gemv_axpby_sum.h"
 #include "prediction_error.h"
 

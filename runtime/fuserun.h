@@ -21,13 +21,26 @@
 #ifndef FUSERUN_H
 #define FUSERUN_H
 
+/* A generated header (NAME.h) included before this one has already left out
+   its typed launchers (fz_NAME_fused_run, fz_NAME_unfused_run: they need
+   this header's declarations, and its include guard keeps a second include
+   from adding them), so a call to one fails only at link time. Say so here,
+   where it can be seen: FZ_OP_DEFINED is set by a generated header, or by
+   this one further down. */
+#if defined(FZ_OP_DEFINED) && (defined(__GNUC__) || defined(__clang__))
+#warning "fuserun.h included after a generated NAME.h: NAME.h has left out its typed launchers fz_NAME_fused_run and fz_NAME_unfused_run; include fuserun.h first"
+#endif
+
 #include <stddef.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-#define FZ_RUNTIME_VERSION "0.3.0"
+/* fusec's version (FUSEC_VERSION, fusec/version.h): one number for fusec,
+   libfuserun (its SONAME is libfuserun.so.MAJOR) and fuserun.pc; the build
+   refuses a library whose header says otherwise (runtime/runtime.mk) */
+#define FZ_RUNTIME_VERSION "0.1.0"
 /* artifacts of this fusec major version load; their format line is
    `fusec-artifact FZ_ARTIFACT_FORMAT` */
 #define FZ_ARTIFACT_MAJOR 0

@@ -1,17 +1,28 @@
 # libfuserun (lib/libfuserun.a, lib/libfuserun.so), bin/fuserun, the
 # examples and the runtime's CPU tests. Included at the end of the top
-# Makefile (it uses NAMES, CC, CFLAGS, WARN, CPPFLAGS, SANFLAGS).
+# Makefile (it uses NAMES, MANIFESTS, CC, CFLAGS, WARN, CPPFLAGS, SANFLAGS).
 #
 #   runtime           the libraries and bin/fuserun
 #   runtime-examples  bin/active_inference, bin/spiking, bin/te_mgpu, bin/spiking_mgpu
 #   check-runtime     CPU tests (sanitized; a fake libcuda): runtime/tests/run.sh
-#   install-runtime   fusec, fuserun, the libraries, fuserun.h, fuserun.pc
-#                     under $(DESTDIR)$(PREFIX)
+#   install-runtime   fusec, fuserun, the libraries, fuserun.h, fuserun.pc and
+#                     the docs under $(DESTDIR)$(PREFIX)
 
 CUDA_HOME ?= /usr/local/cuda
 PREFIX    ?= /usr/local
 AR        ?= ar
 INSTALL   ?= install
+
+# One version for fusec and fuserun: fusec's FUSEC_VERSION (fusec/version.h,
+# beside fusec/main.c). The shared library is
+# lib/libfuserun.so.VERSION with the SONAME libfuserun.so.MAJOR (a link of
+# that name to it) and libfuserun.so, the link a program is built against.
+# fuserun.h's FZ_RUNTIME_VERSION must say the same (checked when the
+# library is built).
+RT_VERSION_H := fusec/version.h
+RT_VERSION   := $(shell sed -n 's/^\#define FUSEC_VERSION "\(.*\)"$$/\1/p' $(RT_VERSION_H) /dev/null)
+RT_SONAME    := libfuserun.so.$(firstword $(subst ., ,$(RT_VERSION)))
+RT_SOFILE    := libfuserun.so.$(RT_VERSION)
 
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
@@ -37,9 +48,15 @@ build/rt/pic/%.o: runtime/%.c
 lib/libfuserun.a: $(RT_PIC_OBJ)
 	@mkdir -p $(@D)
 	rm -f $@ && $(AR) rcs $@ $^
-lib/libfuserun.so: $(RT_PIC_OBJ) runtime/fuserun.map
+lib/$(RT_SOFILE): $(RT_PIC_OBJ) runtime/fuserun.map $(RT_VERSION_H)
+	@test -n "$(RT_VERSION)" || { echo "runtime.mk: no '#define FUSEC_VERSION' in fusec/version.h (or fusec/*/version.h)" >&2; exit 1; }
+	@h=$$(sed -n 's/^#define FZ_RUNTIME_VERSION "\(.*\)"$$/\1/p' runtime/fuserun.h); [ "$$h" = "$(RT_VERSION)" ] || \
+	  { echo "runtime.mk: runtime/fuserun.h says FZ_RUNTIME_VERSION \"$$h\", $(RT_VERSION_H) says FUSEC_VERSION \"$(RT_VERSION)\": one version for both" >&2; exit 1; }
 	@mkdir -p $(@D)
-	$(CC) -shared $(CFLAGS) -Wl,-soname,libfuserun.so -Wl,--version-script=runtime/fuserun.map $(RT_PIC_OBJ) $(RT_LIBS) -o $@
+	$(CC) -shared $(CFLAGS) -Wl,-soname,$(RT_SONAME) -Wl,--version-script=runtime/fuserun.map $(RT_PIC_OBJ) $(RT_LIBS) -o $@
+lib/libfuserun.so: lib/$(RT_SOFILE)
+	ln -sf $(RT_SOFILE) lib/$(RT_SONAME)
+	ln -sf $(RT_SONAME) $@
 
 RT_TOOL_CPPFLAGS := -Iruntime/tool -Igenerated
 build/rt/tool/%.o: runtime/tool/%.c
@@ -52,7 +69,9 @@ bin/fuserun: $(RT_TOOL_OBJ) lib/libfuserun.a
 	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
 
 # examples: applications of the library and two generated headers each
-build/rt/ex/%.o: examples/%.c
+# (after the artifacts are regenerated: their headers are included; later
+# builds know which from the depfiles)
+build/rt/ex/%.o: examples/%.c | $(MANIFESTS)
 	@mkdir -p $(@D)
 	$(CC) -Igenerated $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(CFLAGS) -MMD -MP -c $< -o $@
 # (te_mgpu, spiking_mgpu: several GPUs of one host, fz_group and fz_sharded)
@@ -129,13 +148,23 @@ check-runtime: $(RT_TEST_BINS)
 	@sh runtime/tests/run.sh
 
 # install: fusec and fuserun, the libraries, the header, a pkg-config file
-install-runtime: bin/fusec bin/fuserun lib/libfuserun.a lib/libfuserun.so runtime/fuserun.h runtime/fuserun.pc.in
-	$(INSTALL) -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/include
+# whose Libs carry an rpath (a program built with it starts without
+# LD_LIBRARY_PATH), the docs. DESTDIR stages it; PREFIX is where it runs.
+RT_LIBDIR := $(PREFIX)/lib
+RT_DOCDIR := $(PREFIX)/share/doc/fuserun
+install-runtime: bin/fusec bin/fuserun lib/libfuserun.a lib/$(RT_SOFILE) runtime/fuserun.h runtime/fuserun.pc.in \
+                 runtime/README.md dsl/README.md dsl/MATH.md
+	$(INSTALL) -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(RT_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
+	  $(DESTDIR)$(RT_DOCDIR)/runtime $(DESTDIR)$(RT_DOCDIR)/dsl
 	$(INSTALL) -m 755 bin/fusec bin/fuserun $(DESTDIR)$(PREFIX)/bin/
-	$(INSTALL) -m 644 lib/libfuserun.a $(DESTDIR)$(PREFIX)/lib/
-	$(INSTALL) -m 755 lib/libfuserun.so $(DESTDIR)$(PREFIX)/lib/
+	$(INSTALL) -m 644 lib/libfuserun.a $(DESTDIR)$(RT_LIBDIR)/
+	$(INSTALL) -m 755 lib/$(RT_SOFILE) $(DESTDIR)$(RT_LIBDIR)/
+	ln -sf $(RT_SOFILE) $(DESTDIR)$(RT_LIBDIR)/$(RT_SONAME)
+	ln -sf $(RT_SONAME) $(DESTDIR)$(RT_LIBDIR)/libfuserun.so
 	$(INSTALL) -m 644 runtime/fuserun.h $(DESTDIR)$(PREFIX)/include/
-	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@VERSION@|'"$$(sed -n 's/^#define FZ_RUNTIME_VERSION "\(.*\)"/\1/p' runtime/fuserun.h)"'|g' \
-	  runtime/fuserun.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/fuserun.pc
+	sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(RT_LIBDIR)|g' -e 's|@VERSION@|$(RT_VERSION)|g' \
+	  runtime/fuserun.pc.in > $(DESTDIR)$(RT_LIBDIR)/pkgconfig/fuserun.pc
+	$(INSTALL) -m 644 runtime/README.md $(DESTDIR)$(RT_DOCDIR)/runtime/
+	$(INSTALL) -m 644 dsl/README.md dsl/MATH.md $(DESTDIR)$(RT_DOCDIR)/dsl/
 
 -include $(wildcard build/rt/*/*.d)

@@ -17,8 +17,9 @@
 # Groups are shell functions named group_NAME; to add one, write the
 # function and add NAME to ALL_GROUPS. A test calls `check NAME WHY [XFAIL]`:
 # an empty WHY is a pass, anything else a failure. Each failure prints one
-# line, "FAIL name: why", followed by indented details. The last line is
-# "N passed, N failed"; the exit status is 1 if anything failed.
+# line, "FAIL name: why", followed by indented details. Each group ends with
+# a line "== GROUP: N passed, N failed (S s)" as it finishes. The last line
+# is "N passed, N failed"; the exit status is 1 if anything failed.
 #
 # Test files:
 #   tests/diag/*.fuse       run through fusec; "# CHECK..." lines are matched
@@ -34,7 +35,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit layering tune artifacts runtime gpurun mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit layering tune artifacts runtime install gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -650,6 +651,7 @@ sub_suite() {
 	"$@" >"$TMP/sub" 2>&1
 	_rc=$?
 	grep -E '^(FAIL|xfail)' "$TMP/sub"
+	nxfail=$((nxfail + $(grep -c '^xfail' "$TMP/sub")))
 	_line=$(grep -E "^$_name: [0-9]+ passed, [0-9]+ failed" "$TMP/sub" | tail -1)
 	if [ -z "$_line" ]; then
 		tail -n 20 "$TMP/sub" >"$TMP/details"
@@ -684,6 +686,12 @@ group_runtime() {
 	fi
 }
 
+# The README's install-and-link route into a temporary prefix: make install,
+# an application built with pkg-config that starts (runtime/tests/install.sh).
+group_install() {
+	sub_suite install sh runtime/tests/install.sh
+}
+
 # tests/gpu/run.sh's sizes for every spec, its dry run, and validate.c's
 # inputs accepted by each reference (fake driver): tests/gpu_run_dry.sh.
 group_gpurun() {
@@ -699,11 +707,13 @@ group_mgpu() {
 
 : >"$TMP/details"
 for g in $ALL_GROUPS; do
+	_t0=$(date +%s) _p0=$npass _f0=$nfail
 	if command -v "group_$g" >/dev/null 2>&1; then
 		"group_$g"
 	else
 		check "$g" "no such test group (TEST_GROUPS=$ALL_GROUPS)"
 	fi
+	echo "== $g: $((npass - _p0)) passed, $((nfail - _f0)) failed ($(($(date +%s) - _t0)) s)"
 done
 [ "$nxfail" -gt 0 ] && echo "($nxfail known bug(s) marked XFAIL, counted as passed)"
 echo "$npass passed, $nfail failed"

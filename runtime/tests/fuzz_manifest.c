@@ -27,12 +27,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "kl_divergence.h"
-#include "registry.h"
+#include "registry.h" /* fuserun.h first: the generated headers' typed launchers need it */
 #include "sha256.h"
+#include "tool.h"
+#include "kl_divergence.h"
 #include "softmax.h"
 #include "spike_burst.h"
-#include "tool.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);

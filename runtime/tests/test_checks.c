@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tensors.h"
+#include "testutil.h" /* fuserun.h first: the generated headers' typed launchers need it */
 #include "kl_divergence.h"
 #include "spike_burst.h"
-#include "tensors.h"
-#include "testutil.h"
 
 /* ---- argument checks (no GPU) ---- */
 

@@ -6,9 +6,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "testutil.h" /* fuserun.h first: the generated headers' typed launchers need it */
 #include "kl_divergence.h"
 #include "spike_burst.h"
-#include "testutil.h"
 
 /* ---- the driver: missing, not a driver, fake ---- */
 

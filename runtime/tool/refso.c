@@ -167,7 +167,12 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 	if (!rc && write_all(src, wsrc, strlen(wsrc))) rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%.600s: %s", src, strerror(errno));
 	if (!rc) {
 		snprintf(p, sizeof p, "%s/%s", s->tmpdir, rname);
-		char *argv[] = {(char *)compiler(), "-std=c11", "-O2", "-fPIC", "-shared", "-w", inc, src, p, "-lm", "-o", so, NULL};
+		/* FZ_NO_FUSERUN_H: the header alone, never a fuserun.h the compiler
+		   finds on its own (an installed one of another version, whose
+		   fz_op would be the shim's), once NAME.h includes fuserun.h where
+		   it can (issue 24; runtime/README.md, the order of the headers) */
+		char *argv[] = {(char *)compiler(), "-std=c11", "-O2", "-fPIC", "-shared", "-w", "-DFZ_NO_FUSERUN_H", inc, src, p,
+		                "-lm", "-o", so, NULL};
 		rc = run(argv, log, err);
 	}
 	if (!rc && !(s->handle = dlopen(so, RTLD_NOW | RTLD_LOCAL)))
