@@ -202,6 +202,16 @@ def batchnorm_fbn(X, mean, var, gamma, beta, eps):
     return F.batch_norm(X, mean, var, gamma, beta, training=False, eps=eps)
 
 
+def colstats(X):  # as specs/colstats.fuse: the mean, then the mean square deviation
+    m = X.mean(0)
+    return m, ((X - m) ** 2).mean(0)
+
+
+def colstats_var_mean(X):  # one library call (Welford, one read of X)
+    v, m = torch.var_mean(X, 0, correction=0)
+    return m, v
+
+
 def vector_add(x, y):
     return x + y
 
@@ -381,6 +391,10 @@ def cases(quick):
     out.append(Case("batchnorm_inference", f"{b}x{c}", mkbn, batchnorm_inference, 2 * b * c * 4))
     out.append(Case("batchnorm_inference[F.batch_norm]", f"{b}x{c}", mkbn, batchnorm_fbn, 2 * b * c * 4,
                     variant=True, eager_only=True, note="F.batch_norm(training=False), one kernel"))
+    mkcs = (lambda b=b, c=c: (uni((b, c)),))
+    out.append(Case("colstats", f"{b}x{c}", mkcs, colstats, b * c * 4))
+    out.append(Case("colstats[var_mean]", f"{b}x{c}", mkcs, colstats_var_mean, b * c * 4, variant=True,
+                    note="torch.var_mean(X, 0): one read of X"))
     return out
 
 

@@ -421,13 +421,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_u4(c
 	const long long total = a.n_N;
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	const long long fz_chunk = (a.n_M + gridDim.y - 1) / gridDim.y;
+	const long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < a.n_M ? fz_lo + fz_chunk : a.n_M;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
 #pragma unroll 4
-		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
+		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_we[(long long)(r1_m)]))));
 		}
 		__shared__ float fz_m_grad[FZ_SLICES][32];
@@ -436,6 +438,23 @@ extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_u4(c
 		acc_grad = fz_m_grad[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_grad = fz_op<FZ_SUM>(acc_grad, fz_m_grad[w][fz_lane]);
 		__syncthreads();
+		if (gridDim.y > 1) {
+			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
+			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 32;
+			if (fz_slice == 0 && fz_live) {
+				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_grad;
+			}
+			__threadfence();
+			__syncthreads();
+			__shared__ bool fz_last;
+			if (threadIdx.x == 0) fz_last = atomicAdd(fz_cnt, 1u) == gridDim.y - 1;
+			__syncthreads();
+			if (!fz_last) continue; /* another block folds these points */
+			__threadfence();
+			acc_grad = __ldcg((const float *)&fz_part[p * 1 + 0]);
+			for (unsigned int y = 1; y < gridDim.y; ++y) acc_grad = fz_op<FZ_SUM>(acc_grad, __ldcg((const float *)&fz_part[((long long)y * total + p) * 1 + 0]));
+			if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */
+		}
 		const float v_grad = acc_grad;
 		if (fz_slice == 0 && fz_live) a.t_grad[(long long)(s0)] = (float)(v_grad);
 	}

@@ -61,6 +61,22 @@ static inline unsigned long long fz_rows(long long rows, long long cap)
 }
 #endif
 
+#ifndef FZ_SPLIT_DEFINED
+#define FZ_SPLIT_DEFINED
+/* blocks along y of a reduction over rows split across blocks: enough
+   shares of the rows for two blocks an SM over the 32-point tiles, each
+   share at least 1024 rows */
+static inline unsigned long long fz_split(long long points, long long rows, int sm)
+{
+	const unsigned long long tiles = points > 0 ? ((unsigned long long)points + 31) / 32 : 1;
+	unsigned long long s = (2ull * (unsigned long long)(sm > 0 ? sm : 1) + tiles - 1) / tiles;
+	const unsigned long long most = rows > 1024 ? (unsigned long long)rows / 1024 : 1;
+	if (s > most) s = most;
+	if (s > 65535) s = 65535;
+	return s ? s : 1;
+}
+#endif
+
 typedef struct fz_belief_update_args {
 	unsigned long long t_W; /* input f32, rank 2 (device pointer) */
 	unsigned long long t_mu; /* input f32, rank 1 (device pointer) */
@@ -103,10 +119,13 @@ static inline unsigned long long fz_belief_update_fused_scratch(fz_belief_update
 	if (base) a->t_e = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_M);
 	if (base) a->t_grad = 0; /* kept on chip */
+	unsigned long long cnt = 256;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 31) / 32)));
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
-	off += 256;
+	off += cnt;
 	return off;
 }
 
@@ -128,7 +147,7 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 	}
 	{ /* belief_update_f1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
-		const unsigned long long gy = 1;
+		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_f1";
@@ -153,10 +172,13 @@ static inline unsigned long long fz_belief_update_unfused_scratch(fz_belief_upda
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_M);
 	if (base) a->t_grad = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_N);
+	unsigned long long cnt = 256;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 31) / 32)));
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
-	off += 256;
+	off += cnt;
 	return off;
 }
 
@@ -188,7 +210,7 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	}
 	{ /* belief_update_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
-		const unsigned long long gy = 1;
+		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u2";
@@ -269,6 +291,14 @@ static inline unsigned long long fz_belief_steps_scratch(fz_belief_steps_params 
 	(void)a;
 	if (base) p->carry[0] = base + off;
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_N);
+	unsigned long long parts = 0;
+	unsigned long long cnt = 256;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 7) / 8)));
+	if (base) p->a.ws_part = base + off;
+	off += fz_align(parts);
+	if (base) p->a.ws_count = base + off;
+	off += cnt;
 	if (base) p->ctl = base + off;
 	off += FZ_PIPE_CTL_BYTES;
 	return off;
@@ -291,7 +321,7 @@ static inline int fz_belief_steps_ops(const fz_belief_update_args *a, int sm, fz
 	}
 	{ /* belief_steps_k1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 8, 0);
-		const unsigned long long gy = 1;
+		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_steps_k1";

@@ -73,11 +73,14 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		fprintf(out, "#pragma unroll %d\n", cx->k->par.red_unroll);
 		cuda_ind(out, d);
 		int split = cx->sliced && d == depth; /* the outermost loop is shared by the warps */
+		int blocks = split && cx->k->par.split && !(row && i == s0->nindex - 1);
 		if (row && i == s0->nindex - 1)
 			fprintf(out, "for (long long %s = threadIdx.x; %s < ", var[i], var[i]);
+		else if (blocks) /* and over gridDim.y blocks: this block's [fz_lo, fz_hi) */
+			fprintf(out, "for (long long %s = fz_lo + fz_slice; %s < fz_hi", var[i], var[i]);
 		else
 			fprintf(out, "for (long long %s = %s; %s < ", var[i], split ? "fz_slice" : "0", var[i]);
-		cuda_dim(cx, ix->range, out);
+		if (!blocks) cuda_dim(cx, ix->range, out);
 		fprintf(out, "; %s += %s) {\n", var[i], row && i == s0->nindex - 1 ? "blockDim.x" : split ? "FZ_SLICES" : "1");
 		d++;
 		for (int q = 0; q < n; q++) {
@@ -142,6 +145,77 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 	free(loops);
 }
 
+/* A sliced reduction's partials, one a warp, folded in warp order through
+ * shared memory into acc_T (each line indented) */
+static void fold_slices(Cx *cx, const Stmt *s, int depth)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	const Tensor *x = &m->tensor[s->out];
+	if (cx->sliced && s->red == RED_KMIN) {
+		/* every warp's k smallest, merged in warp order */
+		const char *ty = cuda_ctype(s->acc);
+		int K = s->kmin_k;
+		cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d][%d];\n", ty, x->name, kernel_points(cx->k), K);
+		fputs("#pragma unroll\n", out);
+		cuda_ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
+		cuda_ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
+		fputs("#pragma unroll\n", out);
+		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+	} else if (cx->sliced) {
+		cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", cuda_ctype(s->acc), x->name, kernel_points(cx->k));
+		cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
+		cuda_ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
+		                         x->name, cuda_red_op(s->red), x->name, x->name);
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+	}
+}
+
+/* A split kernel (KernelParams.split): each block's partials of the n
+ * reductions from sid, for its points (32; a pipeline's phase: fewer), go
+ * to the workspace (8 bytes a slot, [block.y][point][reduction]); the last
+ * block of those points to arrive (a counter a block's points, from word 16
+ * of ws_count: the grid fold uses word 0) folds them in
+ * block order into acc_T and goes on; the others leave the points. The
+ * counter is left at 0 for the next launch. */
+static void fold_blocks(Cx *cx, int sid, int n, int depth)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	const int d = depth;
+	cuda_ind(out, d), fputs("if (gridDim.y > 1) {\n", out);
+	cuda_ind(out, d + 1), fputs("unsigned long long *const fz_part = (unsigned long long *)a.ws_part;\n", out);
+	cuda_ind(out, d + 1), fprintf(out, "unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / %d;\n", kernel_points(cx->k));
+	cuda_ind(out, d + 1), fputs("if (fz_slice == 0 && fz_live) {\n", out);
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		cuda_ind(out, d + 2), fprintf(out, "*(%s *)&fz_part[((long long)blockIdx.y * total + p) * %d + %d] = acc_%s;\n",
+		                              cuda_ctype(s->acc), n, q, m->tensor[s->out].name);
+	}
+	cuda_ind(out, d + 1), fputs("}\n", out);
+	cuda_ind(out, d + 1), fputs("__threadfence();\n", out);
+	cuda_ind(out, d + 1), fputs("__syncthreads();\n", out);
+	cuda_ind(out, d + 1), fputs("__shared__ bool fz_last;\n", out);
+	cuda_ind(out, d + 1), fputs("if (threadIdx.x == 0) fz_last = atomicAdd(fz_cnt, 1u) == gridDim.y - 1;\n", out);
+	cuda_ind(out, d + 1), fputs("__syncthreads();\n", out);
+	cuda_ind(out, d + 1), fputs("if (!fz_last) continue; /* another block folds these points */\n", out);
+	cuda_ind(out, d + 1), fputs("__threadfence();\n", out);
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &m->stmt[sid + q];
+		const char *ty = cuda_ctype(s->acc), *x = m->tensor[s->out].name;
+		cuda_ind(out, d + 1), fprintf(out, "acc_%s = __ldcg((const %s *)&fz_part[p * %d + %d]);\n", x, ty, n, q);
+		cuda_ind(out, d + 1), fprintf(out, "for (unsigned int y = 1; y < gridDim.y; ++y) acc_%s = fz_op<%s>(acc_%s, __ldcg((const %s *)&fz_part[((long long)y * total + p) * %d + %d]));\n",
+		                              x, cuda_red_op(s->red), x, ty, n, q);
+	}
+	cuda_ind(out, d + 1), fputs("if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */\n", out);
+	cuda_ind(out, d), fputs("}\n", out);
+}
+
 /* The result of reduction s: the slices' or the group's partials folded,
    stored if it leaves the kernel, published as v_T for later statements */
 static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
@@ -151,30 +225,6 @@ static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
 	const Tensor *x = &m->tensor[s->out];
 	char *name = xasprintf("v_%s%s", x->name, cx->sfx);
 	cuda_ind(out, depth);
-	if (cx->sliced && s->red == RED_KMIN) {
-		/* every warp's k smallest, merged in warp order */
-		const char *ty = cuda_ctype(s->acc);
-		int K = s->kmin_k;
-		fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d][%d];\n", ty, x->name, kernel_points(cx->k), K);
-		fputs("#pragma unroll\n", out);
-		cuda_ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
-		cuda_ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
-		cuda_ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
-		fputs("#pragma unroll\n", out);
-		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
-		cuda_ind(out, depth);
-	} else if (cx->sliced) {
-		fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", cuda_ctype(s->acc), x->name, kernel_points(cx->k));
-		cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
-		cuda_ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
-		cuda_ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
-		                         x->name, cuda_red_op(s->red), x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
-		cuda_ind(out, depth);
-	}
 	if (s->red == RED_KMIN)
 		fprintf(out, "const %s %s = acc_%s[%d];\n", cuda_ctype(s->acc), name, x->name, s->kmin_k - 1);
 	else if (row && cx->k->par.rcache)
@@ -202,7 +252,14 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	acc_decls(cx, sid, n, depth);
 	if (row) row_reduction(cx, sid, n, depth);
 	else loop_reduction(cx, sid, n, depth, row);
-	for (int q = 0; q < n; q++) fold_result(cx, &cx->m->stmt[sid + q], depth, row);
+	if (cx->k->par.split) {
+		for (int q = 0; q < n; q++) fold_slices(cx, &cx->m->stmt[sid + q], depth);
+		if (n != cx->k->par.split) die("kernel %s: %d reductions split, %d merged", cx->k->name, cx->k->par.split, n);
+		fold_blocks(cx, sid, n, depth);
+		for (int q = 0; q < n; q++) fold_result(cx, &cx->m->stmt[sid + q], depth, row);
+	} else {
+		for (int q = 0; q < n; q++) fold_slices(cx, &cx->m->stmt[sid + q], depth), fold_result(cx, &cx->m->stmt[sid + q], depth, row);
+	}
 	return n;
 }
 

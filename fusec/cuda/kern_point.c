@@ -89,6 +89,17 @@ static char *vec_path(Cx *cx)
 	return res;
 }
 
+/* A split kernel (KernelParams.split): this block's share [fz_lo, fz_hi)
+ * of the outermost loop of its first reductions, of gridDim.y shares */
+static void split_rows(Cx *cx)
+{
+	const Dim r = cx->k->split_range;
+	FILE *out = cx->out;
+	fputs("\tconst long long fz_chunk = (", out), cuda_dim(cx, r, out), fputs(" + gridDim.y - 1) / gridDim.y;\n", out);
+	fputs("\tconst long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < ", out);
+	cuda_dim(cx, r, out), fputs(" ? fz_lo + fz_chunk : ", out), cuda_dim(cx, r, out), fputs(";\n", out);
+}
+
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
  * copy's values (and so its loads) before any copy's stores. Sliced: 32
  * points a block, each point's reduction loop shared by FZ_SLICES warps. */
@@ -112,6 +123,7 @@ void cuda_kern_point(Cx *cx)
 		fprintf(out, "#define FZ_SLICES %d\n", k->par.slices);
 		if (pts == 32) fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
 		else fprintf(out, "\tconst int fz_lane = threadIdx.x %% %d, fz_slice = threadIdx.x / %d; /* %d points a block */\n", pts, pts, pts);
+		if (k->par.split) split_rows(cx);
 		fprintf(out, "\tfor (long long pb = (long long)blockIdx.x * %d; pb < total; pb += (long long)gridDim.x * %d) {\n", pts, pts);
 		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
 		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);

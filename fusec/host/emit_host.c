@@ -56,8 +56,14 @@ static void variant_plan(const Module *m, const Schedule *p, FILE *out)
 		host_grid_x(m, f, k, out);
 		fprintf(out, ") * %d * 8);\n", nt);
 	}
+	int split = 0; /* split kernels: their partials, and counters after the grid fold's word */
+	for (int i = 0; i < p->nk; i++)
+		if (p->k[i].par.split) {
+			if (!split++) fputs("\tunsigned long long cnt = 256;\n", out);
+			host_split_scratch(f, &p->k[i], out);
+		}
 	fputs("\tif (base) a->ws_part = base + off;\n\toff += fz_align(parts ? parts : 8);\n", out);
-	fputs("\tif (base) a->ws_count = base + off;\n\toff += 256;\n\treturn off;\n}\n\n", out);
+	fprintf(out, "\tif (base) a->ws_count = base + off;\n\toff += %s;\n\treturn off;\n}\n\n", split ? "cnt" : "256");
 
 	/* the launch list */
 	fprintf(out, "/* The %s variant as a list of operations, in stream order: %d kernel%s.\n"
@@ -133,6 +139,10 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	             "#define FZ_%s_LAYOUT \"%s\"\n\n", f->name, layout);
 	fputs("#ifdef __cplusplus\nextern \"C\" {\n#endif\n\n", out);
 	fputs(emit_fz_op_block, out), fputc('\n', out); /* runtime/fuserun.h's, guarded */
+	int split = 0;
+	for (int i = 0; i < fp->fused.nk; i++) split |= fp->fused.k[i].par.split;
+	for (int i = 0; i < fp->unfused.nk; i++) split |= fp->unfused.k[i].par.split;
+	if (split) fputs(host_split_fn, out);
 	emit_args_struct(m, fusion, 0, out);
 	fputc('\n', out);
 	ref_struct(m, fusion, out);

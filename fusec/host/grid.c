@@ -94,8 +94,38 @@ void host_grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 
 int host_grid_y(const Fusion *f, const Kernel *k, FILE *out)
 {
+	if (k->par.split) {
+		fputs("fz_split(", out), host_space_product(f, k, out), fputs(", ", out);
+		host_dim(f, k->split_range, out), fputs(", sm)", out);
+		return 1;
+	}
 	if (k->mode != KM_MATMUL) return 0;
 	fputs("fz_grid(", out), host_dim(f, k->space[0], out);
 	fprintf(out, ", %d, 0)", k->par.tile_m);
 	return 1;
 }
+
+void host_split_scratch(const Fusion *f, const Kernel *k, FILE *out)
+{
+	fputs("\tparts = fz_max_u64(parts, (unsigned long long)(", out), host_grid_y(f, k, out);
+	fputs(") * (unsigned long long)(", out), host_space_product(f, k, out), fprintf(out, ") * %d * 8);\n", k->par.split);
+	fputs("\tcnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(", out), host_space_product(f, k, out);
+	fprintf(out, ") + %d) / %d)));\n", kernel_points(k) - 1, kernel_points(k));
+}
+
+const char host_split_fn[] =
+	"#ifndef FZ_SPLIT_DEFINED\n"
+	"#define FZ_SPLIT_DEFINED\n"
+	"/* blocks along y of a reduction over rows split across blocks: enough\n"
+	"   shares of the rows for two blocks an SM over the 32-point tiles, each\n"
+	"   share at least 1024 rows */\n"
+	"static inline unsigned long long fz_split(long long points, long long rows, int sm)\n"
+	"{\n"
+	"\tconst unsigned long long tiles = points > 0 ? ((unsigned long long)points + 31) / 32 : 1;\n"
+	"\tunsigned long long s = (2ull * (unsigned long long)(sm > 0 ? sm : 1) + tiles - 1) / tiles;\n"
+	"\tconst unsigned long long most = rows > 1024 ? (unsigned long long)rows / 1024 : 1;\n"
+	"\tif (s > most) s = most;\n"
+	"\tif (s > 65535) s = 65535;\n"
+	"\treturn s ? s : 1;\n"
+	"}\n"
+	"#endif\n\n";

@@ -25,5 +25,9 @@ void host_tensor_bytes(const Fusion *f, const Tensor *t, FILE *out);
 void host_grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
 /* grid.y, when the kind has one; 0 (nothing printed) for 1 */
 int host_grid_y(const Fusion *f, const Kernel *k, FILE *out);
+/* a split kernel's workspace: partials (parts) and counters (cnt) */
+void host_split_scratch(const Fusion *f, const Kernel *k, FILE *out);
+/* fz_split, for a header with a split kernel (guarded) */
+extern const char host_split_fn[];
 
 #endif

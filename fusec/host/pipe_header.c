@@ -47,19 +47,25 @@ void host_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 		host_tensor_bytes(f, &m->tensor[pl->carry_out[i]], out);
 		fputs(");\n", out);
 	}
-	/* whole-grid partials: a phase may have more (virtual) blocks than the
-	   fused kernel had (a sliced reduction's 8 points a block, not 32), so
-	   the pipeline sizes its own */
-	int tails = 0;
+	/* whole-grid and split partials, and a split's counters: a phase may
+	   have more (virtual) blocks than the fused kernel had (a sliced
+	   reduction's 8 points a block, not 32), so the pipeline sizes its own */
+	int tails = 0, split = 0;
 	for (int i = 0; i < s->nk; i++) {
 		const Kernel *k = &s->k[i];
-		if (!k->ntail) continue;
+		if (!k->ntail && !k->par.split) continue;
 		if (!tails++) fputs("\tunsigned long long parts = 0;\n", out);
+		if (k->par.split && !split++) fputs("\tunsigned long long cnt = 256;\n", out);
+		if (k->par.split) {
+			host_split_scratch(f, k, out);
+			continue;
+		}
 		fputs("\tparts = fz_max_u64(parts, (unsigned long long)(", out);
 		host_grid_x(m, f, k, out);
 		fprintf(out, ") * %d * 8);\n", k->ntail);
 	}
 	if (tails) fputs("\tif (base) p->a.ws_part = base + off;\n\toff += fz_align(parts);\n", out);
+	if (split) fputs("\tif (base) p->a.ws_count = base + off;\n\toff += cnt;\n", out);
 	fputs("\tif (base) p->ctl = base + off;\n\toff += FZ_PIPE_CTL_BYTES;\n\treturn off;\n}\n\n", out);
 	/* the phases: the fused op list at this block size */
 	fprintf(out, "/* One step's phases, in order, as an op list at FZ_%s_BLOCK threads a block. */\n", P);

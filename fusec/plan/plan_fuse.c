@@ -5,6 +5,7 @@
  * can compute again is marked so (remat). */
 #include "plan/plan_impl.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "core/die.h"
@@ -235,6 +236,42 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	k->nstmt = 1;
 }
 
+/* Does e, read by statement sid, depend on a reduction over an outer axis
+ * of kernel kern (directly, or through the kernel's pointwise producers)?
+ * Such a reduction is folded across blocks (KernelParams.split): a
+ * reduction reading it needs every block's partials, so a kernel of its
+ * own. seen[] marks the producers walked (each once). */
+static int reads_outer(const Module *m, const Schedule *p, int kern, int sid, int e, unsigned char *seen)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		int pr = producer_in(p, kern, x->tensor, sid);
+		if (pr >= 0 && !seen[pr - p->first_stmt]) {
+			const Stmt *P = &m->stmt[pr];
+			seen[pr - p->first_stmt] = 1;
+			if (plan_outer_reduction(m, P)) return 1;
+			if (P->red == RED_NONE && (reads_outer(m, p, kern, pr, P->rhs, seen) || reads_outer(m, p, kern, pr, P->mask, seen)))
+				return 1;
+		}
+		for (int i = 0; i < x->nargs; i++)
+			if (reads_outer(m, p, kern, sid, x->args[i], seen)) return 1;
+		return 0;
+	}
+	return reads_outer(m, p, kern, sid, x->a, seen) || reads_outer(m, p, kern, sid, x->b, seen) ||
+	       reads_outer(m, p, kern, sid, x->c, seen);
+}
+
+static int reduction_after_outer(const Module *m, const Schedule *p, int kern, int sid)
+{
+	const Stmt *s = &m->stmt[sid];
+	if (s->red < RED_SUM || s->red > RED_KMIN || plan_is_grid_reduction(s)) return 0;
+	unsigned char *seen = xcalloc((size_t)(p->last_stmt - p->first_stmt) + 1, 1);
+	int r = reads_outer(m, p, kern, sid, s->rhs, seen) || reads_outer(m, p, kern, sid, s->mask, seen);
+	free(seen);
+	return r;
+}
+
 /* Can statement sid join kernel k? Updates k when it can. */
 static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *tail_closed)
 {
@@ -272,6 +309,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
 	} else { /* POINT */
 		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
+		if (reduction_after_outer(m, p, kern, sid)) return SPLIT_OUTER_FOLD;
 	}
 	SplitRule r = stmt_loads(m, p, kern, sid);
 	if (r) return r;

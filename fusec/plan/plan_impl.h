@@ -27,6 +27,12 @@ int plan_is_grid_reduction(const Stmt *s);
 int plan_is_scalar_map(const Stmt *s);
 int plan_stmt_reads(const Module *m, const Stmt *s, int t);
 
+/* A reduction over an outer axis: a sum, max or min at the point over dense
+   indices, reading some tensor along the point's innermost index (so the
+   lanes of a warp read consecutive elements) at a reduced index before it
+   (column statistics, X(n, c) summed over n) */
+int plan_outer_reduction(const Module *m, const Stmt *s);
+
 /* Are a load's subscripts exactly the statement's free indices, i.e. the
    value at the current point? For a tail reduction, its reduced indices. */
 int plan_load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspace);
@@ -46,6 +52,7 @@ void plan_storage(const Module *m, Schedule *p, const unsigned char *stored);
 
 /* plan_launch.c */
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored);
+void plan_split(const Module *m, Schedule *p);
 
 /* plan_steps.c */
 void plan_steps(const Module *m, Schedule *p, const unsigned char *stored);

@@ -84,3 +84,30 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		plan_tile_shape(m, k);
 	}
 }
+
+/* A sliced POINT kernel that starts with one merged group of reductions
+ * over an outer axis, followed by pointwise work at the point only: with
+ * few points (column statistics of a tall matrix: 1024 columns are 32
+ * blocks), its 32-point blocks would leave most SMs idle, so the group's
+ * outermost loop is split over gridDim.y blocks, chosen at launch from the
+ * sizes and the SM count (fz_split in the header); each block's partials
+ * are folded in block order by the last block of its points, which then
+ * runs the rest. Needs the steps (plan_steps) for the merged group. */
+void plan_split(const Module *m, Schedule *p)
+{
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		if (k->mode != KM_POINT || k->par.slices <= 1 || k->has_tail || k->nphase != 1) continue;
+		int sid = k->first_stmt, end = k->first_stmt + k->nstmt;
+		while (sid < end && p->op[sid - p->first_stmt] == STEP_INLINE) sid++;
+		if (sid == end || p->op[sid - p->first_stmt] != STEP_REDUCE) continue;
+		const int n = p->merge[sid - p->first_stmt];
+		int ok = 1;
+		for (int q = 0; q < n && ok; q++) ok = plan_outer_reduction(m, &m->stmt[sid + q]);
+		for (int u = sid + n; u < end && ok; u++) {
+			const StepOp op = p->op[u - p->first_stmt];
+			ok = op == STEP_INLINE || (op == STEP_MAP && m->stmt[u].pattern == PAT_MAP);
+		}
+		if (ok) k->par.split = n, k->split_range = m->index[m->stmt[sid].first_index + m->stmt[sid].nfree].range;
+	}
+}

@@ -43,3 +43,33 @@ int plan_load_at_point(const Module *m, const Stmt *s, const Expr *ld, int nspac
 	}
 	return 1;
 }
+
+/* e reads a tensor whose last subscript is index last and an earlier one a
+   reduced index of s */
+static int strided_read(const Module *m, const Stmt *s, int e, int last)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD && x->nargs >= 2) {
+		const Expr *a = &m->expr[x->args[x->nargs - 1]];
+		int reduced = 0;
+		for (int i = 0; i < x->nargs - 1; i++) {
+			const Expr *b = &m->expr[x->args[i]];
+			reduced |= b->op == IR_INDEX && b->index >= s->first_index + s->nfree && b->index < s->first_index + s->nindex;
+		}
+		if (a->op == IR_INDEX && a->index == last && reduced) return 1;
+	}
+	if (x->op == IR_LOAD)
+		for (int i = 0; i < x->nargs; i++)
+			if (strided_read(m, s, x->args[i], last)) return 1;
+	return strided_read(m, s, x->a, last) || strided_read(m, s, x->b, last) || strided_read(m, s, x->c, last);
+}
+
+int plan_outer_reduction(const Module *m, const Stmt *s)
+{
+	if (s->nfree < 1 || s->nindex == s->nfree || !(s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN)) return 0;
+	if (s->pattern != PAT_REDUCE && s->pattern != PAT_CONTRACT) return 0;
+	for (int i = s->first_index + s->nfree; i < s->first_index + s->nindex; i++)
+		if (m->index[i].kind != IX_DENSE) return 0;
+	return strided_read(m, s, s->rhs, s->first_index + s->nfree - 1);
+}

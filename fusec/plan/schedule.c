@@ -85,6 +85,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
 		fprintf(out, " tuned=%s red_unroll=%d", p->tuned ? p->tuned : "built-in", p->red_unroll);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
+		if (p->split) fputs(" split=", out), dim_write(m, f, k->split_range, out);
 		fputc('\n', out);
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		for (int ph = 0; ph < k->nphase; ph++) {
@@ -116,8 +117,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 72, "KernelParams changed: compare the new field in params_same, then update 72");
-_Static_assert(sizeof(Kernel) == 584, "Kernel changed: compare the new field in kernel_same, then update 584");
+_Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
+_Static_assert(sizeof(Kernel) == 632, "Kernel changed: compare the new field in kernel_same, then update 632");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -125,7 +126,7 @@ _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
-	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
+	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
 	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
@@ -138,6 +139,7 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	    (a->has_inner && !dim_same(a->inner, b->inner)) || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
+	    (a->par.split && !dim_same(a->split_range, b->split_range)) ||
 	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)))
 		return 0;
 	for (int d = 0; d < a->nspace; d++)

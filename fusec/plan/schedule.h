@@ -137,6 +137,10 @@ typedef struct KernelParams {
 	                     extent allow (checked by the kernel); 0 = none */
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
 	int red_unroll;   /* reduction loops: copies of the body a '#pragma unroll' asks for */
+	int split;        /* POINT, sliced, starting with this many merged reductions over an outer axis
+	                     (0: none): their outermost loop (Kernel.split_range) split over gridDim.y
+	                     blocks (chosen at launch, fz_split), the partials folded in block order by
+	                     the last block of each 32 points (plan_split) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
@@ -174,6 +178,7 @@ typedef struct Kernel {
 	KernelParams par;
 	int tile_a, tile_b;       /* TILE: the tensors read as A(m,k) and B(k,n) or B(n,k) (the runtime's tensor maps) */
 	int *across, nacross;     /* tensors it reads at rows other than its point's first index (plan_across.c) */
+	Dim split_range;          /* par.split: the extent of the loop split over blocks */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 } Kernel;
 
@@ -197,7 +202,8 @@ static inline int kernel_points(const Kernel *k)
 	X(MATMUL_EPI, "only pointwise work over the contraction's output fuses into its epilogue") \
 	X(ROW_MODE, "a row kernel fuses only work over its rows or over their elements") \
 	X(POINT_MODE, "a thread-per-point kernel fuses only work over the same points") \
-	X(TAIL_TWICE, "a kernel folds at most one set of whole-grid reductions")
+	X(TAIL_TWICE, "a kernel folds at most one set of whole-grid reductions") \
+	X(OUTER_FOLD, "it reads a reduction over an outer axis, which is split across blocks: every block must finish first")
 
 typedef enum {
 #define X(k, s) SPLIT_##k,

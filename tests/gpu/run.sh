@@ -25,6 +25,9 @@ sizes() {
 	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=1000004 N=67108864" ;;
 	softmax) echo "R=1,C=1 R=37,C=1001 R=5,C=40000 R=8192,C=8192" ;; # 40000: streamed, wider than the registers
 	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
+	# rows split over blocks: few columns (5: one tile, many shares), a
+	# partial tile (1004), a share shorter than the rest (100003 rows)
+	colstats) echo "N=1,C=1 N=1001,C=37 N=100003,C=5 N=4099,C=1004 N=65536,C=1024" ;;
 	belief_update|active_inference_step) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu)
