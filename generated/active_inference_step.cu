@@ -428,7 +428,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_u4(c
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_we[(long long)(r1_m)]))));
 		}

@@ -158,7 +158,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_f1(const fz_
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
@@ -281,7 +281,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u2(const fz_
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
@@ -490,7 +490,7 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 32
+#pragma unroll 16
 		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
@@ -529,7 +529,7 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 #undef threadIdx
 #undef blockDim
 
-extern "C" __global__ void __launch_bounds__(256, 4) belief_steps(const __grid_constant__ fz_belief_steps_params p)
+extern "C" __global__ void __launch_bounds__(256, 3) belief_steps(const __grid_constant__ fz_belief_steps_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */

@@ -63,13 +63,13 @@ static inline unsigned long long fz_rows(long long rows, long long cap)
 
 #ifndef FZ_SPLIT_DEFINED
 #define FZ_SPLIT_DEFINED
-/* blocks along y of a reduction over rows split across blocks: enough
-   shares of the rows for two blocks an SM over the 32-point tiles, each
-   share at least 1024 rows */
+/* blocks along y of a reduction over rows split across blocks: with fewer
+   32-point tiles than SMs, as many shares of the rows as keep one wave of
+   blocks (each SM holds one), each share at least 1024 rows */
 static inline unsigned long long fz_split(long long points, long long rows, int sm)
 {
 	const unsigned long long tiles = points > 0 ? ((unsigned long long)points + 31) / 32 : 1;
-	unsigned long long s = (2ull * (unsigned long long)(sm > 0 ? sm : 1) + tiles - 1) / tiles;
+	unsigned long long s = tiles >= (unsigned long long)(sm > 0 ? sm : 1) ? 1 : (unsigned long long)sm / tiles;
 	const unsigned long long most = rows > 1024 ? (unsigned long long)rows / 1024 : 1;
 	if (s > most) s = most;
 	if (s > 65535) s = 65535;

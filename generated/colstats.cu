@@ -135,7 +135,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f0(const fz_colst
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_s = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
 			acc_s = fz_op<FZ_SUM>(acc_s, (float)(__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))])));
 		}
@@ -181,7 +181,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f1(const fz_colst
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_q = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
 			acc_q = fz_op<FZ_SUM>(acc_q, (float)(((__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])) * (__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])))));
 		}
@@ -229,7 +229,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_u0(const fz_colst
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_s = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
 			acc_s = fz_op<FZ_SUM>(acc_s, (float)(__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))])));
 		}
@@ -327,7 +327,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_u2(const fz_colst
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_q = 0;
-#pragma unroll 4
+#pragma unroll 16
 		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
 			acc_q = fz_op<FZ_SUM>(acc_q, (float)(((__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])) * (__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])))));
 		}

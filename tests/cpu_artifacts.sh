@@ -1,7 +1,8 @@
 #!/bin/sh
 # CPU-side tests of fusec's code generator and of the committed artifacts:
 #   a. ptxas assembles every generated/*.sm_XX.ptx: no spills, no stack frame,
-#      registers within budget (64 a kernel; 128 for matmul-mode kernels; 168
+#      registers within budget (64 a kernel; a pipeline's, the register file over
+#      the threads its launch bounds put on an SM; 128 for matmul-mode kernels; 168
 #      for tensor-core tile kernels: 384 threads, one block an SM), sm_90a too
 #   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
 #      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c), and those of
@@ -90,7 +91,14 @@ else
 		fi
 		# budgets from the manifest's kernel modes; the report against them
 		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" -v TBUDGET="$REG_BUDGET_TILE" '
-			FNR == NR { if ($1 == "kernel") mode[$3] = $4; if ($1 == "pipeline") mode[$2] = "pipeline"; next }
+			FILENAME ~ /manifest$/ { if ($1 == "kernel") mode[$3] = $4; if ($1 == "pipeline") mode[$2] = "pipeline"; next }
+			# a pipeline'"'"'s launch bounds, from the PTX: its budget is the register file over the threads an SM holds
+			FILENAME ~ /ptx$/ {
+				if ($0 ~ /\.entry /) { e = $0; sub(/.*\.entry /, "", e); sub(/\(.*/, "", e) }
+				else if ($1 == ".maxntid") nt[e] = $2 + 0
+				else if ($1 == ".minnctapersm") mb[e] = $2 + 0
+				next
+			}
 			/Compiling entry function/ {
 				k = $0; sub(/.*function \047/, "", k); sub(/\047.*/, "", k); cur = k; seen[k] = 1; next
 			}
@@ -106,13 +114,15 @@ else
 				r = $0; sub(/.*Used /, "", r); sub(/ registers.*/, "", r); r += 0
 				if (!(cur in mode)) { print cur ": not a kernel of the manifest"; next }
 				budget = mode[cur] == "matmul" ? MMBUDGET : mode[cur] == "tile" ? TBUDGET : BUDGET
+				if (mode[cur] == "pipeline" && nt[cur] * mb[cur] > 0 && int(65536 / (nt[cur] * mb[cur])) > budget)
+					budget = int(65536 / (nt[cur] * mb[cur]))
 				if (r > budget) print cur ": " r " registers (budget " budget ")"
 				printf "%s %s %s %d %d %d/%d\n", cur, ARCH, mode[cur], r, st[cur], ss[cur], sl[cur] >> USAGE
 				next
 			}
 			/ptxas (warning|error)/ { print "ptxas says: " $0 }
 			END { for (k in mode) if (!(k in seen)) print k ": in the manifest, not in the PTX" }
-		' "generated/$name.manifest" "$B/ptx/$base.log")
+		' "generated/$name.manifest" "$ptx" "$B/ptx/$base.log")
 		if [ -n "$why" ]; then no "$t" "$(printf '%s' "$why" | tr '\n' ';' | sed 's/;$//; s/;/; /g')"; else ok "$t"; fi
 	done
 fi

@@ -9,6 +9,8 @@
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
 #                                          a row kernel with params rcache=R, N = 4096 R
+#   "reduction over an outer axis: ... split over as many blocks ..."
+#                                          a point kernel with params split=EXTENT
 #   "tiles M x N x K, narrowed ... down to M x D ..."
 #                                          a tile kernel with params tile=MxNxK tile_n_min=D
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
@@ -53,6 +55,7 @@ compare() {
 		tile[fu, kern] = tnmin[fu, kern] = ""
 		if (match($0, / tile=[^ ]*/)) tile[fu, kern] = substr($0, RSTART + 6, RLENGTH - 6)
 		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
+		splitk[fu, kern] = match($0, / split=[^ ]+/) ? 1 : 0
 		next
 	}
 	file == 1 && /^ *stmt [0-9]+ \(stage / {
@@ -99,6 +102,9 @@ compare() {
 		c = $0; sub(/.*up to /, "", c); sub(/ .*/, "", c)
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
 		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
+	}
+	file == 2 && /^    reduction over an outer axis: .* split over as many blocks/ {
+		fact(splitk[fe, ke], "kernel " ke ": a split over blocks explained, no split= in the schedule"); next
 	}
 	file == 2 && /^    tiles [0-9]+ x [0-9]+ x [0-9]+, narrowed at launch .* down to [0-9]+ x [0-9]+ / {
 		t = $2 "x" $4 "x" $6; sub(/,$/, "", t)

@@ -23,9 +23,9 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m,
 			        k->par.tile_n / 2);
 		if (k->par.split)
-			fputs("    reduction over an outer axis: 32 points a block, its outermost loop split over as many blocks as fill "
-			      "the SMs (chosen at launch from the sizes); the last block of each 32 points folds the partials in block "
-			      "order, then runs the rest\n", out);
+			fputs("    reduction over an outer axis: 32 points a block, its outermost loop split over as many blocks as keep "
+			      "one wave on the SMs when the points are fewer (chosen at launch from the sizes); the last block of each "
+			      "32 points folds the partials in block order, then runs the rest\n", out);
 		if (k->mode == KM_ROW && k->par.rcache)
 			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
 			             "unaligned); wider rows are read again on each walk (16-byte loads, %d a thread in flight, where the width "

@@ -74,13 +74,18 @@ static void plan_one(const Module *m, const Pipeline *pl, const Schedule *fused,
 		Kernel *k = &s->k[i];
 		free(k->name);
 		k->name = xstrdup(namer_make(nm, "%s_k%d", pl->name, i));
-		k->par.red_unroll = 32;
+		/* a split reduction keeps its 16 */
+		if (!k->par.split) k->par.red_unroll = 32;
 		if (!pp->split[i]) k->par.block = b;
 	}
 	pp->block = b;
 	/* at most 1024 threads an SM: the phases share one register budget, and
-	   1536 made the scatter-and-compact pair spill */
-	if (threads > 1024) threads = 1024;
+	   1536 made the scatter-and-compact pair spill; 768 with a reduction
+	   split across blocks, whose fold spilled at 64 registers (belief_steps
+	   on sm_90a) */
+	int split = 0;
+	for (int i = 0; i < s->nk; i++) split |= s->k[i].par.split != 0;
+	if (threads > (split ? 768 : 1024)) threads = split ? 768 : 1024;
 	pp->min_blocks = threads / b > 1 ? threads / b : 1;
 	(void)m;
 }
