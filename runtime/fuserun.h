@@ -273,7 +273,8 @@ int fz_device_sync(fz_device *dev);
 
 /* Buffers. With stream NULL the copies and the memset have finished when
    they return (work on any stream may use the data); with a stream they are
-   queued on it. */
+   queued on it. A NULL host pointer is FZ_ERR_INVALID (the driver never
+   sees it). */
 int fz_alloc(fz_device *dev, size_t bytes, fz_ptr *out);
 int fz_free(fz_device *dev, fz_ptr ptr);     /* 0 is ignored */
 int fz_copy_to_device(fz_device *dev, fz_ptr dst, const void *src, size_t bytes, fz_stream *stream);
