@@ -40,6 +40,34 @@ expect "fuserun validate refuses --reps, which it would ignore" 2 "fuserun: vali
 mkdir -p $T/renamed && cp generated/relu.* generated/relu_ref.c $T/renamed/ && mv $T/renamed/relu.manifest $T/renamed/softmax.manifest
 expect "fuserun list refuses a manifest renamed" 1 "softmax.manifest: the manifest of fusion relu, whose name is relu.manifest" -- \
 	$FUSERUN list $T/renamed/softmax.manifest
+# bytes that are not ASCII in a manifest's free text (plan lines), re-hashed:
+# --json stays valid JSON (\u escapes, U+FFFD for bytes not UTF-8), text
+# mode writes no control byte (C1 raw or as UTF-8) to the terminal
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p $T/bytes && cp generated/relu.* generated/relu_ref.c $T/bytes/
+	python3 - $T/bytes/relu.manifest <<'EOF2'
+import hashlib, sys
+p = sys.argv[1]
+t = open(p, 'rb').read()
+body = t[:t.rindex(b'manifest-sha256 ')]
+body += b'plan csi \x9b[31m stray \xff e-acute \xc3\xa9 nel \xc2\x85 smile \xf0\x9f\x98\x80 quote " back \\ end\n'
+open(p, 'wb').write(body + b'manifest-sha256 ' + hashlib.sha256(body).hexdigest().encode() + b'\n')
+EOF2
+	if $FUSERUN list $T/bytes/relu.manifest --json | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.buffer.read().decode("ascii"))
+assert d["plan"][-1] == "csi \ufffd[31m stray \ufffd e-acute \u00e9 nel \u0085 smile \U0001F600 quote \" back \\ end", d["plan"][-1]' 2>$T/bytes/py.log
+	then ok "fuserun list --json: plan bytes outside ASCII escaped (valid JSON, ASCII only)"
+	else bad "fuserun list --json: plan bytes outside ASCII escaped (valid JSON, ASCII only)" "$(cat $T/bytes/py.log)"; fi
+	if $FUSERUN list $T/bytes/relu.manifest | python3 -c '
+import sys, unicodedata
+s = sys.stdin.buffer.read().decode("utf-8")
+bad = [hex(ord(c)) for c in s if unicodedata.category(c) == "Cc" and c != "\n"]
+assert not bad, bad
+assert "csi \\x9b[31m stray \\xff e-acute \u00e9 nel \\xc2\\x85 smile \U0001F600 quote \" back \\ end" in s, s' 2>$T/bytes/py.log
+	then ok "fuserun list: no control byte reaches the terminal (C1 and stray bytes as \\xNN, UTF-8 kept)"
+	else bad "fuserun list: no control byte reaches the terminal (C1 and stray bytes as \\xNN, UTF-8 kept)" "$(cat $T/bytes/py.log)"; fi
+fi
 expect "fuserun validate refuses a damaged artifact, without a GPU" 2 "artifact refused" -- \
 	env FUSERUN_LIBCUDA=/nonexistent $FUSERUN validate $T/truncated_ptx/kl_divergence.manifest --size N=10
 
