@@ -200,6 +200,22 @@ EOF2
 	else
 		bad "fusec compiles nan_ref" "$(cat $U/fusec.log)"
 	fi
+	# domains the element type cannot hold (fusec 0.1 accepts them): refused
+	# by name and range before anything else (no GPU needed), never drawn
+	printf 'fusion dom_i32(x: i32[N] in [0, 3e9]) -> (y: i32[N]) {\n    stage s { y(i) = x(i) + 1 }\n}\n' > $U/dom.fuse
+	printf 'fusion dom_f16(x: f16[N] in [0, 1e6]) -> (y: f32[N]) {\n    stage s { y(i) = x(i) * 2.0 }\n}\n' >> $U/dom.fuse
+	if bin/fusec -o $U/dom $U/dom.fuse >$U/fusec.log 2>&1; then
+		for cmd in validate bench; do
+			expect "fuserun $cmd refuses an i32 domain past i32, without a GPU" 2 \
+				"fuserun: x: domain 0..3000000000 is outside i32 (-2147483648..2147483647)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA=/nonexistent $FUSERUN $cmd $U/dom/dom_i32.manifest --size N=10
+			expect "fuserun $cmd refuses an f16 domain past f16 (inputs would be infinite)" 2 \
+				"fuserun: x: domain 0..1000000 is outside f16 (-65504..65504)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN $cmd $U/dom/dom_f16.manifest --size N=10
+		done
+	else
+		bad "fusec compiles specs with domains past their types" "$(cat $U/fusec.log)"
+	fi
 	# a reader while fusec rewrites the artifact set (atomic writes): during a
 	# byte-identical regeneration every read verifies; while the set changes
 	# (a.fuse and b.fuse alternately), a read verifies one whole set (its spec

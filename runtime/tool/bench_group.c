@@ -116,6 +116,10 @@ int cmd_bench_devices(const fr_opts *o)
 		fprintf(stderr, "fuserun: --devices: %s\n", err);
 		goto out;
 	}
+	if (rt_check_domains(&info, err)) {
+		fprintf(stderr, "fuserun: %s\n", err);
+		goto out;
+	}
 	if (sizes_resolve(o, &info, sizes)) goto out;
 	if (fr_spec_load(&info, &spec, err)) {
 		fprintf(stderr, "fuserun: %s\n", err);

@@ -66,6 +66,7 @@ static int session_start(session *s, const fr_opts *o)
 	/* the artifact first: a refused one is reported even without a GPU */
 	int rc = fz_artifact_verify(o->artifact, &s->verified, err);
 	if (rc) return fail("artifact refused", rc, err);
+	if (rt_check_domains(&s->verified, err)) return fprintf(stderr, "fuserun: %s\n", err), EXIT_ERROR;
 	if (sizes_resolve(o, &s->verified, s->sizes)) return EXIT_ERROR;
 	sizes_format(&s->verified, s->sizes, s->sizes_text, sizeof s->sizes_text);
 	/* its header and reference, compiled from the verified files */

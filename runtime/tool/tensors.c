@@ -161,6 +161,40 @@ static int spec_constraints(const rt_case *c, char *err)
 	return 0;
 }
 
+/* the finite values of an element type: a domain past them would give
+   inputs the device cannot hold (an infinity, a wrapped integer) */
+static void type_range(int code, double *lo, double *hi)
+{
+	static const double top[] = {[T_F64] = INFINITY, [T_F32] = 3.4028234663852886e38, [T_F16] = 65504.0,
+	                             [T_BF16] = 3.3895313892515355e38, [T_I64] = 9223372036854775807.0, [T_I32] = 2147483647.0};
+	*hi = top[code];
+	*lo = code == T_I32 ? -2147483648.0 : code == T_I64 ? -9223372036854775808.0 : -top[code];
+}
+
+int rt_check_domains(const fz_artifact_info *info, char *err)
+{
+	for (int i = 0; i < info->ntensors; i++) {
+		const fz_tensor_info *ti = &info->tensors[i];
+		const int code = tcode(ti);
+		double lo, hi;
+		type_range(code, &lo, &hi);
+		if (!ti->has_domain) continue;
+		if (ti->domain_lo < lo || ti->domain_hi > hi)
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g is outside %s (%.15g..%.15g): no input of that type "
+			                "can hold it; give the spec a domain inside the type", ti->name, ti->domain_lo, ti->domain_hi,
+			                ti->type, lo, hi), 1;
+		if (is_float(code)) continue;
+		if (ceil(ti->domain_lo) > floor(ti->domain_hi))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g holds no integer", ti->name, ti->domain_lo,
+			                ti->domain_hi), 1;
+		/* inputs pass through doubles (the reference's view of them) */
+		if (fabs(ti->domain_lo) > 9007199254740992.0 || fabs(ti->domain_hi) > 9007199254740992.0)
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g: fuserun draws %s inputs exactly only within "
+			                "-2^53..2^53", ti->name, ti->domain_lo, ti->domain_hi, ti->type), 1;
+	}
+	return 0;
+}
+
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err)
 {
@@ -176,15 +210,7 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		return 1;
 	}
 	if (spec_constraints(c, err)) return 1;
-	for (int i = 0; i < info->ntensors; i++) {
-		const fz_tensor_info *ti = &info->tensors[i];
-		if (ti->has_domain && !is_float(tcode(ti)) && ceil(ti->domain_lo) > floor(ti->domain_hi))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g holds no integer", ti->name, ti->domain_lo, ti->domain_hi), 1;
-		if (ti->has_domain && !is_float(tcode(ti)) && (fabs(ti->domain_lo) > 9e15 || fabs(ti->domain_hi) > 9e15))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond exact integers", ti->name, ti->domain_lo, ti->domain_hi), 1;
-		if (ti->has_domain && tcode(ti) == T_I32 && (ti->domain_lo < -2147483648.0 || ti->domain_hi > 2147483647.0))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond i32", ti->name, ti->domain_lo, ti->domain_hi), 1;
-	}
+	if (rt_check_domains(info, err)) return 1;
 	if (info->ntensors <= 0 || info->ntensors > FZ_MAX_TENSORS) return snprintf(err, FZ_ERRMSG_SIZE, "no tensors"), 1;
 	c->t = calloc((size_t)info->ntensors, sizeof *c->t);
 	c->args = calloc(info->args_size / 8, 8);

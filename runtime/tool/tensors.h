@@ -31,6 +31,10 @@ typedef struct rt_case {
 	double bytes_moved;       /* every input and output once */
 } rt_case;
 
+/* 0 if every domain=LO..HI of the artifact lies within its element type
+   (and, for an integer, holds one and is within 2^53); else 1 with err.
+   fusec 0.1 writes domains the type cannot hold (i32 in [0, 3e9]). */
+int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
