@@ -200,6 +200,21 @@ EOF2
 	else
 		bad "fusec compiles nan_ref" "$(cat $U/fusec.log)"
 	fi
+	# integer division: a reference that traps is a refusal saying why, never
+	# fuserun's crash (a divisor domain that holds 0; a literal / 0, which the
+	# C compiler makes a trap)
+	printf 'fusion idiv_dom(a: i32[N] in [0, 9], b: i32[N] in [0, 3]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / b(i) }\n}\n' > $U/idiv.fuse
+	printf 'fusion idiv_zero(a: i32[N]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / 0 }\n}\n' >> $U/idiv.fuse
+	if bin/fusec -o $U/idiv $U/idiv.fuse >$U/fusec.log 2>&1; then
+		expect "fuserun validate: a divisor domain holding 0 (SIGFPE in the reference) is refused" 2 \
+			"reference of idiv_dom failed: it crashed (SIGFPE: an integer division by zero" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/idiv/idiv_dom.manifest --size N=1000 --seed 3
+		expect "fuserun validate: a division by the constant 0 (a trap in the reference) is refused" 2 \
+			"idiv_zero.*crashed (SIG" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/idiv/idiv_zero.manifest --size N=10 --seed 3
+	else
+		bad "fusec compiles integer divisions" "$(cat $U/fusec.log)"
+	fi
 	# domains the element type cannot hold (fusec 0.1 accepts them): refused
 	# by name and range before anything else (no GPU needed), never drawn
 	printf 'fusion dom_i32(x: i32[N] in [0, 3e9]) -> (y: i32[N]) {\n    stage s { y(i) = x(i) + 1 }\n}\n' > $U/dom.fuse

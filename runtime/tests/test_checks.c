@@ -1,6 +1,7 @@
 /* The launch checks (args size, kernel names, sizes) and fuserun's
  * comparisons against the reference, all without a GPU. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,6 +78,10 @@ void test_checks(void)
 /* ---- fuserun's comparisons (tensors.c) ---- */
 
 static int kl_ref(const void *a) { return fz_kl_divergence_reference(a); }
+/* references that trap as generated code can: an integer division by zero
+   (SIGFPE), a division by the constant 0 compiled to a trap (SIGILL) */
+static int fpe_ref(const void *a) { (void)a; raise(SIGFPE); return 0; }
+static int ill_ref(const void *a) { (void)a; __builtin_trap(); }
 static int sb_ref(const void *a) { return fz_spike_burst_reference(a); }
 
 void test_compare(void)
@@ -112,6 +117,20 @@ void test_compare(void)
 		rt_compare(&c, 2, got, &r);
 		check(isinf(r.score) && r.ref_nan, "a NaN reference fails, even against a NaN (poisoned) output", NULL);
 	}
+	rt_case_free(&c);
+
+	/* a reference that traps ends its own process, not fuserun's: a refusal naming the signal */
+	fr_spec trap = klspec;
+	trap.reference = fpe_ref;
+	rc = rt_case_init(&c, &kl, &trap, &n, 7, err);
+	rc = rc ? -1 : rt_case_reference(&c, err);
+	check(rc > 0 && strstr(err, "kl_divergence failed: it crashed (SIGFPE: an integer division by zero"),
+	      "a reference that traps with SIGFPE is refused, saying so", err);
+	rt_case_free(&c);
+	trap.reference = ill_ref;
+	rc = rt_case_init(&c, &kl, &trap, &n, 7, err);
+	rc = rc ? -1 : rt_case_reference(&c, err);
+	check(rc > 0 && strstr(err, "it crashed (SIGILL: a trap"), "a reference that traps with SIGILL is refused, saying so", err);
 	rt_case_free(&c);
 
 	/* element by element: a NaN on either side fails; an infinity in the

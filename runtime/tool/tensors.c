@@ -2,10 +2,16 @@
  * logic of tests/gpu/validate.c, for any artifact). */
 #include "tensors.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int rt_reference_in_process;
 
 enum { T_F64, T_F32, T_F16, T_BF16, T_I64, T_I32 };
 
@@ -273,11 +279,130 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 	return 0;
 }
 
+/* ---- the reference, run apart ---- */
+
+/* what a run of the reference says: fz_NAME_reference's own answers (0,
+   1 a subscript out of range, 2 out of memory), then ours */
+enum { REF_OK = 0, REF_BAD_INDEX = 1, REF_NO_MEMORY = 2, REF_CRASHED = 3, REF_FAILED = 4, REF_NO_CHILD = 5 };
+
+static void *view_of(const rt_tensor *t) { return t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref; }
+static size_t view_bytes(const rt_tensor *t) { return (size_t)t->n * (t->ref ? sizeof(double) : t->iref ? 4 : 8); }
+static int writes(const rt_tensor *t) { return view_of(t) && (t->ti->role == FZ_OUTPUT || t->ti->role == FZ_INOUT); }
+
+/* an in-place tensor's view holds the reference's result after a run: its
+   input values again, from the device's copy, before the next */
+static void views_from_host(rt_case *c)
+{
+	for (int i = 0; i < c->info->ntensors; i++) {
+		rt_tensor *t = &c->t[i];
+		if (t->ti->role != FZ_INOUT || !view_of(t)) continue;
+		for (long long k = 0; k < t->n; k++) {
+			double v = get(tcode(t->ti), t->host, k);
+			if (t->ref) t->ref[k] = v;
+			else if (t->iref) t->iref[k] = (int32_t)v;
+			else t->lref[k] = (int64_t)v;
+		}
+	}
+}
+
+static int fd_write(int fd, const void *p, size_t n)
+{
+	for (const char *q = p; n;) {
+		ssize_t w = write(fd, q, n);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) return -1;
+		q += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fd_read(int fd, void *p, size_t n)
+{
+	for (char *q = p; n;) {
+		ssize_t r = read(fd, q, n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) return -1;
+		q += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The child: the reference, then its answer and (when it computed them
+   and they are wanted) its outputs into the pipe. A sanitizer's or a
+   debugger's handler of a trap would report it as fuserun's own: the
+   default action ends the child, which the parent reads as a crash. */
+_Noreturn static void reference_child(rt_case *c, int fd, int outputs)
+{
+	signal(SIGFPE, SIG_DFL), signal(SIGILL, SIG_DFL), signal(SIGSEGV, SIG_DFL), signal(SIGBUS, SIG_DFL);
+	int r = c->spec->reference(c->rargs);
+	unsigned char code = r >= REF_OK && r <= REF_NO_MEMORY ? (unsigned char)r : REF_FAILED;
+	int ok = !fd_write(fd, &code, 1);
+	for (int i = 0; ok && outputs && code == REF_OK && i < c->info->ntensors; i++)
+		if (writes(&c->t[i])) ok = !fd_write(fd, view_of(&c->t[i]), view_bytes(&c->t[i]));
+	_exit(ok ? 0 : 1);
+}
+
+/* The reference is the artifact's C code, and fusec accepts code that
+   traps: an integer division by zero (SIGFPE), a division by the constant
+   0, which the C compiler turns into a trap (SIGILL), a read outside a
+   buffer. It runs in a child process, so that a crash is a refusal with
+   its reason, not the end of fuserun; outputs come back through a pipe.
+   *why: the signal (REF_CRASHED), the exit status (REF_FAILED) or errno
+   (REF_NO_CHILD: no pipe, fork or wait). */
+static int run_reference(rt_case *c, int outputs, int *why)
+{
+	views_from_host(c);
+	*why = 0;
+	if (rt_reference_in_process) {
+		int r = c->spec->reference(c->rargs);
+		return r >= REF_OK && r <= REF_NO_MEMORY ? r : REF_FAILED;
+	}
+	int fd[2];
+	if (pipe(fd)) return *why = errno, REF_NO_CHILD;
+	pid_t pid = fork();
+	if (pid < 0) {
+		*why = errno;
+		close(fd[0]), close(fd[1]);
+		return REF_NO_CHILD;
+	}
+	if (pid == 0) close(fd[0]), reference_child(c, fd[1], outputs);
+	close(fd[1]);
+	unsigned char code = REF_FAILED;
+	int got = !fd_read(fd[0], &code, 1);
+	for (int i = 0; got && outputs && code == REF_OK && i < c->info->ntensors; i++)
+		if (writes(&c->t[i])) got = !fd_read(fd[0], view_of(&c->t[i]), view_bytes(&c->t[i]));
+	close(fd[0]);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) return *why = errno, REF_NO_CHILD;
+	if (WIFSIGNALED(st)) return *why = WTERMSIG(st), REF_CRASHED;
+	if (!got || !WIFEXITED(st) || WEXITSTATUS(st)) return *why = WIFEXITED(st) ? WEXITSTATUS(st) : -1, REF_FAILED;
+	return code;
+}
+
+/* why a run of the reference was refused, for a message */
+static void reference_failure(int r, int why, char *buf, size_t n)
+{
+	const char *sig = why == SIGFPE ? "SIGFPE: an integer division by zero, or of the most negative integer by -1"
+	                : why == SIGILL ? "SIGILL: a trap the C compiler put where the code is undefined, e.g. a division by the constant 0"
+	                : why == SIGSEGV || why == SIGBUS ? "a read or write outside its buffers" : NULL;
+	if (r == REF_BAD_INDEX) snprintf(buf, n, "a subscript out of range (a bad gather)");
+	else if (r == REF_NO_MEMORY) snprintf(buf, n, "out of memory");
+	else if (r == REF_CRASHED && sig) snprintf(buf, n, "it crashed (%s)", sig);
+	else if (r == REF_CRASHED) snprintf(buf, n, "it crashed (signal %d)", why);
+	else if (r == REF_NO_CHILD) snprintf(buf, n, "it could not be run apart (%s)", strerror(why));
+	else if (why) snprintf(buf, n, "it ended with status %d (a sanitizer's report?)", why);
+	else snprintf(buf, n, "unknown error");
+}
+
 int rt_case_reference(rt_case *c, char *err)
 {
-	int r = c->spec->reference(c->rargs);
-	if (r) snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion,
-	                r == 1 ? "a subscript out of range (a bad gather)" : r == 2 ? "out of memory" : "unknown error");
+	int why, r = run_reference(c, 1, &why);
+	if (r) {
+		char what[200];
+		reference_failure(r, why, what, sizeof what);
+		snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion, what);
+	}
 	return r;
 }
 

@@ -38,8 +38,13 @@ int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
-/* runs the float64 reference on the inputs */
+/* Runs the float64 reference on the inputs, in a child process: 0, or
+   nonzero with err saying why (a subscript out of range, out of memory,
+   a crash and its signal). */
 int rt_case_reference(rt_case *c, char *err);
+/* nonzero: the reference runs in this process instead (the manifest
+   fuzzer, whose sanitizers must see it; a crash then ends the process) */
+extern int rt_reference_in_process;
 void rt_case_free(rt_case *c);
 
 /* one output against the reference */
