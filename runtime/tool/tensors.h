@@ -17,6 +17,7 @@ typedef struct rt_tensor {
 	double *ref;        /* the reference's values: float tensors */
 	int32_t *iref;      /* i32 tensors */
 	int64_t *lref;      /* i64 tensors */
+	int rarg;           /* its field in the reference's args */
 	fz_ptr dev;
 } rt_tensor;
 
@@ -35,7 +36,9 @@ typedef struct rt_case {
    (and, for an integer, holds one and is within 2^53); else 1 with err.
    fusec 0.1 writes domains the type cannot hold (i32 in [0, 3e9]). */
 int rt_check_domains(const fz_artifact_info *info, char *err);
-/* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed. */
+/* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from
+   each domain, else by name for floats; integer inputs without a domain
+   get values the reference accepts (ranges tried on it, tensors.c). */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
 /* Runs the float64 reference on the inputs, in a child process: 0, or
