@@ -236,6 +236,20 @@ EOF2
 	else
 		bad "fusec compiles specs with integer inputs without a domain" "$(cat $U/fusec.log)"
 	fi
+	# inputs the reference refuses (a gather domain past its dimension: 0..99
+	# into N = 4) are never launched on: bench refuses them as validate does
+	printf 'fusion gather_dom(g: i32[M] in [0, 99], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i)) }\n}\n' > $U/gather_dom.fuse
+	if bin/fusec -o $U/gd $U/gather_dom.fuse >$U/fusec.log 2>&1; then
+		for cmd in validate "bench --reps 3"; do
+			expect "fuserun ${cmd%% *} refuses inputs its reference refuses (a bad gather), launching nothing" 2 \
+				"reference of gather_dom failed: a subscript out of range (a bad gather)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN $cmd $U/gd/gather_dom.manifest --size M=100,N=4
+		done
+		expect "fuserun bench runs on a gather domain that fits its dimension" 0 "speed-up over unfused" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/gd/gather_dom.manifest --size M=100,N=100 --reps 3
+	else
+		bad "fusec compiles a gather with a domain" "$(cat $U/fusec.log)"
+	fi
 	# domains the element type cannot hold (fusec 0.1 accepts them): refused
 	# by name and range before anything else (no GPU needed), never drawn
 	printf 'fusion dom_i32(x: i32[N] in [0, 3e9]) -> (y: i32[N]) {\n    stage s { y(i) = x(i) + 1 }\n}\n' > $U/dom.fuse

@@ -507,7 +507,11 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		         info->fusion, spec->ref_args_size);
 		return 1;
 	}
-	return free_integers(c, err);
+	if (free_integers(c, err)) return 1;
+	/* inputs the reference refuses are never launched on: its refusal is a
+	   subscript out of range, which a kernel would read or write outside
+	   its buffers (bench launched them) */
+	return rt_case_reference(c, err) ? 1 : 0;
 }
 
 int rt_case_reference(rt_case *c, char *err)

@@ -38,7 +38,10 @@ typedef struct rt_case {
 int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from
    each domain, else by name for floats; integer inputs without a domain
-   get values the reference accepts (ranges tried on it, tensors.c). */
+   get values the reference accepts (ranges tried on it, tensors.c). Then
+   runs the reference on them (rt_case_reference): 0 only for inputs it
+   accepts, with its outputs computed, so that nothing launches on inputs
+   that would take a kernel outside its buffers. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
 /* Runs the float64 reference on the inputs, in a child process: 0, or
