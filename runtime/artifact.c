@@ -211,7 +211,7 @@ static void release(fz_artifact *a)
 		fr_cu->cuModuleUnload(a->mod);
 		if (entered) fr_leave(a->dev);
 	}
-	free(a->fn), free(a->smem);
+	free(a->fn), free(a->smem), free(a->entry);
 	fz_artifact_info_free(&a->info);
 	free(a);
 }
@@ -231,6 +231,7 @@ int fz_artifact_load(fz_device *d, const char *path, fz_artifact **out)
 		if (!a->target) rc = FZ_ERR_NO_TARGET;
 	}
 	if (!rc) rc = read_ptx(&a->info, a->target, &ptx, d->err);
+	if (!rc) rc = fr_ptx_entries(a, ptx, d->err);
 	if (!rc) rc = fr_enter(d, d->err);
 	if (!rc) {
 		rc = load_module(a, ptx, d->err);

@@ -175,13 +175,22 @@ static int finish(fz_device *d, int rc)
 	return rc ? rc : CU(d->err, cuStreamSynchronize, NULL);
 }
 
+/* A NULL host buffer is the caller's mistake, refused here: the driver
+   would read or write through it (or fail, depending on its version). */
+static int null_host(fz_device *d, const char *call)
+{
+	return fr_err(d->err, FZ_ERR_INVALID, "%s: the host pointer is NULL", call);
+}
+
 int fz_copy_to_device(fz_device *d, fz_ptr dst, const void *src, size_t n, fz_stream *s)
 {
+	if (d && !src) return null_host(d, "fz_copy_to_device");
 	IN_CTX(d, s ? CU(d->err, cuMemcpyHtoDAsync_v2, dst, src, n, ST(s)) : finish(d, CU(d->err, cuMemcpyHtoD_v2, dst, src, n)));
 }
 
 int fz_copy_to_host(fz_device *d, void *dst, fz_ptr src, size_t n, fz_stream *s)
 {
+	if (d && !dst) return null_host(d, "fz_copy_to_host");
 	IN_CTX(d, s ? CU(d->err, cuMemcpyDtoHAsync_v2, dst, src, n, ST(s)) : finish(d, CU(d->err, cuMemcpyDtoH_v2, dst, src, n)));
 }
 

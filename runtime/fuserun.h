@@ -286,7 +286,8 @@ int fz_device_sync(fz_device *dev);
 
 /* Buffers. With stream NULL the copies and the memset have finished when
    they return (work on any stream may use the data); with a stream they are
-   queued on it. */
+   queued on it. A NULL host pointer is FZ_ERR_INVALID (the driver never
+   sees it). */
 int fz_alloc(fz_device *dev, size_t bytes, fz_ptr *out);
 int fz_free(fz_device *dev, fz_ptr ptr);     /* 0 is ignored */
 int fz_copy_to_device(fz_device *dev, fz_ptr dst, const void *src, size_t bytes, fz_stream *stream);
@@ -457,7 +458,9 @@ fz_artifact *fz_sharded_artifact(const fz_sharded *s, int rank);
    one parameter, `block` threads a block, and as many blocks as fit on the
    device at once by the occupancy of the kernel (at most max_per_sm an SM
    when max_per_sm > 0); *grid (may be NULL) gets the grid. The generated
-   header's fz_NAME_run fills params and calls this. */
+   header's fz_NAME_run fills params and calls this. params_size must be
+   the size the kernel's PTX declares for its parameter (FZ_ERR_ARGS_SIZE
+   otherwise: the driver would read that many bytes from params). */
 int fz_pipeline_launch(fz_artifact *art, const char *kernel, const void *params, size_t params_size, unsigned int block,
                        int max_per_sm, fz_stream *stream, unsigned int *grid);
 /* The same with at most max_blocks blocks (0: no cap): the generated

@@ -28,8 +28,22 @@ struct fz_artifact {
 	CUfunction pipe_fn;
 	unsigned int pipe_block;
 	int pipe_per_sm;
+	/* every .entry of the loaded PTX and the bytes of its one parameter,
+	   read at load: a pipeline launch's params are checked against them
+	   as fz_run checks an op list's args against the manifest */
+	struct fr_entry *entry;
+	int nentries;
 	char err[FZ_ERRMSG_SIZE];
 };
+
+/* An entry of a PTX module: its name and the bytes of its parameter (0
+   when it has none, several, or one this reader cannot size). */
+typedef struct fr_entry {
+	char name[128];
+	unsigned long long param_bytes;
+} fr_entry;
+/* Fills a->entry from the PTX text (pipeline.c); FZ_OK or FZ_ERR_NO_MEMORY. */
+int fr_ptx_entries(fz_artifact *a, const char *ptx, char *err);
 
 /* Writes a message into err (FZ_ERRMSG_SIZE bytes; NULL: none); returns code. */
 int fr_err(char *err, int code, const char *fmt, ...)

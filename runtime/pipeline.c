@@ -17,6 +17,87 @@ static int c_ident(const char *s)
 	return 1;
 }
 
+/* ---- the kernels' parameter sizes, from the PTX ---- */
+
+static int ptx_ident_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' || c == '$';
+}
+
+/* the bytes of a PTX parameter declaration [s, end): ".param [.align A]
+   [.ptr ...] TYPE NAME[COUNT]" or "... TYPE NAME"; 0 if it cannot tell */
+static unsigned long long param_decl_bytes(const char *s, const char *end)
+{
+	static const struct { const char *type; unsigned bytes; } types[] = {
+		{".b8", 1}, {".u8", 1}, {".s8", 1}, {".b16", 2}, {".u16", 2}, {".s16", 2}, {".f16", 2}, {".b32", 4}, {".u32", 4},
+		{".s32", 4}, {".f32", 4}, {".b64", 8}, {".u64", 8}, {".s64", 8}, {".f64", 8}};
+	unsigned elem = 0;
+	const char *q = s;
+	while (q < end && !elem) { /* the type is the first token that names one */
+		while (q < end && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r')) q++;
+		size_t n = 0;
+		while (q + n < end && q[n] != ' ' && q[n] != '\t' && q[n] != '\n' && q[n] != '\r') n++;
+		for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
+			if (strlen(types[i].type) == n && !strncmp(q, types[i].type, n)) elem = types[i].bytes;
+		q += n;
+	}
+	const char *br = memchr(q, '[', (size_t)(end - q));
+	if (!elem || !br) return elem;
+	unsigned long long count = 0;
+	for (br++; br < end && *br >= '0' && *br <= '9' && count < (1ull << 32); br++) count = count * 10 + (unsigned)(*br - '0');
+	return br < end && *br == ']' ? count * elem : 0;
+}
+
+static int add_entry(fz_artifact *a, const char *name, size_t len, unsigned long long bytes, int *cap)
+{
+	if (len >= sizeof a->entry[0].name) return FZ_OK; /* longer than any name a launch may give */
+	if (a->nentries == *cap) {
+		int more = *cap ? 2 * *cap : 64;
+		fr_entry *e = realloc(a->entry, (size_t)more * sizeof *e);
+		if (!e) return FZ_ERR_NO_MEMORY;
+		a->entry = e, *cap = more;
+	}
+	fr_entry *e = &a->entry[a->nentries++];
+	memcpy(e->name, name, len), e->name[len] = 0;
+	e->param_bytes = bytes;
+	return FZ_OK;
+}
+
+int fr_ptx_entries(fz_artifact *a, const char *ptx, char *err)
+{
+	int cap = 0;
+	for (const char *e = strstr(ptx, ".entry"); e; e = strstr(e + 6, ".entry")) {
+		const char *name = e + 6, *q;
+		if (*name != ' ' && *name != '\t') continue;
+		while (*name == ' ' || *name == '\t') name++;
+		for (q = name; ptx_ident_char(*q); q++) {}
+		const char *open = q;
+		while (*open == ' ' || *open == '\t' || *open == '\n' || *open == '\r') open++;
+		const char *close = *open == '(' ? strchr(open, ')') : NULL;
+		if (q == name || !close) continue;
+		/* one parameter, or its size is not known (0) */
+		const char *p1 = strstr(open, ".param"), *p2 = p1 ? strstr(p1 + 6, ".param") : NULL;
+		unsigned long long bytes = p1 && p1 < close && !(p2 && p2 < close) ? param_decl_bytes(p1 + 6, close) : 0;
+		if (add_entry(a, name, (size_t)(q - name), bytes, &cap)) return fr_err(err, FZ_ERR_NO_MEMORY, "out of memory");
+	}
+	return FZ_OK;
+}
+
+/* FZ_OK if kernel is an entry of the loaded PTX taking params_size bytes */
+static int params_fit(fz_artifact *a, const char *kernel, size_t params_size)
+{
+	for (int i = 0; i < a->nentries; i++) {
+		if (strcmp(a->entry[i].name, kernel)) continue;
+		if (a->entry[i].param_bytes == params_size) return FZ_OK;
+		if (!a->entry[i].param_bytes)
+			return fr_err(a->err, FZ_ERR_ARGS_SIZE, "fz_pipeline_launch: kernel %s of %s does not take one parameter of a known size",
+			              kernel, a->info.fusion);
+		return fr_err(a->err, FZ_ERR_ARGS_SIZE, "fz_pipeline_launch: params are %zu bytes; kernel %s of %s takes %llu (its PTX)",
+		              params_size, kernel, a->info.fusion, a->entry[i].param_bytes);
+	}
+	return fr_err(a->err, FZ_ERR_UNKNOWN_KERNEL, "artifact %s has no pipeline kernel '%s'", a->info.fusion, kernel);
+}
+
 int fz_pipeline_launch(fz_artifact *a, const char *kernel, const void *params, size_t params_size, unsigned int block,
                        int max_per_sm, fz_stream *stream, unsigned int *grid)
 {
@@ -32,7 +113,10 @@ int fz_pipeline_launch_capped(fz_artifact *a, const char *kernel, const void *pa
 		return fr_err(a->err, FZ_ERR_INVALID, "fz_pipeline_launch: params must be 1 to 4096 bytes (have %zu)", params_size);
 	if (block < 32 || block > 1024 || block % 32)
 		return fr_err(a->err, FZ_ERR_INVALID, "fz_pipeline_launch: block %u is not a multiple of 32 in 32..1024", block);
-	int rc = fr_enter(a->dev, a->err);
+	/* the driver copies as many bytes as the kernel declares from params */
+	int rc = params_fit(a, kernel, params_size);
+	if (rc) return rc;
+	rc = fr_enter(a->dev, a->err);
 	if (rc) return rc;
 	CUfunction f = a->pipe_fn;
 	int per = a->pipe_per_sm;

@@ -399,6 +399,7 @@ API CUresult cuMemcpyHtoD_v2(CUdeviceptr d, const void *s, size_t n)
 	FAULT(CUDA_ERROR_INVALID_VALUE);
 	NEED_CTX();
 	CHECK_RANGE(d, n);
+	if (!s) return CUDA_ERROR_INVALID_VALUE; /* (a real driver may fault instead) */
 	memcpy((void *)(uintptr_t)d, s, n);
 	return CUDA_SUCCESS;
 }
@@ -407,6 +408,7 @@ API CUresult cuMemcpyDtoH_v2(void *d, CUdeviceptr s, size_t n)
 	FAULT(CUDA_ERROR_INVALID_VALUE);
 	NEED_CTX();
 	CHECK_RANGE(s, n);
+	if (!d) return CUDA_ERROR_INVALID_VALUE;
 	memcpy(d, (void *)(uintptr_t)s, n);
 	return CUDA_SUCCESS;
 }

@@ -40,6 +40,34 @@ expect "fuserun validate refuses --reps, which it would ignore" 2 "fuserun: vali
 mkdir -p $T/renamed && cp generated/relu.* generated/relu_ref.c $T/renamed/ && mv $T/renamed/relu.manifest $T/renamed/softmax.manifest
 expect "fuserun list refuses a manifest renamed" 1 "softmax.manifest: the manifest of fusion relu, whose name is relu.manifest" -- \
 	$FUSERUN list $T/renamed/softmax.manifest
+# bytes that are not ASCII in a manifest's free text (plan lines), re-hashed:
+# --json stays valid JSON (\u escapes, U+FFFD for bytes not UTF-8), text
+# mode writes no control byte (C1 raw or as UTF-8) to the terminal
+if command -v python3 >/dev/null 2>&1; then
+	mkdir -p $T/bytes && cp generated/relu.* generated/relu_ref.c $T/bytes/
+	python3 - $T/bytes/relu.manifest <<'EOF2'
+import hashlib, sys
+p = sys.argv[1]
+t = open(p, 'rb').read()
+body = t[:t.rindex(b'manifest-sha256 ')]
+body += b'plan csi \x9b[31m stray \xff e-acute \xc3\xa9 nel \xc2\x85 smile \xf0\x9f\x98\x80 quote " back \\ end\n'
+open(p, 'wb').write(body + b'manifest-sha256 ' + hashlib.sha256(body).hexdigest().encode() + b'\n')
+EOF2
+	if $FUSERUN list $T/bytes/relu.manifest --json | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.buffer.read().decode("ascii"))
+assert d["plan"][-1] == "csi \ufffd[31m stray \ufffd e-acute \u00e9 nel \u0085 smile \U0001F600 quote \" back \\ end", d["plan"][-1]' 2>$T/bytes/py.log
+	then ok "fuserun list --json: plan bytes outside ASCII escaped (valid JSON, ASCII only)"
+	else bad "fuserun list --json: plan bytes outside ASCII escaped (valid JSON, ASCII only)" "$(cat $T/bytes/py.log)"; fi
+	if $FUSERUN list $T/bytes/relu.manifest | python3 -c '
+import sys, unicodedata
+s = sys.stdin.buffer.read().decode("utf-8")
+bad = [hex(ord(c)) for c in s if unicodedata.category(c) == "Cc" and c != "\n"]
+assert not bad, bad
+assert "csi \\x9b[31m stray \\xff e-acute \u00e9 nel \\xc2\\x85 smile \U0001F600 quote \" back \\ end" in s, s' 2>$T/bytes/py.log
+	then ok "fuserun list: no control byte reaches the terminal (C1 and stray bytes as \\xNN, UTF-8 kept)"
+	else bad "fuserun list: no control byte reaches the terminal (C1 and stray bytes as \\xNN, UTF-8 kept)" "$(cat $T/bytes/py.log)"; fi
+fi
 expect "fuserun validate refuses a damaged artifact, without a GPU" 2 "artifact refused" -- \
 	env FUSERUN_LIBCUDA=/nonexistent $FUSERUN validate $T/truncated_ptx/kl_divergence.manifest --size N=10
 
@@ -172,6 +200,72 @@ EOF2
 	else
 		bad "fusec compiles nan_ref" "$(cat $U/fusec.log)"
 	fi
+	# integer division: a reference that traps is a refusal saying why, never
+	# fuserun's crash (a divisor domain that holds 0; a literal / 0, which the
+	# C compiler makes a trap)
+	printf 'fusion idiv_dom(a: i32[N] in [0, 9], b: i32[N] in [0, 3]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / b(i) }\n}\n' > $U/idiv.fuse
+	printf 'fusion idiv_zero(a: i32[N]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / 0 }\n}\n' >> $U/idiv.fuse
+	if bin/fusec -o $U/idiv $U/idiv.fuse >$U/fusec.log 2>&1; then
+		expect "fuserun validate: a divisor domain holding 0 (SIGFPE in the reference) is refused" 2 \
+			"reference of idiv_dom failed: it crashed (SIGFPE: an integer division by zero" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/idiv/idiv_dom.manifest --size N=1000 --seed 3
+		expect "fuserun validate: a division by the constant 0 (a trap in the reference) is refused" 2 \
+			"idiv_zero.*crashed (SIG" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/idiv/idiv_zero.manifest --size N=10 --seed 3
+	else
+		bad "fusec compiles integer divisions" "$(cat $U/fusec.log)"
+	fi
+	# integer inputs without a domain: values the reference accepts, found
+	# by trying ranges on it; never by the fusion's name (fuserun computed
+	# spike_burst's CSR from sizes it looked up by name: S / N with N absent
+	# was SIGFPE) and never 0..99 blindly (a bad gather into N = 50, a
+	# division by zero at N = 1000)
+	sed -e 's/\bN\b/M/g' -e 's/NP1/MP1/g' specs/spike_burst.fuse | grep -v '^pipeline' > $U/spike_burst.fuse
+	sed -e 's/spike_burst(/lif_step(/' specs/spike_burst.fuse | grep -v '^pipeline' > $U/lif_step.fuse
+	printf 'fusion idiv_free(a: i32[N], b: i32[N]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / b(i) }\n}\n' > $U/idiv_free.fuse
+	if bin/fusec -o $U/sb $U/spike_burst.fuse >$U/fusec.log 2>&1 && bin/fusec -o $U/lif $U/lif_step.fuse >>$U/fusec.log 2>&1 &&
+		bin/fusec -o $U/idiv $U/idiv_free.fuse >>$U/fusec.log 2>&1; then
+		expect "fuserun validate: a fusion named spike_burst without a size N (was SIGFPE)" 1 "spikes .*MISMATCH (as a set)" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/sb/spike_burst.manifest --size M=1009,MP1=1010,S=10090,F=10
+		expect "fuserun validate: spike_burst under another name (was a bad gather into N = 50)" 1 "spikes .*MISMATCH (as a set)" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/lif/lif_step.manifest --size N=50,NP1=51,S=500,F=5 --seed 3
+		expect "fuserun validate: integer divisors without a domain get no 0 (was SIGFPE)" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/idiv/idiv_free.manifest --size N=1000 --seed 3
+		expect "fuserun bench: integer divisors without a domain get no 0" 0 "speed-up over unfused" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/idiv/idiv_free.manifest --size N=1000 --reps 3
+	else
+		bad "fusec compiles specs with integer inputs without a domain" "$(cat $U/fusec.log)"
+	fi
+	# inputs the reference refuses (a gather domain past its dimension: 0..99
+	# into N = 4) are never launched on: bench refuses them as validate does
+	printf 'fusion gather_dom(g: i32[M] in [0, 99], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i)) }\n}\n' > $U/gather_dom.fuse
+	if bin/fusec -o $U/gd $U/gather_dom.fuse >$U/fusec.log 2>&1; then
+		for cmd in validate "bench --reps 3"; do
+			expect "fuserun ${cmd%% *} refuses inputs its reference refuses (a bad gather), launching nothing" 2 \
+				"reference of gather_dom failed: a subscript out of range (a bad gather)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN $cmd $U/gd/gather_dom.manifest --size M=100,N=4
+		done
+		expect "fuserun bench runs on a gather domain that fits its dimension" 0 "speed-up over unfused" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/gd/gather_dom.manifest --size M=100,N=100 --reps 3
+	else
+		bad "fusec compiles a gather with a domain" "$(cat $U/fusec.log)"
+	fi
+	# domains the element type cannot hold (fusec 0.1 accepts them): refused
+	# by name and range before anything else (no GPU needed), never drawn
+	printf 'fusion dom_i32(x: i32[N] in [0, 3e9]) -> (y: i32[N]) {\n    stage s { y(i) = x(i) + 1 }\n}\n' > $U/dom.fuse
+	printf 'fusion dom_f16(x: f16[N] in [0, 1e6]) -> (y: f32[N]) {\n    stage s { y(i) = x(i) * 2.0 }\n}\n' >> $U/dom.fuse
+	if bin/fusec -o $U/dom $U/dom.fuse >$U/fusec.log 2>&1; then
+		for cmd in validate bench; do
+			expect "fuserun $cmd refuses an i32 domain past i32, without a GPU" 2 \
+				"fuserun: x: domain 0..3000000000 is outside i32 (-2147483648..2147483647)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA=/nonexistent $FUSERUN $cmd $U/dom/dom_i32.manifest --size N=10
+			expect "fuserun $cmd refuses an f16 domain past f16 (inputs would be infinite)" 2 \
+				"fuserun: x: domain 0..1000000 is outside f16 (-65504..65504)" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN $cmd $U/dom/dom_f16.manifest --size N=10
+		done
+	else
+		bad "fusec compiles specs with domains past their types" "$(cat $U/fusec.log)"
+	fi
 	# a reader while fusec rewrites the artifact set (atomic writes): during a
 	# byte-identical regeneration every read verifies; while the set changes
 	# (a.fuse and b.fuse alternately), a read verifies one whole set (its spec
@@ -220,8 +314,10 @@ expect "fuserun validate catches an unwritten compacted list" 1 "spikes .*MISMAT
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=1009,NP1=1010,S=10090,F=10
 expect "fuserun validate --json" 1 '"ok": false' -- \
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate softmax --size R=3,C=5 --json
-expect "fuserun validate refuses sizes that make no CSR" 2 "NP1 = N + 1" -- \
-	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=100,NP1=100,S=1000,F=10
+# no contract by name (spike_burst's NP1 = N + 1): the runtime cannot know
+# it, and finds inputs the reference accepts at any sizes
+expect "fuserun validate spike_burst at NP1 = N: inputs its reference accepts" 1 "spikes .*MISMATCH (as a set)" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=100,NP1=100,S=1000,F=10 --seed 3
 expect "fuserun bench runs both variants" 0 "speed-up over unfused" -- \
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench spike_burst --size N=1009,NP1=1010,S=10090,F=10 --reps 100
 if command -v python3 >/dev/null 2>&1; then

@@ -1,6 +1,7 @@
 /* The launch checks (args size, kernel names, sizes) and fuserun's
  * comparisons against the reference, all without a GPU. */
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -77,7 +78,99 @@ void test_checks(void)
 /* ---- fuserun's comparisons (tensors.c) ---- */
 
 static int kl_ref(const void *a) { return fz_kl_divergence_reference(a); }
+/* references that trap as generated code can: an integer division by zero
+   (SIGFPE), a division by the constant 0 compiled to a trap (SIGILL) */
+static int fpe_ref(const void *a) { (void)a; raise(SIGFPE); return 0; }
+static int ill_ref(const void *a) { (void)a; __builtin_trap(); }
 static int sb_ref(const void *a) { return fz_spike_burst_reference(a); }
+/* spike_burst's reference with a division by each fired neuron's number,
+   as an integer division by zero traps */
+static int sb_div_ref(const void *a)
+{
+	const fz_spike_burst_ref_args *r = a;
+	for (long long k = 0; k < r->n_F; k++)
+		if (!r->t_fired[k]) raise(SIGFPE);
+	return fz_spike_burst_reference(a);
+}
+
+/* indices of spike_burst's tensors by name: the test knows the spec, fuserun does not */
+static int tensor_named(const fz_artifact_info *info, const char *name)
+{
+	for (int i = 0; i < info->ntensors; i++)
+		if (!strcmp(info->tensors[i].name, name)) return i;
+	return 0;
+}
+
+/* fired indexes row_ptr (NP1 = N + 1 by the caller's contract), row_ptr
+   is a CSR over col and w (S), col indexes N where a fired row reads it:
+   what the reference must accept, found without the fusion's name or the
+   tensors' */
+static void csr_shape(const rt_case *c, const fz_artifact_info *info, const char *what)
+{
+	const int fired = tensor_named(info, "fired"), rp = tensor_named(info, "row_ptr"), col = tensor_named(info, "col");
+	const long long F = c->size[0], NP1 = c->size[1], S = c->size[2], N = c->size[3];
+	int ok = 1, sorted = 1;
+	long long top_col = 0, top_rp = 0;
+	for (long long k = 0; k < F; k++) ok &= c->t[fired].iref[k] >= 0 && c->t[fired].iref[k] + 1 < NP1;
+	for (long long k = 0; k < NP1; k++) {
+		ok &= c->t[rp].iref[k] >= 0 && c->t[rp].iref[k] <= S;
+		sorted &= !k || c->t[rp].iref[k] >= c->t[rp].iref[k - 1];
+		if (c->t[rp].iref[k] > top_rp) top_rp = c->t[rp].iref[k];
+	}
+	for (long long k = 0; k < S; k++)
+		if (c->t[col].iref[k] > top_col) top_col = c->t[col].iref[k];
+	/* a synapse no fired row reaches is never read, by the reference or the kernel: any value will do */
+	for (long long k = 0; ok && k < F; k++)
+		for (long long s = c->t[rp].iref[c->t[fired].iref[k]]; s < c->t[rp].iref[c->t[fired].iref[k] + 1]; s++)
+			ok &= s < S && c->t[col].iref[s] >= 0 && c->t[col].iref[s] < N;
+	char name[200], detail[200];
+	snprintf(name, sizeof name, "%s: fired, row_ptr and the col read in range, row_ptr nondecreasing, col and row_ptr over most of N and S", what);
+	snprintf(detail, sizeof detail, "in range %d, sorted %d, largest col %lld of N = %lld, row_ptr %lld of S = %lld", ok, sorted,
+	         top_col, N, top_rp, S);
+	check(ok && sorted && top_col >= N / 2 && top_rp >= S / 2, name, detail);
+}
+
+/* Integer inputs without a domain: values the reference accepts, found by
+   trying ranges on it; nothing by the fusion's name */
+static void test_free_integers(const fz_artifact_info *sb, const fr_spec *sbspec)
+{
+	char err[FZ_ERRMSG_SIZE];
+	rt_case c;
+	/* the same artifact under another name: fuserun special-cased spike_burst by name */
+	fz_artifact_info lif = *sb;
+	lif.fusion = "lif_step";
+	long long sizes[4] = {5, 51, 500, 50}; /* F NP1 S N */
+	int rc = rt_case_init(&c, &lif, sbspec, sizes, 5, err);
+	if (check(!rc && !rt_case_reference(&c, err), "spike_burst renamed: inputs its reference accepts (0..99 was a bad gather)", err))
+		csr_shape(&c, &lif, "spike_burst renamed");
+	rt_case_free(&c);
+	long long big[4] = {1000, 10001, 100000, 10000};
+	rc = rt_case_init(&c, sb, sbspec, big, 5, err);
+	if (check(!rc && !rt_case_reference(&c, err), "spike_burst at F=1000, N=10000, S=100000", err))
+		csr_shape(&c, sb, "spike_burst at F=1000, N=10000, S=100000");
+	rt_case_free(&c);
+	/* sizes the caller's contract (NP1 = N + 1) does not hold: the runtime
+	   cannot know it, and the reference accepts what it is given */
+	long long nocsr[4] = {10, 100, 1000, 100};
+	rc = rt_case_init(&c, sb, sbspec, nocsr, 3, err);
+	check(!rc && !rt_case_reference(&c, err), "spike_burst with NP1 = N: inputs its reference accepts, no contract by name", err);
+	rt_case_free(&c);
+	/* an integer input that divides: 0 traps, so the values found exclude it */
+	fr_spec div = *sbspec;
+	div.reference = sb_div_ref;
+	long long many[4] = {1000, 101, 1000, 100};
+	rc = rt_case_init(&c, &lif, &div, many, 3, err);
+	int zero = 0;
+	for (long long k = 0; !rc && k < 1000; k++) zero |= c.t[tensor_named(&lif, "fired")].iref[k] == 0;
+	check(!rc && !zero && !rt_case_reference(&c, err), "an integer divisor without a domain: values without 0 (0..99 trapped)", err);
+	rt_case_free(&c);
+	/* a reference that traps whatever it gets: refused, naming the inputs and the trap */
+	div.reference = ill_ref;
+	rc = rt_case_init(&c, &lif, &div, many, 3, err);
+	check(rc && strstr(err, "lif_step: no values of its integer inputs without a domain (fired, row_ptr, col)") &&
+	          strstr(err, "it crashed (SIGILL"), "no range accepted: refused, naming the inputs and why", err);
+	rt_case_free(&c);
+}
 
 void test_compare(void)
 {
@@ -112,6 +205,19 @@ void test_compare(void)
 		rt_compare(&c, 2, got, &r);
 		check(isinf(r.score) && r.ref_nan, "a NaN reference fails, even against a NaN (poisoned) output", NULL);
 	}
+	rt_case_free(&c);
+
+	/* a reference that traps ends its own process, not fuserun's: a refusal
+	   naming the signal (rt_case_init runs it on the inputs it draws) */
+	fr_spec trap = klspec;
+	trap.reference = fpe_ref;
+	rc = rt_case_init(&c, &kl, &trap, &n, 7, err);
+	check(rc && strstr(err, "kl_divergence failed: it crashed (SIGFPE: an integer division by zero"),
+	      "a reference that traps with SIGFPE is refused, saying so", err);
+	rt_case_free(&c);
+	trap.reference = ill_ref;
+	rc = rt_case_init(&c, &kl, &trap, &n, 7, err);
+	check(rc && strstr(err, "it crashed (SIGILL: a trap"), "a reference that traps with SIGILL is refused, saying so", err);
 	rt_case_free(&c);
 
 	/* element by element: a NaN on either side fails; an infinity in the
@@ -187,9 +293,6 @@ void test_compare(void)
 		check(r.score <= 1 && r.tolerance == 1e-5, "a map output within 1e-5 passes", NULL);
 	}
 	rt_case_free(&c);
-	sizes[1] = 100;
-	rc = rt_case_init(&c, &sb, &sbspec, sizes, 3, err);
-	check(rc != 0 && strstr(err, "NP1 = N + 1"), "spike_burst sizes that make no CSR are refused", err);
-	rt_case_free(&c);
+	test_free_integers(&sb, &sbspec);
 	fz_artifact_info_free(&kl), fz_artifact_info_free(&sb);
 }

@@ -125,6 +125,15 @@ void test_fake_device(void)
 	rc = fz_copy_to_device(d, q, host, 4000, NULL) || fz_copy_on_device(d, buf2, q, 4000, st) ||
 	     fz_memset(d, buf2, 0, 400, st) || fz_copy_to_host(d, back, buf2, 4000, st) || fz_stream_sync(d, st);
 	check(!rc && back[0] == 0 && back[99] == 0 && back[100] == 100 && back[999] == 999, "copies and memset", fz_device_error(d));
+	/* a NULL host buffer is refused by the library, not passed to the driver */
+	expect("a copy from a NULL host pointer refused", fz_copy_to_device(d, q, NULL, 4000, NULL), FZ_ERR_INVALID,
+	       fz_device_error(d), "fz_copy_to_device", "NULL", NULL);
+	expect("a queued copy from a NULL host pointer refused", fz_copy_to_device(d, q, NULL, 4, st), FZ_ERR_INVALID,
+	       fz_device_error(d), "fz_copy_to_device", "NULL", NULL);
+	expect("a copy to a NULL host pointer refused", fz_copy_to_host(d, NULL, q, 4000, NULL), FZ_ERR_INVALID,
+	       fz_device_error(d), "fz_copy_to_host", "NULL", NULL);
+	expect("a queued copy to a NULL host pointer refused", fz_copy_to_host(d, NULL, q, 4, st), FZ_ERR_INVALID,
+	       fz_device_error(d), "fz_copy_to_host", "NULL", NULL);
 	fz_ptr none;
 	expect("a zero-byte allocation refused", fz_alloc(d, 0, &none), FZ_ERR_INVALID, fz_device_error(d), "0 bytes", NULL);
 	fz_ptr huge;

@@ -106,6 +106,19 @@ void test_pipeline_fake(void)
 	       FZ_ERR_UNKNOWN_KERNEL, fz_artifact_error(a), "nope", NULL);
 	expect("a block size that is not a multiple of 32", fz_pipeline_launch(a, "spike_burst_once", &pp, sizeof pp, 100, 0, NULL, NULL),
 	       FZ_ERR_INVALID, fz_artifact_error(a), "multiple of 32", NULL);
+	/* the params are the size the kernel declares, as fz_run checks an op list's args */
+	char wide[sizeof pp + 64];
+	memcpy(wide, &pp, sizeof pp);
+	char want_bytes[64];
+	snprintf(want_bytes, sizeof want_bytes, "takes %zu (its PTX)", sizeof pp);
+	const long coop_before = coop();
+	expect("params larger than the kernel's are refused", fz_pipeline_launch(a, "spike_burst_once", wide, sizeof wide, 256, 0, NULL, NULL),
+	       FZ_ERR_ARGS_SIZE, fz_artifact_error(a), "spike_burst_once", want_bytes, NULL);
+	expect("params smaller than the kernel's are refused", fz_pipeline_launch(a, "spike_burst_once", wide, 8, 256, 0, NULL, NULL),
+	       FZ_ERR_ARGS_SIZE, fz_artifact_error(a), "params are 8 bytes", want_bytes, NULL);
+	expect("another kernel's args size is refused", fz_pipeline_launch(a, "spike_burst_once", &args, sizeof args, 256, 0, NULL, NULL),
+	       FZ_ERR_ARGS_SIZE, fz_artifact_error(a), want_bytes, NULL);
+	check(coop() == coop_before, "refused pipeline launches launch nothing", NULL);
 	expect("a kernel name that is not an identifier", fz_pipeline_launch(a, "a b", &pp, sizeof pp, 256, 0, NULL, NULL),
 	       FZ_ERR_INVALID, fz_artifact_error(a), "C identifier", NULL);
 

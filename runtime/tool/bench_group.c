@@ -116,17 +116,21 @@ int cmd_bench_devices(const fr_opts *o)
 		fprintf(stderr, "fuserun: --devices: %s\n", err);
 		goto out;
 	}
+	if (rt_check_domains(&info, err)) {
+		fprintf(stderr, "fuserun: %s\n", err);
+		goto out;
+	}
 	if (sizes_resolve(o, &info, sizes)) goto out;
 	if (fr_spec_load(&info, &spec, err)) {
 		fprintf(stderr, "fuserun: %s\n", err);
 		goto out;
 	}
 	have_spec = 1;
+	have_case = 1; /* a refused case has memory to free too */
 	if (rt_case_init(&c, &info, &spec, sizes, o->seed, err)) {
 		fprintf(stderr, "fuserun: %s\n", err);
 		goto out;
 	}
-	have_case = 1;
 	for (int v = 0; v < 2; v++)
 		for (int i = 0; i < info.ntensors; i++)
 			if ((c.t[i].ti->role == FZ_OUTPUT || c.t[i].ti->role == FZ_INOUT) && !(out[v][i] = calloc(1, c.t[i].bytes))) goto out;

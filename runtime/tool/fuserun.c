@@ -35,7 +35,8 @@ static void usage(FILE *f)
 	      "artifact (validate, bench), no GPU/driver, no C compiler or another failure.\n"
 	      "validate and bench compile the artifact's header and reference with a C compiler\n"
 	      "(FUSERUN_CC, else CC, else cc); inputs come from each parameter's domain=LO..HI\n"
-	      "when the manifest gives one. FUSERUN_LIBCUDA names the driver library to load\n"
+	      "when the manifest gives one; integer inputs without one get values the reference\n"
+	      "accepts (index ranges tried on it). FUSERUN_LIBCUDA names the driver library to load\n"
 	      "instead of libcuda.so.1.\n",
 	      f);
 }

@@ -66,6 +66,7 @@ static int session_start(session *s, const fr_opts *o)
 	/* the artifact first: a refused one is reported even without a GPU */
 	int rc = fz_artifact_verify(o->artifact, &s->verified, err);
 	if (rc) return fail("artifact refused", rc, err);
+	if (rt_check_domains(&s->verified, err)) return fprintf(stderr, "fuserun: %s\n", err), EXIT_ERROR;
 	if (sizes_resolve(o, &s->verified, s->sizes)) return EXIT_ERROR;
 	sizes_format(&s->verified, s->sizes, s->sizes_text, sizeof s->sizes_text);
 	/* its header and reference, compiled from the verified files */
@@ -87,6 +88,8 @@ static int session_start(session *s, const fr_opts *o)
 	DEV_CALL(s, fz_event_create(s->dev, &s->e0), "fz_event_create");
 	DEV_CALL(s, fz_event_create(s->dev, &s->e1), "fz_event_create");
 
+	/* the inputs, checked by the reference: validate and bench alike upload
+	   and launch nothing on inputs it refuses */
 	rc = rt_case_init(&s->c, s->info, spec, s->sizes, o->seed, err);
 	s->have_case = 1;
 	if (rc) {
@@ -223,9 +226,7 @@ int cmd_validate(const fr_opts *o)
 {
 	session s;
 	int rc = session_start(&s, o);
-	static outcome out;
-	char err[FZ_ERRMSG_SIZE];
-	if (!rc && rt_case_reference(&s.c, err)) rc = (fprintf(stderr, "fuserun: %s\n", err), EXIT_ERROR);
+	static outcome out; /* the reference ran on the inputs in session_start (rt_case_init) */
 	for (int v = 0; v < 2 && !rc; v++) {
 		variant x;
 		rc = variant_start(&s, v, &x);

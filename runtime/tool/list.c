@@ -52,11 +52,17 @@ static void list_json(const fz_artifact_info *a)
 	printf("]}\n");
 }
 
+/* Names, types, roles and dimensions are identifiers or numbers (the
+   manifest parser checks them); the path, the version, spec and NVRTC
+   lines, file names, spaces and plan lines may hold other bytes, which
+   go through text_safe so that none reaches the terminal as a control. */
 static void list_text(const fz_artifact_info *a)
 {
+	static char t1[TEXT_SAFE_BYTES], t2[TEXT_SAFE_BYTES], t3[TEXT_SAFE_BYTES], t4[TEXT_SAFE_BYTES];
 	char buf[256];
-	printf("%s: fusion %s, verified (fusec %s, spec %s, NVRTC %s)\n", a->manifest, a->fusion, a->fusec_version,
-	       a->spec ? a->spec : "?", a->nvrtc ? a->nvrtc : "?");
+	printf("%s: fusion %s, verified (fusec %s, spec %s, NVRTC %s)\n", text_safe(a->manifest, t1, sizeof t1), a->fusion,
+	       text_safe(a->fusec_version, t2, sizeof t2), text_safe(a->spec ? a->spec : "?", t3, sizeof t3),
+	       text_safe(a->nvrtc ? a->nvrtc : "?", t4, sizeof t4));
 	printf("sizes:");
 	for (int i = 0; i < a->nsizes; i++) printf(" %s", a->sizes[i]);
 	printf("\nparameters (args struct: %zu bytes):\n", a->args_size);
@@ -67,16 +73,16 @@ static void list_text(const fz_artifact_info *a)
 	}
 	printf("targets:\n");
 	for (int i = 0; i < a->ntargets; i++)
-		printf("  %-6s %-32s sha256 %.16s...\n", a->targets[i].arch, a->targets[i].file, a->targets[i].sha256);
+		printf("  %-6s %-32s sha256 %.16s...\n", a->targets[i].arch, text_safe(a->targets[i].file, t1, sizeof t1), a->targets[i].sha256);
 	printf("kernels:\n");
 	for (int i = 0; i < a->nkernels; i++) {
 		const fz_kernel_info *k = &a->kernels[i];
 		printf("  %-7s %-28s %-7s block=%d%s%s%s%s%s\n", k->fused ? "fused" : "unfused", k->name, k->mode, k->block,
-		       *k->space ? " space=" : "", k->space, k->grid_reduction ? " grid-reduction" : "", *k->across ? " across=" : "",
-		       k->across);
+		       *k->space ? " space=" : "", text_safe(k->space, t1, sizeof t1), k->grid_reduction ? " grid-reduction" : "",
+		       *k->across ? " across=" : "", k->across);
 	}
 	printf("plan:\n");
-	for (int i = 0; i < a->nplan; i++) printf("  %s\n", a->plan[i]);
+	for (int i = 0; i < a->nplan; i++) printf("  %s\n", text_safe(a->plan[i], t1, sizeof t1));
 }
 
 int cmd_list(const fr_opts *o)
@@ -85,7 +91,8 @@ int cmd_list(const fr_opts *o)
 	char err[FZ_ERRMSG_SIZE];
 	int rc = fz_artifact_verify(o->artifact, &info, err);
 	if (rc) {
-		fprintf(stderr, "fuserun: artifact refused: %s (%s)\n", err, fz_strerror(rc));
+		static char safe[TEXT_SAFE_BYTES]; /* the message quotes the manifest's bytes */
+		fprintf(stderr, "fuserun: artifact refused: %s (%s)\n", text_safe(err, safe, sizeof safe), fz_strerror(rc));
 		return rc == FZ_ERR_NO_MEMORY ? EXIT_ERROR : EXIT_MISMATCH;
 	}
 	if (o->json) list_json(&info);

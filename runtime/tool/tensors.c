@@ -2,10 +2,16 @@
  * logic of tests/gpu/validate.c, for any artifact). */
 #include "tensors.h"
 
+#include <errno.h>
 #include <math.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+int rt_reference_in_process;
 
 enum { T_F64, T_F32, T_F16, T_BF16, T_I64, T_I32 };
 
@@ -131,32 +137,308 @@ static double scalar_value(rt_case *c, const fz_tensor_info *ti)
 }
 
 /* From the parameter's domain when the spec gave one; else uniform in
-   (-1, 1), or (0.05, 1) for names that must be positive; a CSR of S/N
-   synapses a neuron and distinct fired neurons for spike_burst. */
-static double input_value(rt_case *c, const rt_tensor *t, int code, long long k)
+   (-1, 1), or (0.05, 1) for names that must be positive. An integer
+   input without a domain is drawn later, by free_integers. */
+static double input_value(rt_case *c, const rt_tensor *t, int code)
 {
-	const char *n = t->ti->name;
-	if (!strcmp(c->info->fusion, "spike_burst")) {
-		long long N = size_of(c, "N"), S = size_of(c, "S"), F = size_of(c, "F");
-		if (!strcmp(n, "row_ptr")) return (double)(k * (S / N));
-		if (!strcmp(n, "col")) return (double)(long long)(urand(&c->rng) * (double)N);
-		if (!strcmp(n, "fired")) return (double)((k * (N / (F ? F : 1)) + 7) % N);
-		if (!t->ti->has_domain && !strcmp(n, "w")) return 0.02 + 0.2 * urand(&c->rng);
-		if (!t->ti->has_domain && !strcmp(n, "v")) return 0.3 + 0.7 * urand(&c->rng);
-	}
 	if (t->ti->has_domain) return domain_value(c, t->ti, code);
-	if (!is_float(code)) return (double)(long long)(urand(&c->rng) * 100);
-	return positive(n) ? 0.05 + 0.95 * urand(&c->rng) : 2 * urand(&c->rng) - 1;
+	if (!is_float(code)) return 0;
+	return positive(t->ti->name) ? 0.05 + 0.95 * urand(&c->rng) : 2 * urand(&c->rng) - 1;
 }
 
-static int spec_constraints(const rt_case *c, char *err)
+/* ---- the reference, run apart ---- */
+
+/* what a run of the reference says: fz_NAME_reference's own answers (0,
+   1 a subscript out of range, 2 out of memory), then ours */
+enum { REF_OK = 0, REF_BAD_INDEX = 1, REF_NO_MEMORY = 2, REF_CRASHED = 3, REF_FAILED = 4, REF_NO_CHILD = 5 };
+
+static void *view_of(const rt_tensor *t) { return t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref; }
+static size_t view_bytes(const rt_tensor *t) { return (size_t)t->n * (t->ref ? sizeof(double) : t->iref ? 4 : 8); }
+static int writes(const rt_tensor *t) { return view_of(t) && (t->ti->role == FZ_OUTPUT || t->ti->role == FZ_INOUT); }
+
+/* Tensor i's reference view from its device values; a scalar input's
+   value into both args structs (it is passed by value) */
+static void sync_input(rt_case *c, int i)
 {
-	if (!strcmp(c->info->fusion, "spike_burst")) {
-		long long N = size_of(c, "N"), NP1 = size_of(c, "NP1"), S = size_of(c, "S");
-		if (NP1 != N + 1 || S < N) {
-			snprintf(err, FZ_ERRMSG_SIZE, "spike_burst needs NP1 = N + 1 and S >= N (S/N synapses a neuron)");
-			return 1;
+	rt_tensor *t = &c->t[i];
+	const int code = tcode(t->ti);
+	for (long long k = 0; k < t->n; k++) {
+		double v = get(code, t->host, k);
+		if (t->ref) t->ref[k] = v;
+		else if (t->iref) t->iref[k] = (int32_t)v;
+		else t->lref[k] = (int64_t)v;
+	}
+	if (t->ti->role != FZ_INPUT || t->ti->rank != 0) return;
+	double v = get(code, t->host, 0);
+	long long l = (long long)v;
+	memcpy(&c->args[i], is_float(code) ? (void *)&v : (void *)&l, 8);
+	memcpy(&c->rargs[t->rarg], &c->args[i], 8);
+}
+
+/* an in-place tensor's view holds the reference's result after a run: its
+   input values again, from the device's copy, before the next */
+static void views_from_host(rt_case *c)
+{
+	for (int i = 0; i < c->info->ntensors; i++)
+		if (c->t[i].ti->role == FZ_INOUT && view_of(&c->t[i])) sync_input(c, i);
+}
+
+static int fd_write(int fd, const void *p, size_t n)
+{
+	for (const char *q = p; n;) {
+		ssize_t w = write(fd, q, n);
+		if (w < 0 && errno == EINTR) continue;
+		if (w <= 0) return -1;
+		q += w, n -= (size_t)w;
+	}
+	return 0;
+}
+
+static int fd_read(int fd, void *p, size_t n)
+{
+	for (char *q = p; n;) {
+		ssize_t r = read(fd, q, n);
+		if (r < 0 && errno == EINTR) continue;
+		if (r <= 0) return -1;
+		q += r, n -= (size_t)r;
+	}
+	return 0;
+}
+
+/* The child: the reference, then its answer and (when it computed them
+   and they are wanted) its outputs into the pipe. A sanitizer's or a
+   debugger's handler of a trap would report it as fuserun's own: the
+   default action ends the child, which the parent reads as a crash. */
+_Noreturn static void reference_child(rt_case *c, int fd, int outputs)
+{
+	signal(SIGFPE, SIG_DFL), signal(SIGILL, SIG_DFL), signal(SIGSEGV, SIG_DFL), signal(SIGBUS, SIG_DFL);
+	int r = c->spec->reference(c->rargs);
+	unsigned char code = r >= REF_OK && r <= REF_NO_MEMORY ? (unsigned char)r : REF_FAILED;
+	int ok = !fd_write(fd, &code, 1);
+	for (int i = 0; ok && outputs && code == REF_OK && i < c->info->ntensors; i++)
+		if (writes(&c->t[i])) ok = !fd_write(fd, view_of(&c->t[i]), view_bytes(&c->t[i]));
+	_exit(ok ? 0 : 1);
+}
+
+/* The reference is the artifact's C code, and fusec accepts code that
+   traps: an integer division by zero (SIGFPE), a division by the constant
+   0, which the C compiler turns into a trap (SIGILL), a read outside a
+   buffer. It runs in a child process, so that a crash is a refusal with
+   its reason, not the end of fuserun; outputs come back through a pipe.
+   *why: the signal (REF_CRASHED), the exit status (REF_FAILED) or errno
+   (REF_NO_CHILD: no pipe, fork or wait). */
+static int run_reference(rt_case *c, int outputs, int *why)
+{
+	views_from_host(c);
+	*why = 0;
+	if (rt_reference_in_process) {
+		int r = c->spec->reference(c->rargs);
+		return r >= REF_OK && r <= REF_NO_MEMORY ? r : REF_FAILED;
+	}
+	int fd[2];
+	if (pipe(fd)) return *why = errno, REF_NO_CHILD;
+	pid_t pid = fork();
+	if (pid < 0) {
+		*why = errno;
+		close(fd[0]), close(fd[1]);
+		return REF_NO_CHILD;
+	}
+	if (pid == 0) close(fd[0]), reference_child(c, fd[1], outputs);
+	close(fd[1]);
+	unsigned char code = REF_FAILED;
+	int got = !fd_read(fd[0], &code, 1);
+	for (int i = 0; got && outputs && code == REF_OK && i < c->info->ntensors; i++)
+		if (writes(&c->t[i])) got = !fd_read(fd[0], view_of(&c->t[i]), view_bytes(&c->t[i]));
+	close(fd[0]);
+	int st = 0;
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR) return *why = errno, REF_NO_CHILD;
+	if (WIFSIGNALED(st)) return *why = WTERMSIG(st), REF_CRASHED;
+	if (!got || !WIFEXITED(st) || WEXITSTATUS(st)) return *why = WIFEXITED(st) ? WEXITSTATUS(st) : -1, REF_FAILED;
+	return code;
+}
+
+/* why a run of the reference was refused, for a message */
+static void reference_failure(int r, int why, char *buf, size_t n)
+{
+	const char *sig = why == SIGFPE ? "SIGFPE: an integer division by zero, or of the most negative integer by -1"
+	                : why == SIGILL ? "SIGILL: a trap the C compiler put where the code is undefined, e.g. a division by the constant 0"
+	                : why == SIGSEGV || why == SIGBUS ? "a read or write outside its buffers" : NULL;
+	if (r == REF_BAD_INDEX) snprintf(buf, n, "a subscript out of range (a bad gather)");
+	else if (r == REF_NO_MEMORY) snprintf(buf, n, "out of memory");
+	else if (r == REF_CRASHED && sig) snprintf(buf, n, "it crashed (%s)", sig);
+	else if (r == REF_CRASHED) snprintf(buf, n, "it crashed (signal %d)", why);
+	else if (r == REF_NO_CHILD) snprintf(buf, n, "it could not be run apart (%s)", strerror(why));
+	else if (why) snprintf(buf, n, "it ended with status %d (a sanitizer's report?)", why);
+	else snprintf(buf, n, "unknown error");
+}
+
+/* ---- integer inputs without a domain ---- */
+
+/* An integer input the spec gave no domain is an index into some
+   dimension, a CSR row pointer, a divisor, a count: which, the manifest
+   does not say (fusec records no such role), and a name says nothing.
+   What the artifact does carry is its reference, which checks every
+   subscript it reads and refuses a bad one, and runs apart, so that a trap
+   (a division by 0) is a refusal too: the values are found by trying
+   ranges on it, and only values it accepted are kept. Values are nondecreasing across a tensor, each uniform in its
+   own stretch of the range: a valid CSR row pointer, and any index. */
+typedef struct free_int {
+	int i;          /* the tensor */
+	uint64_t rng;   /* the generator before its accepted values were drawn */
+	long long hi;   /* their range: lo .. hi */
+} free_int;
+
+static int free_integer(const rt_tensor *t)
+{
+	return view_of(t) && (t->ti->role == FZ_INPUT || t->ti->role == FZ_INOUT) && !is_float(tcode(t->ti)) && !t->ti->has_domain;
+}
+
+/* draws f's values in lo..hi (hi within the type), remembering how */
+static void fill_free(rt_case *c, free_int *f, long long lo, long long hi)
+{
+	rt_tensor *t = &c->t[f->i];
+	const double w = (double)(hi - lo + 1);
+	f->rng = c->rng, f->hi = hi;
+	for (long long k = 0; k < t->n; k++) {
+		double v = (double)lo + floor(((double)k + urand(&c->rng)) * w / (double)t->n);
+		put(tcode(t->ti), t->host, k, v > (double)hi ? (double)hi : v);
+	}
+	sync_input(c, f->i);
+}
+
+/* f's last accepted values again: the same draw from the same state */
+static void refill_free(rt_case *c, free_int *f, long long lo)
+{
+	uint64_t now = c->rng;
+	c->rng = f->rng;
+	fill_free(c, f, lo, f->hi);
+	c->rng = now;
+}
+
+/* the largest value of f's type that fuserun draws exactly */
+static long long type_top(const rt_case *c, const free_int *f)
+{
+	return tcode(c->t[f->i].ti) == T_I32 ? 2147483647ll : 9007199254740992ll;
+}
+
+static int cmp_desc(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+	return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* v[] sorted from the largest, without repeats; the new count */
+static int distinct_desc(long long *v, int n)
+{
+	qsort(v, (size_t)n, sizeof *v, cmp_desc);
+	int k = 0;
+	for (int j = 0; j < n; j++)
+		if (!k || v[j] != v[k - 1]) v[k++] = v[j];
+	return k;
+}
+
+/* the refusal when no range tried was accepted: the inputs, the last reason */
+static int no_free_values(rt_case *c, const free_int *f, int nf, int r, int why, char *err)
+{
+	char names[400] = "", what[200];
+	for (int x = 0; x < nf; x++) {
+		size_t l = strlen(names);
+		snprintf(names + l, sizeof names - l, "%s%s", x ? ", " : "", c->t[f[x].i].ti->name);
+	}
+	reference_failure(r, why, what, sizeof what);
+	snprintf(err, FZ_ERRMSG_SIZE,
+	         "%s: no values of its integer inputs without a domain (%s) that the float64 reference accepts, of those fuserun "
+	         "tries (0..m-1 and 1..m-1 for m = each size up to 100, 100, 2, 1): %s; if it is the inputs, give them domains in the spec "
+	         "(k: i32[N] in [1, 9])", c->info->fusion, names, what);
+	return 1;
+}
+
+/* a run that ends the search: out of memory, or no child process */
+static int fatal_run(rt_case *c, int r, int why, char *err)
+{
+	char what[200];
+	reference_failure(r, why, what, sizeof what);
+	snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion, what);
+	return 1;
+}
+
+/* Every free integer input in one range lo..m-1, from the widest: m each
+   size up to 100, then 100, 2 and 1 (0..0 reads only first elements), lo
+   0 and then 1 (0 is an index but no divisor). Then each tensor alone is
+   widened to a size's whole range (an index reaches the whole dimension,
+   a row pointer the whole of what it points into), the widest accepted;
+   scalars keep their first range. */
+static int free_integers(rt_case *c, char *err)
+{
+	free_int f[FZ_MAX_TENSORS];
+	int nf = 0, nm = 0, r = REF_FAILED, why = 0;
+	for (int i = 0; i < c->info->ntensors; i++)
+		if (free_integer(&c->t[i])) f[nf++] = (free_int){i, 0, 0};
+	if (!nf) return 0;
+	long long m[FZ_MAX_SIZES + 3] = {100, 2, 1}, lo = 0;
+	nm = 3;
+	for (int j = 0; j < c->info->nsizes; j++) m[nm++] = c->size[j] < 100 ? c->size[j] : 100;
+	nm = distinct_desc(m, nm);
+	for (int j = 0; j < nm && r != REF_OK; j++)
+		for (lo = 0; lo <= 1 && lo <= m[j] - 1; lo++) {
+			for (int x = 0; x < nf; x++) fill_free(c, &f[x], lo, m[j] - 1);
+			if ((r = run_reference(c, 0, &why)) == REF_OK) break;
+			if (r == REF_NO_MEMORY || r == REF_NO_CHILD) return fatal_run(c, r, why, err);
 		}
+	if (r != REF_OK) return no_free_values(c, f, nf, r, why, err);
+	long long d[FZ_MAX_SIZES];
+	int nd = c->info->nsizes;
+	memcpy(d, c->size, sizeof *d * (size_t)nd);
+	nd = distinct_desc(d, nd);
+	for (int x = 0; x < nf; x++) {
+		if (c->t[f[x].i].ti->rank == 0) continue;
+		free_int keep = f[x];
+		int accepted = 0;
+		for (int j = 0; j < nd && !accepted; j++) {
+			long long hi = d[j] - 1 < type_top(c, &f[x]) ? d[j] - 1 : type_top(c, &f[x]);
+			if (hi <= keep.hi) break;
+			if (hi == f[x].hi) continue; /* two sizes past the type: tried */
+			fill_free(c, &f[x], lo, hi);
+			r = run_reference(c, 0, &why);
+			if (r == REF_NO_MEMORY || r == REF_NO_CHILD) return fatal_run(c, r, why, err);
+			accepted = r == REF_OK;
+		}
+		if (!accepted) f[x] = keep, refill_free(c, &f[x], lo);
+	}
+	return 0;
+}
+
+/* the finite values of an element type: a domain past them would give
+   inputs the device cannot hold (an infinity, a wrapped integer) */
+static void type_range(int code, double *lo, double *hi)
+{
+	static const double top[] = {[T_F64] = INFINITY, [T_F32] = 3.4028234663852886e38, [T_F16] = 65504.0,
+	                             [T_BF16] = 3.3895313892515355e38, [T_I64] = 9223372036854775807.0, [T_I32] = 2147483647.0};
+	*hi = top[code];
+	*lo = code == T_I32 ? -2147483648.0 : code == T_I64 ? -9223372036854775808.0 : -top[code];
+}
+
+int rt_check_domains(const fz_artifact_info *info, char *err)
+{
+	for (int i = 0; i < info->ntensors; i++) {
+		const fz_tensor_info *ti = &info->tensors[i];
+		const int code = tcode(ti);
+		double lo, hi;
+		type_range(code, &lo, &hi);
+		if (!ti->has_domain) continue;
+		if (ti->domain_lo < lo || ti->domain_hi > hi)
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g is outside %s (%.15g..%.15g): no input of that type "
+			                "can hold it; give the spec a domain inside the type", ti->name, ti->domain_lo, ti->domain_hi,
+			                ti->type, lo, hi), 1;
+		if (is_float(code)) continue;
+		if (ceil(ti->domain_lo) > floor(ti->domain_hi))
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g holds no integer", ti->name, ti->domain_lo,
+			                ti->domain_hi), 1;
+		/* inputs pass through doubles (the reference's view of them) */
+		if (fabs(ti->domain_lo) > 9007199254740992.0 || fabs(ti->domain_hi) > 9007199254740992.0)
+			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %.15g..%.15g: fuserun draws %s inputs exactly only within "
+			                "-2^53..2^53", ti->name, ti->domain_lo, ti->domain_hi, ti->type), 1;
 	}
 	return 0;
 }
@@ -175,16 +457,7 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		         info->fusion, spec->args_size, info->args_size);
 		return 1;
 	}
-	if (spec_constraints(c, err)) return 1;
-	for (int i = 0; i < info->ntensors; i++) {
-		const fz_tensor_info *ti = &info->tensors[i];
-		if (ti->has_domain && !is_float(tcode(ti)) && ceil(ti->domain_lo) > floor(ti->domain_hi))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g holds no integer", ti->name, ti->domain_lo, ti->domain_hi), 1;
-		if (ti->has_domain && !is_float(tcode(ti)) && (fabs(ti->domain_lo) > 9e15 || fabs(ti->domain_hi) > 9e15))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond exact integers", ti->name, ti->domain_lo, ti->domain_hi), 1;
-		if (ti->has_domain && tcode(ti) == T_I32 && (ti->domain_lo < -2147483648.0 || ti->domain_hi > 2147483647.0))
-			return snprintf(err, FZ_ERRMSG_SIZE, "%s: domain %g..%g is beyond i32", ti->name, ti->domain_lo, ti->domain_hi), 1;
-	}
+	if (rt_check_domains(info, err)) return 1;
 	if (info->ntensors <= 0 || info->ntensors > FZ_MAX_TENSORS) return snprintf(err, FZ_ERRMSG_SIZE, "no tensors"), 1;
 	c->t = calloc((size_t)info->ntensors, sizeof *c->t);
 	c->args = calloc(info->args_size / 8, 8);
@@ -214,28 +487,18 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		else t->iref = calloc((size_t)t->n, 4);
 		if (!t->host || (!t->ref && !t->lref && !t->iref))
 			return snprintf(err, FZ_ERRMSG_SIZE, "out of memory for %s (%lld elements)", ti->name, t->n), 1;
+		t->rarg = (int)rk++;
 		if (ti->role == FZ_INPUT && ti->rank == 0) {
-			double v = scalar_value(c, ti);
-			put(code, t->host, 0, v);
-			v = get(code, t->host, 0);
-			if (is_float(code)) memcpy(&c->args[i], &v, 8), memcpy(&c->rargs[rk++], &v, 8);
-			else {
-				long long l = (long long)v;
-				memcpy(&c->args[i], &l, 8), memcpy(&c->rargs[rk++], &l, 8);
-			}
+			put(code, t->host, 0, scalar_value(c, ti));
+			sync_input(c, i);
 			continue;
 		}
 		c->bytes_moved += (double)t->bytes * (ti->role == FZ_INOUT ? 2 : 1); /* read and written */
-		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
-		memcpy(&c->rargs[rk++], &view, 8);
+		void *view = view_of(t);
+		memcpy(&c->rargs[t->rarg], &view, 8);
 		if (ti->role != FZ_INPUT && ti->role != FZ_INOUT) continue;
-		for (long long k = 0; k < t->n; k++) {
-			put(code, t->host, k, input_value(c, t, code, k));
-			double v = get(code, t->host, k);
-			if (t->ref) t->ref[k] = v;
-			else if (t->iref) t->iref[k] = (int32_t)v;
-			else t->lref[k] = (int64_t)v;
-		}
+		for (long long k = 0; k < t->n; k++) put(code, t->host, k, input_value(c, t, code));
+		sync_input(c, i);
 	}
 	for (int i = 0; i < info->nsizes && rk < spec->ref_args_size / 8 + 1; i++)
 		memcpy(&c->args[info->ntensors + i], &c->size[i], 8), memcpy(&c->rargs[rk++], &c->size[i], 8);
@@ -244,14 +507,21 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		         info->fusion, spec->ref_args_size);
 		return 1;
 	}
-	return 0;
+	if (free_integers(c, err)) return 1;
+	/* inputs the reference refuses are never launched on: its refusal is a
+	   subscript out of range, which a kernel would read or write outside
+	   its buffers (bench launched them) */
+	return rt_case_reference(c, err) ? 1 : 0;
 }
 
 int rt_case_reference(rt_case *c, char *err)
 {
-	int r = c->spec->reference(c->rargs);
-	if (r) snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion,
-	                r == 1 ? "a subscript out of range (a bad gather)" : r == 2 ? "out of memory" : "unknown error");
+	int why, r = run_reference(c, 1, &why);
+	if (r) {
+		char what[200];
+		reference_failure(r, why, what, sizeof what);
+		snprintf(err, FZ_ERRMSG_SIZE, "the float64 reference of %s failed: %s", c->info->fusion, what);
+	}
 	return r;
 }
 

@@ -17,6 +17,7 @@ typedef struct rt_tensor {
 	double *ref;        /* the reference's values: float tensors */
 	int32_t *iref;      /* i32 tensors */
 	int64_t *lref;      /* i64 tensors */
+	int rarg;           /* its field in the reference's args */
 	fz_ptr dev;
 } rt_tensor;
 
@@ -31,11 +32,25 @@ typedef struct rt_case {
 	double bytes_moved;       /* every input and output once */
 } rt_case;
 
-/* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed. */
+/* 0 if every domain=LO..HI of the artifact lies within its element type
+   (and, for an integer, holds one and is within 2^53); else 1 with err.
+   fusec 0.1 writes domains the type cannot hold (i32 in [0, 3e9]). */
+int rt_check_domains(const fz_artifact_info *info, char *err);
+/* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from
+   each domain, else by name for floats; integer inputs without a domain
+   get values the reference accepts (ranges tried on it, tensors.c). Then
+   runs the reference on them (rt_case_reference): 0 only for inputs it
+   accepts, with its outputs computed, so that nothing launches on inputs
+   that would take a kernel outside its buffers. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
-/* runs the float64 reference on the inputs */
+/* Runs the float64 reference on the inputs, in a child process: 0, or
+   nonzero with err saying why (a subscript out of range, out of memory,
+   a crash and its signal). */
 int rt_case_reference(rt_case *c, char *err);
+/* nonzero: the reference runs in this process instead (the manifest
+   fuzzer, whose sanitizers must see it; a crash then ends the process) */
+extern int rt_reference_in_process;
 void rt_case_free(rt_case *c);
 
 /* one output against the reference */

@@ -31,7 +31,11 @@ int sizes_resolve(const fr_opts *o, const fz_artifact_info *info, long long *siz
 /* "N=1000,M=20" */
 void sizes_format(const fz_artifact_info *info, const long long *sizes, char *buf, size_t n);
 
-void json_str(FILE *f, const char *s);
+void json_str(FILE *f, const char *s);   /* ASCII: \u escapes beyond it, U+FFFD for a byte not UTF-8 */
+/* s for a terminal, into buf (n >= 24 bytes): controls (C0, DEL, C1) and
+   bytes that are not UTF-8 as \xNN; cut with "..." if buf is too small */
+enum { TEXT_SAFE_BYTES = 4 * FZ_MAX_LINE + 32 };
+const char *text_safe(const char *s, char *buf, size_t n);
 void json_num(FILE *f, double v);   /* null when not finite */
 
 #endif
