@@ -130,7 +130,7 @@ typedef struct fz_active_inference_step_args {
 	unsigned int *ws_count; /* blocks finished; the last resets it */
 } fz_active_inference_step_args;
 
-/* f variant: 2 kernels */
+/* f variant: 3 kernels */
 
 extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_f0(const fz_active_inference_step_args a)
 {
@@ -177,18 +177,18 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_f0(co
 
 extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_f1(const fz_active_inference_step_args a)
 {
-	__shared__ double fz_sh[32];
-	float tacc_kl = 0;
 	const long long total = a.n_N;
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	const long long fz_chunk = (a.n_M + gridDim.y - 1) / gridDim.y;
+	const long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < a.n_M ? fz_lo + fz_chunk : a.n_M;
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 4
-		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
+#pragma unroll 16
+		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_we[(long long)(r1_m)]))));
 		}
 		__shared__ float fz_m_grad[FZ_SLICES][32];
@@ -197,12 +197,75 @@ extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_f1(c
 		acc_grad = fz_m_grad[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_grad = fz_op<FZ_SUM>(acc_grad, fz_m_grad[w][fz_lane]);
 		__syncthreads();
+		if (gridDim.y > 1) {
+			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
+			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 32;
+			if (fz_slice == 0 && fz_live) {
+				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_grad;
+			}
+			__threadfence();
+			__syncthreads();
+			__shared__ bool fz_last;
+			if (threadIdx.x == 0) fz_last = atomicAdd(fz_cnt, 1u) == gridDim.y - 1;
+			__syncthreads();
+			if (!fz_last) continue; /* another block folds these points */
+			__threadfence();
+			acc_grad = __ldcg((const float *)&fz_part[p * 1 + 0]);
+			for (unsigned int y = 1; y < gridDim.y; ++y) acc_grad = fz_op<FZ_SUM>(acc_grad, __ldcg((const float *)&fz_part[((long long)y * total + p) * 1 + 0]));
+			if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */
+		}
 		const float v_grad = acc_grad;
 		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * v_grad)));
 		if (fz_slice == 0 && fz_live) a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
-		if (fz_slice == 0 && fz_live) tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)]))))));
 	}
 #undef FZ_SLICES
+}
+
+extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_f2(const fz_active_inference_step_args a)
+{
+	__shared__ double fz_sh[32];
+	float tacc_kl = 0;
+	const long long total = a.n_N;
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_q[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_p[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[0] * (logf(fz_vl0[0]) - logf(fz_vl1[0])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[1] * (logf(fz_vl0[1]) - logf(fz_vl1[1])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[2] * (logf(fz_vl0[2]) - logf(fz_vl1[2])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3])))));
+	}
+	} else
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		if (ok_0) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)]))))));
+		}
+		if (ok_1) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)]))))));
+		}
+		if (ok_2) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)]))))));
+		}
+		if (ok_3) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)]))))));
+		}
+	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);
 		if (threadIdx.x == 0) a.ws_part[(long long)blockIdx.x * 1 + 0] = blk;
@@ -582,7 +645,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u6(co
 	a.t_kl[0] = (float)(v_kl);
 }
 
-/* pipeline active_inference_once: one step of active_inference_step, 2 phase kernels at 256 threads a block, one cooperative launch */
+/* pipeline active_inference_once: one step of active_inference_step, 3 phase kernels at 256 threads a block, one cooperative launch */
 
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
@@ -717,18 +780,18 @@ static __device__ void active_inference_once_k0(const fz_active_inference_step_a
 
 static __device__ void active_inference_once_k1(const fz_active_inference_step_args a, const uint3 fz_vb, const dim3 fz_vg, const uint3 fz_vt, const dim3 fz_vd)
 {
-	__shared__ double fz_sh[32];
-	float tacc_kl = 0;
 	const long long total = a.n_N;
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x % 8, fz_slice = threadIdx.x / 8; /* 8 points a block */
+	const long long fz_chunk = (a.n_M + gridDim.y - 1) / gridDim.y;
+	const long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < a.n_M ? fz_lo + fz_chunk : a.n_M;
 	for (long long pb = (long long)blockIdx.x * 8; pb < total; pb += (long long)gridDim.x * 8) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		float acc_grad = 0;
-#pragma unroll 32
-		for (long long r1_m = fz_slice; r1_m < a.n_M; r1_m += FZ_SLICES) {
+#pragma unroll 16
+		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_we[(long long)(r1_m)]))));
 		}
 		__shared__ float fz_m_grad[FZ_SLICES][8];
@@ -737,12 +800,75 @@ static __device__ void active_inference_once_k1(const fz_active_inference_step_a
 		acc_grad = fz_m_grad[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_grad = fz_op<FZ_SUM>(acc_grad, fz_m_grad[w][fz_lane]);
 		__syncthreads();
+		if (gridDim.y > 1) {
+			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
+			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 8;
+			if (fz_slice == 0 && fz_live) {
+				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_grad;
+			}
+			__threadfence();
+			__syncthreads();
+			__shared__ bool fz_last;
+			if (threadIdx.x == 0) fz_last = atomicAdd(fz_cnt, 1u) == gridDim.y - 1;
+			__syncthreads();
+			if (!fz_last) continue; /* another block folds these points */
+			__threadfence();
+			acc_grad = __ldcg((const float *)&fz_part[p * 1 + 0]);
+			for (unsigned int y = 1; y < gridDim.y; ++y) acc_grad = fz_op<FZ_SUM>(acc_grad, __ldcg((const float *)&fz_part[((long long)y * total + p) * 1 + 0]));
+			if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */
+		}
 		const float v_grad = acc_grad;
 		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * v_grad)));
 		if (fz_slice == 0 && fz_live) a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
-		if (fz_slice == 0 && fz_live) tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)]))))));
 	}
 #undef FZ_SLICES
+}
+
+static __device__ void active_inference_once_k2(const fz_active_inference_step_args a, const uint3 fz_vb, const dim3 fz_vg, const uint3 fz_vt, const dim3 fz_vd)
+{
+	__shared__ double fz_sh[32];
+	float tacc_kl = 0;
+	const long long total = a.n_N;
+	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long s0_0 = 4 * q;
+		const long long s0_1 = s0_0 + 1;
+		const long long s0_2 = s0_0 + 2;
+		const long long s0_3 = s0_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_q[(long long)(s0_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_p[(long long)(s0_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[0] * (logf(fz_vl0[0]) - logf(fz_vl1[0])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[1] * (logf(fz_vl0[1]) - logf(fz_vl1[1])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[2] * (logf(fz_vl0[2]) - logf(fz_vl1[2])))));
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3])))));
+	}
+	} else
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+		const bool ok_0 = p + 0 * stride < total;
+		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const bool ok_1 = p + 1 * stride < total;
+		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const bool ok_2 = p + 2 * stride < total;
+		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const bool ok_3 = p + 3 * stride < total;
+		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		if (ok_0) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)]))))));
+		}
+		if (ok_1) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)]))))));
+		}
+		if (ok_2) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)]))))));
+		}
+		if (ok_3) {
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)]))))));
+		}
+	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);
 		if (threadIdx.x == 0) a.ws_part[(long long)blockIdx.x * 1 + 0] = blk;
@@ -769,7 +895,7 @@ static __device__ void active_inference_once_k1(const fz_active_inference_step_a
 #undef threadIdx
 #undef blockDim
 
-extern "C" __global__ void __launch_bounds__(256, 4) active_inference_once(const __grid_constant__ fz_active_inference_once_params p)
+extern "C" __global__ void __launch_bounds__(256, 3) active_inference_once(const __grid_constant__ fz_active_inference_once_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */
@@ -794,6 +920,12 @@ extern "C" __global__ void __launch_bounds__(256, 4) active_inference_once(const
 				case 1:
 					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {
 						active_inference_once_k1(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, threadIdx, blockDim);
+						__syncthreads(); /* shared memory and early returns: one virtual block at a time */
+					}
+					break;
+				case 2:
+					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {
+						active_inference_once_k2(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, threadIdx, blockDim);
 						__syncthreads(); /* shared memory and early returns: one virtual block at a time */
 					}
 					break;

@@ -130,15 +130,18 @@ static inline unsigned long long fz_active_inference_step_fused_scratch(fz_activ
 	off += fz_align((unsigned long long)4 * (unsigned long long)a->n_M);
 	if (base) a->t_grad = 0; /* kept on chip */
 	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6)) * 1 * 8);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 32, (long long)sm * 1)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, (long long)sm * 6)) * 1 * 8);
+	unsigned long long cnt = 256;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 31) / 32)));
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
 	if (base) a->ws_count = base + off;
-	off += 256;
+	off += cnt;
 	return off;
 }
 
-/* The fused variant as a list of operations, in stream order: 2 kernels.
+/* The fused variant as a list of operations, in stream order: 3 kernels.
    Returns how many were written to ops (at most max_ops), or -1. */
 static inline int fz_active_inference_step_fused_ops(const fz_active_inference_step_args *a, int sm, fz_op *ops, int max_ops)
 {
@@ -155,13 +158,23 @@ static inline int fz_active_inference_step_fused_ops(const fz_active_inference_s
 		}
 	}
 	{ /* active_inference_step_f1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 32, (long long)sm * 1);
-		const unsigned long long gy = 1;
+		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
+		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_f1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+		}
+	}
+	{ /* active_inference_step_f2: point */
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
+		const unsigned long long gy = 1;
+		if (gx && gy) {
+			if (n >= max_ops) return -1;
+			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_f2";
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -277,8 +290,8 @@ static inline int fz_active_inference_step_unfused_ops(const fz_active_inference
    already placed by fz_active_inference_step_fused_scratch with the same sm. */
 static inline int fz_active_inference_step_fused_run(fz_artifact *art, const fz_active_inference_step_args *a, int sm, fz_stream *stream)
 {
-	fz_op ops[17];
-	const int n = fz_active_inference_step_fused_ops(a, sm, ops, 17);
+	fz_op ops[18];
+	const int n = fz_active_inference_step_fused_ops(a, sm, ops, 18);
 	if (n < 0) return FZ_ERR_INVALID;
 	const int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
@@ -332,9 +345,14 @@ static inline unsigned long long fz_active_inference_once_scratch(fz_active_infe
 	(void)a;
 	unsigned long long parts = 0;
 	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6)) * 1 * 8);
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 8, (long long)sm * 1)) * 1 * 8);
+	unsigned long long cnt = 256;
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 7) / 8)));
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, (long long)sm * 6)) * 1 * 8);
 	if (base) p->a.ws_part = base + off;
 	off += fz_align(parts);
+	if (base) p->a.ws_count = base + off;
+	off += cnt;
 	if (base) p->ctl = base + off;
 	off += FZ_PIPE_CTL_BYTES;
 	return off;
@@ -356,11 +374,21 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
 		}
 	}
 	{ /* active_inference_once_k1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 8, (long long)sm * 1);
-		const unsigned long long gy = 1;
+		unsigned long long gx = fz_grid(1LL * a->n_N, 8, 0);
+		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k1";
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+		}
+	}
+	{ /* active_inference_once_k2: point */
+		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
+		const unsigned long long gy = 1;
+		if (gx && gy) {
+			if (n >= max_ops) return -1;
+			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k2";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
@@ -372,7 +400,7 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
    as they are: zero watchdog_ns means FZ_PIPE_WATCHDOG_NS). 0, or -1. */
 static inline int fz_active_inference_once_prepare(fz_active_inference_once_params *p, long long steps, int sm)
 {
-	static const char *const kernels[2] = {"active_inference_once_k0", "active_inference_once_k1"};
+	static const char *const kernels[3] = {"active_inference_once_k0", "active_inference_once_k1", "active_inference_once_k2"};
 	fz_op ops[32];
 	const int n = fz_active_inference_once_ops(&p->a, sm, ops, 32);
 	if (n < 0 || steps < 1) return -1;
@@ -381,7 +409,7 @@ static inline int fz_active_inference_once_prepare(fz_active_inference_once_para
 	for (int i = 0; i < n; i++) {
 		p->op[i].kind = ops[i].kind, p->op[i].kernel = -1, p->op[i].ptr = ops[i].ptr, p->op[i].bytes = ops[i].bytes;
 		p->op[i].gx = ops[i].grid[0], p->op[i].gy = ops[i].grid[1];
-		for (int k = 0; k < 2 && ops[i].kind == FZ_OP_LAUNCH; k++)
+		for (int k = 0; k < 3 && ops[i].kind == FZ_OP_LAUNCH; k++)
 			if (fz_pipe_streq(ops[i].kernel, kernels[k])) p->op[i].kernel = k;
 		if (ops[i].kind == FZ_OP_LAUNCH && p->op[i].kernel < 0) return -1;
 	}
@@ -392,12 +420,12 @@ static inline int fz_active_inference_once_prepare(fz_active_inference_once_para
    needs no more. */
 static inline unsigned long long fz_active_inference_once_blocks(const fz_active_inference_once_params *p)
 {
-	static const unsigned int per[2] = {1, 1};
+	static const unsigned int per[3] = {1, 1, 1};
 	unsigned long long want = 1;
 	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
 		const fz_pipe_op *o = &p->op[i];
 		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
-			: o->kernel >= 0 && o->kernel < 2 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
+			: o->kernel >= 0 && o->kernel < 3 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
 		if (n > want) want = n;
 	}
 	return want;

@@ -203,7 +203,8 @@ static inline int kernel_points(const Kernel *k)
 	X(ROW_MODE, "a row kernel fuses only work over its rows or over their elements") \
 	X(POINT_MODE, "a thread-per-point kernel fuses only work over the same points") \
 	X(TAIL_TWICE, "a kernel folds at most one set of whole-grid reductions") \
-	X(OUTER_FOLD, "it reads a reduction over an outer axis, which is split across blocks: every block must finish first")
+	X(OUTER_FOLD, "it reads a reduction over an outer axis, which is split across blocks: every block must finish first") \
+	X(OUTER_TAIL, "a kernel whose reduction over an outer axis is split across blocks folds no whole-grid reduction")
 
 typedef enum {
 #define X(k, s) SPLIT_##k,
