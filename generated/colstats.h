@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_colstats_LAYOUT "9037676a2be9ec97f0bba2f19a0508bf533f8ef5df0bab11d68e436bce96def2"
 

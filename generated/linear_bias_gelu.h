@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_linear_bias_gelu_LAYOUT "202b381e131b0bbdbecf3a7d5162881b49003ea134bf2a7bbdb6a3e2b39f69ee"
 

@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_matmul_bias_relu_LAYOUT "3c33f2f8733d144131f4dc2cc3eabc92a6c92b4e6d64a59fccbed2882c60cf71"
 

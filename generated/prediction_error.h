@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_prediction_error_LAYOUT "57d9d9c67a4fba3b5ef8b8d723da584c3d1d88ba399ca561c511531142d0504d"
 

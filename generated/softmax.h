@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_softmax_LAYOUT "aa21320dc7e74c466c45897a4bdea8eabd6d3b540dc84eceeb1fc9d8730c214c"
 

@@ -5,6 +5,12 @@
 
 #include <stdint.h>
 
+#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)
+#if __has_include("fuserun.h")
+#include "fuserun.h"
+#endif
+#endif
+
 /* the layout of the args (manifest line `layout`), checked by libfuserun */
 #define FZ_transfer_entropy_shard_LAYOUT "9b55cc6ab38e9bca35a0bdf804620a91f9dee3cfcefeafde2d12cac60e68fe31"
 

@@ -131,6 +131,12 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	const Fusion *f = &m->fusion[fusion];
 	fprintf(out, "%s", banner);
 	fprintf(out, "#ifndef FZ_%s_H\n#define FZ_%s_H\n\n#include <stdint.h>\n\n", f->name, f->name);
+	/* the typed launchers need fuserun.h: brought in where it can be found,
+	   so that the order of includes is free; a compile with the generated
+	   folder alone (the reference) or fuserun's own (FZ_NO_FUSERUN_H, no
+	   installed fuserun.h of another version) goes without */
+	fputs("#if !defined(FUSERUN_H) && !defined(FZ_NO_FUSERUN_H) && defined(__has_include)\n"
+	      "#if __has_include(\"fuserun.h\")\n#include \"fuserun.h\"\n#endif\n#endif\n\n", out);
 	/* the layout this header's structs and op lists assume: the artifact's
 	   manifest carries the same, and libfuserun compares them */
 	char layout[65];
