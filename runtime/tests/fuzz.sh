@@ -20,6 +20,8 @@ for m in generated/*.manifest; do
 	{ printf '\017\004'; sed '$d' "$m" | sed -e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\) /\1 (\2+1)\/2 /' \
 		-e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\),\([A-Z][A-Z0-9]*\) /\1 \2,\3\/2 /'; } >"$seeds/$n.derived"
 done
+# inputs that found a defect once: run first, as seeds, every time
+cp runtime/tests/fuzz-regress/* "$seeds"/ 2>/dev/null
 log=build/rt/fuzz-manifest.log
 # the fuzz folder on tmpfs when there is one: every execution writes a manifest
 [ -z "${TMPDIR:-}" ] && [ -d /dev/shm ] && [ -w /dev/shm ] && TMPDIR=/dev/shm && export TMPDIR

@@ -156,6 +156,16 @@ static void *view_of(const rt_tensor *t) { return t->ref ? (void *)t->ref : t->i
 static size_t view_bytes(const rt_tensor *t) { return (size_t)t->n * (t->ref ? sizeof(double) : t->iref ? 4 : 8); }
 static int writes(const rt_tensor *t) { return view_of(t) && (t->ti->role == FZ_OUTPUT || t->ti->role == FZ_INOUT); }
 
+/* v as an integer, saturated: a conversion out of range is undefined (a
+   float scalar's value went through it unused, and a manifest's domain may
+   hold 1e22: the manifest fuzzer's report) */
+static long long to_int(double v, long long lo, long long hi)
+{
+	if (!(v > (double)lo)) return lo; /* NaN too */
+	if (v >= (double)hi) return hi;
+	return (long long)v;
+}
+
 /* Tensor i's reference view from its device values; a scalar input's
    value into both args structs (it is passed by value) */
 static void sync_input(rt_case *c, int i)
@@ -165,12 +175,12 @@ static void sync_input(rt_case *c, int i)
 	for (long long k = 0; k < t->n; k++) {
 		double v = get(code, t->host, k);
 		if (t->ref) t->ref[k] = v;
-		else if (t->iref) t->iref[k] = (int32_t)v;
-		else t->lref[k] = (int64_t)v;
+		else if (t->iref) t->iref[k] = (int32_t)to_int(v, INT32_MIN, INT32_MAX);
+		else t->lref[k] = (int64_t)to_int(v, INT64_MIN, INT64_MAX);
 	}
 	if (t->ti->role != FZ_INPUT || t->ti->rank != 0) return;
 	double v = get(code, t->host, 0);
-	long long l = (long long)v;
+	long long l = is_float(code) ? 0 : to_int(v, INT64_MIN, INT64_MAX);
 	memcpy(&c->args[i], is_float(code) ? (void *)&v : (void *)&l, 8);
 	memcpy(&c->rargs[t->rarg], &c->args[i], 8);
 }
