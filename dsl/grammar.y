@@ -1,5 +1,5 @@
 /* The .fuse grammar, for the Lemon parser generator.
- * Actions are one line and only build nodes (fusec/ast.c). Semantic values
+ * Actions are one line and only build nodes (fusec/front/ast.c). Semantic values
  * are node indices into ctx->ast; no value owns memory, so no non-terminal
  * needs a %destructor: on a syntax error Lemon may drop any of them. */
 %name Parse

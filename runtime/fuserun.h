@@ -49,7 +49,7 @@ extern "C" {
 #define FZ_ERRMSG_SIZE 1024
 #define FZ_MAX_RANK 4
 /* Limits of a manifest, checked by fz_artifact_verify and by fusec when it
-   writes one (fusec/artifact.c includes this header): a manifest beyond
+   writes one (fusec/artifact/artifact.c includes this header): a manifest beyond
    them is refused, so every structure the runtime and fuserun size from a
    manifest is bounded. */
 #define FZ_MAX_MANIFEST_BYTES (4 << 20)

@@ -85,7 +85,7 @@ typedef struct fr_store {
 int fr_manifest_parse(const char *path, char *text, char *stop, fz_artifact_info *info, fr_store *st, char *err);
 /* The layout fingerprint of a parsed manifest: SHA-256 hex of its fusion,
    size, param and temp lines without their by= and domain= attributes.
-   fusec computes the same (fusec/manifest.c, artifact_layout). */
+   fusec computes the same (fusec/emit/layout.c, emit_layout). */
 void fr_layout(const fz_artifact_info *info, char hex[65]);
 
 #endif

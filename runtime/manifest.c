@@ -157,7 +157,7 @@ static int dim_term(const fz_artifact_info *info, const char **s, long long max,
 	return 1;
 }
 
-/* Dimension r of x, spelt exactly as fusec's dim_write (fusec/ir.c) spells
+/* Dimension r of x, spelt exactly as fusec's dim_write (fusec/core/ir.c) spells
    it, since the layout fingerprint hashes the text: B, B+K, B-K, B/D, B/S,
    (B+K)/D, (B-K)/D, (B+K)/S, (B-K)/S, with B a size or a number, K and D
    numbers (K != 0, D >= 2), S a size; the parentheses exactly when K is

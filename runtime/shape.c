@@ -1,5 +1,5 @@
 /* fz_tensor_shape: a tensor's dimensions at given sizes, as the generated
- * code computes them (fusec/ir.c, dim_write_c): a derived dimension
+ * code computes them (fusec/core/ir.c, dim_write_c): a derived dimension
  * max(B + K, 0) / D, or / S. Every step is overflow-checked, so no size on
  * a command line and no manifest can make a caller allocate a wrapped-round
  * count. */
