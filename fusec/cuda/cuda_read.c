@@ -170,10 +170,10 @@ int cuda_eager_ok(ExprWriter *w, int e)
 	}
 }
 
-/* In the POINT vector path: an f32 access at the copy's point whose
- * innermost subscript is the space's innermost coordinate over the same
- * extent, the others outer coordinates of the space (roles: the subscripts'
- * cuda_role). The four copies then touch four consecutive elements
+/* In the POINT vector path: an access of one of the kernel's vector
+ * tensors (Kernel.vec_tensors) at the copy's point, its innermost subscript
+ * the space's innermost coordinate, the others outer coordinates of the
+ * space (roles: the subscripts' cuda_role). The four copies then touch four consecutive elements
  * starting at copy 0's, 16-byte aligned when the tensor is and the extent
  * is a multiple of 4 (the kernel checks both). Returns the access's slot in
  * cx->vl (loads) or cx->vs (stores), or -1. */
@@ -182,9 +182,7 @@ int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store)
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
 	const int ns = k->nspace;
-	if (x->type != ET_F32 || n != x->rank || n < 1 || ns < 1) return -1;
-	const Dim d = x->dim[n - 1], e = k->space[ns - 1];
-	if (!dim_same(d, e)) return -1; /* derived sizes too (C/2 is not C) */
+	if (n != x->rank || n < 1 || ns < 1 || !kernel_vec_tensor(k, t)) return -1; /* the schedule's choice */
 	char names[MAX_RANK][24], *subs0[MAX_RANK];
 	for (int i = 0; i < n; i++) {
 		const int j = roles[i];

@@ -64,7 +64,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 
 void sched_free(Schedule *p)
 {
-	for (int i = 0; i < p->nk; i++) free(p->k[i].name), free(p->k[i].across);
+	for (int i = 0; i < p->nk; i++) free(p->k[i].name), free(p->k[i].across), free(p->k[i].vec_tensors);
 	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
 	free(p->storage), free(p->writer), free(p->reset_by), free(p->prod_at), free(p->prod);
 	memset(p, 0, sizeof *p);
@@ -86,6 +86,7 @@ void sched_copy(const Schedule *s, Schedule *d)
 	for (int i = 0; i < s->nk; i++) {
 		d->k[i].name = xstrdup(s->k[i].name);
 		d->k[i].across = dup(s->k[i].across, (size_t)s->k[i].nacross * sizeof *s->k[i].across);
+		d->k[i].vec_tensors = dup(s->k[i].vec_tensors, (size_t)s->k[i].nvec * sizeof *s->k[i].vec_tensors);
 	}
 	d->why = dup(s->why, ns * sizeof *s->why);
 	d->stmt_kernel = dup(s->stmt_kernel, ns * sizeof *s->stmt_kernel);

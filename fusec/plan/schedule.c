@@ -86,6 +86,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		fprintf(out, " tuned=%s red_unroll=%d", p->tuned ? p->tuned : "built-in", p->red_unroll);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
 		if (p->split) fputs(" split=", out), dim_write(m, f, k->split_range, out);
+		for (int t = 0; t < k->nvec; t++) fprintf(out, "%s%s", t ? "," : " vec_tensors=", m->tensor[k->vec_tensors[t]].name);
 		fputc('\n', out);
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		for (int ph = 0; ph < k->nphase; ph++) {
@@ -118,7 +119,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 632, "Kernel changed: compare the new field in kernel_same, then update 632");
+_Static_assert(sizeof(Kernel) == 648, "Kernel changed: compare the new field in kernel_same, then update 648");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -139,7 +140,8 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	    (a->has_inner && !dim_same(a->inner, b->inner)) || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
-	    (a->par.split && !dim_same(a->split_range, b->split_range)) ||
+	    (a->par.split && !dim_same(a->split_range, b->split_range)) || a->nvec != b->nvec ||
+	    (a->nvec && memcmp(a->vec_tensors, b->vec_tensors, (size_t)a->nvec * sizeof *a->vec_tensors)) ||
 	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)))
 		return 0;
 	for (int d = 0; d < a->nspace; d++)

@@ -179,8 +179,18 @@ typedef struct Kernel {
 	int tile_a, tile_b;       /* TILE: the tensors read as A(m,k) and B(k,n) or B(n,k) (the runtime's tensor maps) */
 	int *across, nacross;     /* tensors it reads at rows other than its point's first index (plan_across.c) */
 	Dim split_range;          /* par.split: the extent of the loop split over blocks */
+	int *vec_tensors, nvec;   /* par.vec: the f32 tensors it touches along the space's innermost extent, which
+	                             its accesses at the point take as 16-byte vectors (plan_launch.c) */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 } Kernel;
+
+/* tensor t is one of k's vector tensors */
+static inline int kernel_vec_tensor(const Kernel *k, int t)
+{
+	for (int i = 0; i < k->nvec; i++)
+		if (k->vec_tensors[i] == t) return 1;
+	return 0;
+}
 
 /* points a block of a POINT kernel: a sliced one's block is FZ_SLICES
    threads a point (32 points in a launch of its own; fewer as a pipeline's
