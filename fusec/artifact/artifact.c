@@ -48,6 +48,10 @@ static int representable(const Module *m, const Fusion *f, const FusionPlan *fp,
 	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
 		if (strlen(m->tensor[i].name) > FZ_MAX_NAME)
 			why = "a tensor's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(m->tensor[i].name);
+	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
+		for (int r = 0; r < m->tensor[i].rank; r++)
+			if (m->tensor[i].dim[r].sym < 0 && m->tensor[i].dim[r].value > FZ_MAX_DIM)
+				why = "a tensor's dimension is above 2^40, the largest number the runtime takes as one";
 	for (int i = 0; !why && i < fp->npipe; i++)
 		if (fp->pipe[i].why) {
 			fprintf(stderr, "fusec: error: %s: pipeline %.80s: %s\n", spec_path, fp->pipe[i].pl->name, fp->pipe[i].why);

@@ -2,6 +2,7 @@
  * domains), name lookup, and the names' errors: did-you-mean, a temp read in
  * its own definition, the knock-on errors of names whose definition failed. */
 #include "front/sema_impl.h"
+#include "runtime/fuserun.h" /* FZ_MAX_DIM */
 
 /* The built-ins, from ir.h's one list; a built-in's name is its opcode's. */
 static const struct Builtin builtins[] = {
@@ -214,6 +215,9 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 			if (v < 1 || v != floor(v) || v > 9e15) {
 				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
 				sema_tflag_set(&s->shape_failed, id);
+			} else if (v > (double)FZ_MAX_DIM) {
+				diag_error(s->d, N(s, d)->off, "dimension %.0f is above 2^40 (%lld), the largest the runtime takes", v, FZ_MAX_DIM);
+				sema_tflag_set(&s->shape_failed, id);
 			}
 			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
 		} else {
@@ -221,6 +225,9 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 			if (c) {
 				if (!c->is_int || c->value < 1) {
 					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+					sema_tflag_set(&s->shape_failed, id);
+				} else if (c->value > (double)FZ_MAX_DIM) {
+					diag_error(s->d, N(s, d)->off, "dimension %.0f is above 2^40 (%lld), the largest the runtime takes", (double)c->value, FZ_MAX_DIM);
 					sema_tflag_set(&s->shape_failed, id);
 				}
 				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
