@@ -327,6 +327,22 @@ void sema_mark_failed(Sema *s, int node)
 	s->failed[s->nfailed].off = N(s, node)->off, s->failed[s->nfailed++].len = N(s, node)->len;
 }
 
+/* The values an input of type t can hold, as fuserun draws them
+ * (runtime/tool/tensors.c, rt_check_domains): the finite values of a float
+ * type; an integer type's, within -2^53..2^53 (inputs pass through doubles). */
+static void type_range(ElemType t, double *lo, double *hi)
+{
+	switch (t) {
+	case ET_F32: *hi = 3.4028234663852886e38; break;
+	case ET_BF16: *hi = 3.3895313892515355e38; break;
+	case ET_F16: *hi = 65504.0; break;
+	case ET_I32: *lo = -2147483648.0, *hi = 2147483647.0; return;
+	case ET_I64: *lo = -9007199254740992.0, *hi = 9007199254740992.0; return;
+	default: *hi = INFINITY; break;
+	}
+	*lo = -*hi;
+}
+
 /* `in (lo, hi]`: the values the caller passes in an input, for whatever
  * generates test inputs. Recorded closed: an open integer end moves to the
  * next integer, an open float end a millionth of the width inside, so that
@@ -359,6 +375,14 @@ static void check_domain(Sema *s, int node, Tensor *x)
 		double w = (hi - lo) * 1e-6;
 		if (open & 1) lo += w;
 		if (open & 2) hi -= w;
+	}
+	double tlo, thi;
+	type_range(x->type, &tlo, &thi);
+	if (lo < tlo || hi > thi) {
+		const int p = elem_info[x->type].is_float ? 9 : 17; /* integers in full */
+		diag_error(s->d, N(s, dn)->off, "the domain of '%s' (%.*g .. %.*g) is outside what %s holds (%.*g .. %.*g%s)", x->name, p, lo, p, hi,
+		           elem_info[x->type].name, p, tlo, p, thi, x->type == ET_I64 ? ", the integers a double holds exactly" : "");
+		return;
 	}
 	x->has_domain = 1, x->dom_lo = lo, x->dom_hi = hi, x->dom_open = open;
 }
