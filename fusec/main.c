@@ -167,6 +167,30 @@ static int parse_arg(Opts *o, int argc, char **argv, int *i)
 	return 0;
 }
 
+/* path names a file fusec writes in out_dir: NAME.cu, NAME.h, NAME_ref.c,
+   NAME.manifest or NAME.TARGET.ptx right in it (the fusions' names are not
+   known before the specs are read, so any such name there) */
+static int own_output(const char *path, const char *out_dir)
+{
+	const char *slash = strrchr(path, '/'), *base = slash ? slash + 1 : path;
+	static const char *const suffix[] = {".cu", ".h", "_ref.c", ".manifest", ".ptx"};
+	int ours = 0;
+	for (size_t k = 0; k < sizeof suffix / sizeof *suffix; k++) {
+		const size_t n = strlen(base), sn = strlen(suffix[k]);
+		ours |= n > sn && !strcmp(base + n - sn, suffix[k]);
+	}
+	if (!ours) return 0;
+	char *dir = strdup(slash ? path : ".");
+	char *od = strdup(out_dir);
+	if (!dir || !od) die("out of memory");
+	if (slash) dir[slash == path ? 1 : slash - path] = 0;
+	for (size_t n = strlen(dir); n > 1 && dir[n - 1] == '/'; n--) dir[n - 1] = 0;
+	for (size_t n = strlen(od); n > 1 && od[n - 1] == '/'; n--) od[n - 1] = 0;
+	const int same = same_file(dir, od);
+	free(dir), free(od);
+	return same;
+}
+
 /* the options together: 0, or 2 after saying why */
 static int check_opts(const Opts *o)
 {
@@ -184,6 +208,11 @@ static int check_opts(const Opts *o)
 			fprintf(stderr, "fusec: error: -MF %s is an input spec: refusing to overwrite it\n", o->depfile);
 			return 2;
 		}
+	if (o->depfile && own_output(o->depfile, o->out_dir)) {
+		fprintf(stderr, "fusec: error: -MF %s names one of fusec's outputs in %s (NAME.cu, NAME.h, NAME_ref.c, NAME.manifest, "
+		        "NAME.TARGET.ptx): refusing to overwrite it\n", o->depfile, o->out_dir);
+		return 2;
+	}
 	return 0;
 }
 

@@ -56,6 +56,7 @@ extern "C" {
 #define FZ_MAX_FILE_BYTES (256 << 20)  /* a PTX or other listed file */
 #define FZ_MAX_LINE 4096               /* bytes of one manifest line */
 #define FZ_MAX_NAME 63                 /* a fusion, size, tensor or kernel name: a C identifier */
+#define FZ_MAX_DIM (1LL << 40)         /* a dimension written as a number (and a size's base) */
 #define FZ_MAX_TARGETS 8
 #define FZ_MAX_FILES 16
 #define FZ_MAX_SIZES 32

@@ -169,7 +169,7 @@ static int parse_dim(const fz_artifact_info *info, const char *d, fz_tensor_info
 	int paren = *s == '(', per = -1;
 	long long k = 0, div = 1, v;
 	s += paren;
-	if (!dim_term(info, &s, 1ll << 40, &x->dim_size[r], &x->dim_value[r])) return 0;
+	if (!dim_term(info, &s, FZ_MAX_DIM, &x->dim_size[r], &x->dim_value[r])) return 0;
 	if (*s == '+' || *s == '-') {
 		int neg = *s++ == '-', sz;
 		if (!dim_term(info, &s, LLONG_MAX, &sz, &v) || sz >= 0) return 0;

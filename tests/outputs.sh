@@ -150,6 +150,19 @@ group_outputs() {
 	fi
 	check "outputs/names at the limits: PTX entries, manifest, header, reference, runtime agree" "$why"
 
+	# a manifest line the runtime would refuse (over FZ_MAX_LINE, 4096 bytes:
+	# a kernel reading 70 tensors of 60-character names at other rows, its
+	# across= list) is refused, nothing written
+	{
+		printf 'fusion f('
+		seq_lines 70 't%02d_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx: f32[N], '
+		printf 'last: f32[N]) -> (y: f32[N]) {\n    stage s { y(n) = last(n)'
+		seq_lines 70 ' + t%02d_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx((n + 1) %% N)'
+		printf ' }\n}\n'
+	} >"$O/longline.fuse"
+	out_expect "a manifest line over 4096 bytes" 1 "fusion f: its manifest's 'kernel fused ...' line is too long" -o "$O/ll" "$O/longline.fuse"
+	check "outputs/no manifest with a line over 4096 bytes" "$([ -e "$O/ll/f.manifest" ] && echo "f.manifest written")"
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"

@@ -241,6 +241,10 @@ group_cli() {
 	cli_expect "--arch with a bad target" 2 "" "fusec: error: bad target 'gfx90a' (expected one of: sm_80 sm_90 sm_90a)" --arch=gfx90a specs/relu.fuse
 	cli_expect "--arch with no target" 2 "" "fusec: error: --arch needs at least one target" --arch= specs/relu.fuse
 	cli_expect "-MD without -MF and -o" 2 "" "fusec: error: -MD and -MF FILE go together, with -o DIR" -MD specs/relu.fuse
+	cli_expect "-MF naming fusec's header refused" 2 "" "fusec: error: -MF $TMP/mf/relu.h names one of fusec's outputs in $TMP/mf (NAME.cu, NAME.h, NAME_ref.c, NAME.manifest, NAME.TARGET.ptx): refusing to overwrite it" -o "$TMP/mf" -MD -MF "$TMP/mf/relu.h" specs/relu.fuse
+	cli_expect "-MF naming fusec's PTX refused" 2 "" "~fusec: error: -MF .*/relu.sm_80.ptx names one of fusec's outputs in .*" -o "$TMP/mf/" -MD -MF "$TMP/mf//relu.sm_80.ptx" specs/relu.fuse
+	cli_expect "-MF beside fusec's outputs" 0 "" "" -o "$TMP/mf" -MD -MF "$TMP/mf/relu.d" specs/relu.fuse
+	check "cli/-MF beside the outputs leaves the header" "$(grep -q fz_relu_args "$TMP/mf/relu.h" 2>/dev/null || echo "$TMP/mf/relu.h is not fusec's header")"
 	cli_expect "--help" 0 "usage: fusec [options] FILE.fuse..." "" --help
 	cli_expect "--help lists --emit=ir" 0 "~  --emit=ir  .*" "" --help
 	cli_expect "-h" 0 "usage: fusec [options] FILE.fuse..." "" -h

@@ -48,6 +48,10 @@ static int representable(const Module *m, const Fusion *f, const FusionPlan *fp,
 	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
 		if (strlen(m->tensor[i].name) > FZ_MAX_NAME)
 			why = "a tensor's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(m->tensor[i].name);
+	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
+		for (int r = 0; r < m->tensor[i].rank; r++)
+			if (m->tensor[i].dim[r].sym < 0 && m->tensor[i].dim[r].value > FZ_MAX_DIM)
+				why = "a tensor's dimension is above 2^40, the largest number the runtime takes as one";
 	for (int i = 0; !why && i < fp->npipe; i++)
 		if (fp->pipe[i].why) {
 			fprintf(stderr, "fusec: error: %s: pipeline %.80s: %s\n", spec_path, fp->pipe[i].pl->name, fp->pipe[i].why);
@@ -246,6 +250,25 @@ static void manifest(Job *j, const FusionPlan *fp)
 	j->out[j->nout].data = j->man.p, j->out[j->nout++].n = j->man.n;
 }
 
+/* A manifest line longer than the runtime reads (FZ_MAX_LINE, newline not
+   counted, as runtime/manifest.c counts): said as the user's error. */
+static int manifest_too_long(const Job *j, const char *spec_path)
+{
+	const char *end = j->man.p + j->man.n;
+	for (const char *line = j->man.p, *nl; line < end; line = nl + 1) {
+		nl = memchr(line, '\n', (size_t)(end - line));
+		if (!nl) nl = end;
+		if (nl - line <= FZ_MAX_LINE) continue;
+		const char *sp = memchr(line, ' ', (size_t)(nl - line));
+		const char *sp2 = sp ? memchr(sp + 1, ' ', (size_t)(nl - sp - 1)) : NULL;
+		const int key = (int)((sp2 ? sp2 : sp ? sp : nl) - line);
+		fprintf(stderr, "fusec: error: %s: fusion %.80s: its manifest's '%.*s ...' line is too long (%d bytes; the runtime takes at most %d)\n",
+		        spec_path, j->f->name, key > 80 ? 80 : key, line, (int)(nl - line), FZ_MAX_LINE);
+		return 1;
+	}
+	return 0;
+}
+
 /* the depfile's rule: the manifest depends on the spec */
 static int depfile_rule(const Job *j)
 {
@@ -273,6 +296,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		render(j, &fp);
 		rc = compile_targets(j);
 		manifest(j, &fp);
+		if (!rc && manifest_too_long(j, fe->src.path)) rc = ARTIFACT_USER_ERROR;
 		if (!rc && artifact_write_all(j->out, j->nout, o->out_dir)) rc = ARTIFACT_USER_ERROR;
 		if (!rc) remember(j->f, fe->src.path);
 		if (!rc && o->depfile) rc = depfile_rule(j);

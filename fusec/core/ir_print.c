@@ -1,5 +1,6 @@
 /* --emit=ir: the checked program, one line per fact, stable for golden tests. */
 #include <stdio.h>
+#include <string.h>
 
 #include "core/ir.h"
 
@@ -10,8 +11,14 @@ static void pexpr(const Module *m, int e, FILE *f)
 	const Expr *x = &m->expr[e];
 	switch (x->op) {
 	case IR_CONST:
-		if (elem_info[x->type].is_float) fprintf(f, "%.9g", x->value);
-		else fprintf(f, "%lld", (long long)x->value);
+		if (elem_info[x->type].is_float) {
+			/* a float reads back as one: 2.0, not 2 (nan and inf as they are) */
+			char buf[40];
+			snprintf(buf, sizeof buf, "%.9g", x->value);
+			fprintf(f, "%s%s", buf, strpbrk(buf, ".en") ? "" : ".0");
+		} else {
+			fprintf(f, "%lld", (long long)x->value);
+		}
 		return;
 	case IR_INDEX: fputs(m->index[x->index].name, f); return;
 	case IR_SCALAR: fputs(m->tensor[x->tensor].name, f); return;

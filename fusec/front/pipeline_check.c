@@ -101,6 +101,102 @@ static void check_carry(const Ast *t, Diag *d, const Module *m, const Fusion *f,
 	p->carry_in[p->ncarry] = in, p->carry_out[p->ncarry] = out, p->ncarry++;
 }
 
+/* Names a pipeline's kernel (an extern "C" __global__ function of the .cu)
+ * and its header's fz_NAME_* cannot take: C and C++ keywords, the CUDA
+ * built-ins and types NVRTC declares, and the functions the generated code
+ * calls. */
+static const char *const c_keywords[] = {
+	"auto", "break", "case", "char", "const", "continue", "default", "do", "double", "else", "enum", "extern",
+	"float", "for", "goto", "if", "inline", "int", "long", "register", "restrict", "return", "short", "signed",
+	"sizeof", "static", "struct", "switch", "typedef", "union", "unsigned", "void", "volatile", "while",
+	"alignas", "alignof", "bool", "constexpr", "false", "nullptr", "static_assert", "thread_local", "true",
+	"typeof", "typeof_unqual", "asm", "catch", "char8_t", "char16_t", "char32_t", "class", "concept",
+	"consteval", "constinit", "const_cast", "co_await", "co_return", "co_yield", "decltype", "delete",
+	"dynamic_cast", "explicit", "export", "friend", "mutable", "namespace", "new", "noexcept", "operator",
+	"private", "protected", "public", "reinterpret_cast", "requires", "static_cast", "template", "this",
+	"throw", "try", "typeid", "typename", "using", "virtual", "wchar_t", "and", "and_eq", "bitand", "bitor",
+	"compl", "not", "not_eq", "or", "or_eq", "xor", "xor_eq", "final", "override", NULL,
+};
+static const char *const cuda_builtins[] = {
+	"main", "threadIdx", "blockIdx", "blockDim", "gridDim", "warpSize", "dim3", "uint3", "float4", "ushort4",
+	"make_uint3", "atomicAdd", "atomicSub", "atomicExch", "atomicCAS", "atomicMin", "atomicMax", "atomicInc",
+	"atomicDec", "atomicAnd", "atomicOr", "atomicXor", "printf", "assert", "malloc", "free", "memcpy", "memset",
+	"clock", "clock64", "min", "max", "abs", "labs", "llabs", "half", "nv_bfloat16", NULL,
+};
+static const char *const math_functions[] = {
+	"rsqrt", "rsqrtf", "fabs", "fabsf", "fmax", "fmaxf", "fmin", "fminf", "fma", "fmaf", "tanh", "tanhf", NULL,
+};
+
+static int in_list(const char *const *list, const char *s)
+{
+	for (; *list; list++)
+		if (!strcmp(*list, s)) return 1;
+	return 0;
+}
+
+/* A math function of the built-ins' table, in either precision. */
+static int builtin_function(const char *s)
+{
+	static const char *const names[] = {
+#define X(o, n, d, f) d, f,
+		IR_BUILTINS(X)
+#undef X
+	};
+	for (size_t i = 0; i < sizeof names / sizeof *names; i++)
+		if (names[i] && !strcmp(names[i], s)) return 1;
+	return in_list(math_functions, s);
+}
+
+/* s is PREFIX followed by LETTER and one or more digits (then the end, or _...) */
+static int numbered(const char *s, const char *prefix, const char *letters)
+{
+	const size_t n = strlen(prefix);
+	if (strncmp(s, prefix, n) || s[n] != '_' || !s[n + 1] || !strchr(letters, s[n + 1])) return 0;
+	const char *q = s + n + 2;
+	if (*q < '0' || *q > '9') return 0;
+	while (*q >= '0' && *q <= '9') q++;
+	return *q == 0 || *q == '_';
+}
+
+/* The pipeline's name becomes the kernel NAME, its phases NAME_k0 ... and
+ * the header's fz_NAME_* and FZ_NAME_*: refuses a name that one of them
+ * would clash with. Returns 1 after an error. */
+static int check_name(const Ast *t, int node, Diag *d, const Module *m)
+{
+	const size_t off = NODE(t, node)->off;
+	char *s = dup_node(t, node);
+	int bad = 1;
+	if (in_list(c_keywords, s))
+		diag_error(d, off, "'%s' cannot name a pipeline: it is a C or C++ keyword, and the pipeline's kernel is named after it", s);
+	else if (in_list(cuda_builtins, s))
+		diag_error(d, off, "'%s' cannot name a pipeline: it is a CUDA built-in, and the pipeline's kernel is named after it", s);
+	else if (builtin_function(s))
+		diag_error(d, off, "'%s' cannot name a pipeline: it is a math function the generated code calls", s);
+	else if (!strncmp(s, "fz_", 3) || !strncmp(s, "FZ_", 3))
+		diag_error(d, off, "'%s' cannot name a pipeline: names starting with fz_ or FZ_ are fusec's own", s);
+	else if (s[0] == '_' && (s[1] == '_' || (s[1] >= 'A' && s[1] <= 'Z')))
+		diag_error(d, off, "'%s' cannot name a pipeline: names starting with __ or _ and a capital letter are reserved to C and C++", s);
+	else
+		bad = 0;
+	for (int i = 0; !bad && i < m->nfusion; i++) {
+		const char *f = m->fusion[i].name;
+		const size_t fl = strlen(f);
+		if (numbered(s, f, "fu"))
+			diag_error(d, off, "'%s' cannot name a pipeline: fusion '%s' names its kernels %s_f0, %s_f1, ... and %s_u0, ...", s, f, f, f, f), bad = 1;
+		else if (!strncmp(s, f, fl) && (!strcmp(s + fl, "_fused") || !strcmp(s + fl, "_unfused")))
+			diag_error(d, off, "'%s' cannot name a pipeline: fusion '%s' names its variants' functions fz_%s_fused_* and fz_%s_unfused_*", s, f, f, f), bad = 1;
+	}
+	for (int i = 0; !bad && i < m->npipeline; i++) {
+		const char *q = m->pipeline[i].name;
+		if (numbered(s, q, "k"))
+			diag_error(d, off, "'%s' cannot name a pipeline: pipeline '%s' names its phases %s_k0, %s_k1, ...", s, q, q, q), bad = 1;
+		else if (numbered(q, s, "k"))
+			diag_error(d, off, "'%s' cannot name a pipeline: its phases %s_k0, %s_k1, ... would clash with pipeline '%s'", s, s, s, q), bad = 1;
+	}
+	free(s);
+	return bad;
+}
+
 static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusion_errors)
 {
 	const Node *n = NODE(t, node);
@@ -120,6 +216,7 @@ static void check_pipeline(const Ast *t, int node, Diag *d, Module *m, int fusio
 		           "(NAME_k0 ...) are within the runtime's %d", t->text + n->off, n->len, FZ_MAX_NAME - 5, FZ_MAX_NAME);
 		return;
 	}
+	if (check_name(t, node, d, m)) return;
 	int fi = -1;
 	for (int i = 0; i < m->nfusion; i++)
 		if (ast_name_eq(t, n->a, m->fusion[i].name)) fi = i;

@@ -2,6 +2,7 @@
  * domains), name lookup, and the names' errors: did-you-mean, a temp read in
  * its own definition, the knock-on errors of names whose definition failed. */
 #include "front/sema_impl.h"
+#include "runtime/fuserun.h" /* FZ_MAX_DIM */
 
 /* The built-ins, from ir.h's one list; a built-in's name is its opcode's. */
 static const struct Builtin builtins[] = {
@@ -214,6 +215,9 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 			if (v < 1 || v != floor(v) || v > 9e15) {
 				diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
 				sema_tflag_set(&s->shape_failed, id);
+			} else if (v > (double)FZ_MAX_DIM) {
+				diag_error(s->d, N(s, d)->off, "dimension %.0f is above 2^40 (%lld), the largest the runtime takes", v, FZ_MAX_DIM);
+				sema_tflag_set(&s->shape_failed, id);
 			}
 			dm->sym = -1, dm->value = v >= 1 && v <= 9e15 ? (int64_t)v : 1;
 		} else {
@@ -221,6 +225,9 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 			if (c) {
 				if (!c->is_int || c->value < 1) {
 					diag_error(s->d, N(s, d)->off, "a dimension must be a positive integer");
+					sema_tflag_set(&s->shape_failed, id);
+				} else if (c->value > (double)FZ_MAX_DIM) {
+					diag_error(s->d, N(s, d)->off, "dimension %.0f is above 2^40 (%lld), the largest the runtime takes", (double)c->value, FZ_MAX_DIM);
 					sema_tflag_set(&s->shape_failed, id);
 				}
 				dm->sym = -1, dm->value = c->is_int && c->value >= 1 ? (int64_t)c->value : 1;
@@ -320,6 +327,22 @@ void sema_mark_failed(Sema *s, int node)
 	s->failed[s->nfailed].off = N(s, node)->off, s->failed[s->nfailed++].len = N(s, node)->len;
 }
 
+/* The values an input of type t can hold, as fuserun draws them
+ * (runtime/tool/tensors.c, rt_check_domains): the finite values of a float
+ * type; an integer type's, within -2^53..2^53 (inputs pass through doubles). */
+static void type_range(ElemType t, double *lo, double *hi)
+{
+	switch (t) {
+	case ET_F32: *hi = 3.4028234663852886e38; break;
+	case ET_BF16: *hi = 3.3895313892515355e38; break;
+	case ET_F16: *hi = 65504.0; break;
+	case ET_I32: *lo = -2147483648.0, *hi = 2147483647.0; return;
+	case ET_I64: *lo = -9007199254740992.0, *hi = 9007199254740992.0; return;
+	default: *hi = INFINITY; break;
+	}
+	*lo = -*hi;
+}
+
 /* `in (lo, hi]`: the values the caller passes in an input, for whatever
  * generates test inputs. Recorded closed: an open integer end moves to the
  * next integer, an open float end a millionth of the width inside, so that
@@ -352,6 +375,14 @@ static void check_domain(Sema *s, int node, Tensor *x)
 		double w = (hi - lo) * 1e-6;
 		if (open & 1) lo += w;
 		if (open & 2) hi -= w;
+	}
+	double tlo, thi;
+	type_range(x->type, &tlo, &thi);
+	if (lo < tlo || hi > thi) {
+		const int p = elem_info[x->type].is_float ? 9 : 17; /* integers in full */
+		diag_error(s->d, N(s, dn)->off, "the domain of '%s' (%.*g .. %.*g) is outside what %s holds (%.*g .. %.*g%s)", x->name, p, lo, p, hi,
+		           elem_info[x->type].name, p, tlo, p, thi, x->type == ET_I64 ? ", the integers a double holds exactly" : "");
+		return;
 	}
 	x->has_domain = 1, x->dom_lo = lo, x->dom_hi = hi, x->dom_open = open;
 }
