@@ -170,9 +170,11 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 	int outer = d;
 	const char *at = elem_info[t->type].is_float ? "double" : "int64_t";
 	if (reduce) {
-		if (s->red == RED_KMIN) {
-			ind(out, d), fprintf(out, "double kb[%d];\n", s->kmin_k);
-			ind(out, d), fprintf(out, "for (int q = 0; q < %d; ++q) kb[q] = INFINITY;\n", s->kmin_k);
+		if (s->red == RED_KMIN) { /* an integer kmin in integers; with fewer than k terms the kernel's
+		                             sentinel, its accumulator type's largest value (fz_inf) */
+			const char *inf = elem_info[t->type].is_float ? "INFINITY" : s->acc == ET_I64 ? "INT64_MAX" : "INT32_MAX";
+			ind(out, d), fprintf(out, "%s kb[%d];\n", at, s->kmin_k);
+			ind(out, d), fprintf(out, "for (int q = 0; q < %d; ++q) kb[q] = %s;\n", s->kmin_k, inf);
 		} else {
 			const char *init = s->red == RED_SUM ? "0" : s->red == RED_MAX ? "-INFINITY" : "INFINITY";
 			if (!elem_info[t->type].is_float && s->red != RED_SUM) init = s->red == RED_MAX ? "INT64_MIN" : "INT64_MAX";
