@@ -163,6 +163,16 @@ group_outputs() {
 	out_expect "a manifest line over 4096 bytes" 1 "fusion f: its manifest's 'kernel fused ...' line is too long" -o "$O/ll" "$O/longline.fuse"
 	check "outputs/no manifest with a line over 4096 bytes" "$([ -e "$O/ll/f.manifest" ] && echo "f.manifest written")"
 
+	# shared memory past what a block may declare (kmin[13] of a column
+	# reduction: 32 slices x 32 points x 13 floats, 53760 bytes with the fold's;
+	# ptxas refused the PTX): refused at the reduction, nothing written; 12 fit
+	printf 'fusion big(x: f32[M,N]) -> (y: f32[N]) {\n    stage s [reduction] { y(i) kmin[13]=! x(j,i) }\n}\n' >"$O/smem.fuse"
+	out_expect "static shared memory past 48 KB" 1 "smem.fuse:2:27: error: kernel big_f0's reductions need 53760 bytes of shared memory" \
+		-o "$O/sm" --arch=sm_90 "$O/smem.fuse"
+	check "outputs/no manifest past 48 KB of shared memory" "$([ -e "$O/sm/big.manifest" ] && echo "big.manifest written")"
+	sed 's/kmin\[13\]/kmin[11]/' "$O/smem.fuse" >"$O/smem11.fuse"
+	out_expect "static shared memory of kmin[11] fits" 0 "" -o "$O/sm11" --arch=sm_90 "$O/smem11.fuse"
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"

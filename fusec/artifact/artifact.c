@@ -64,6 +64,28 @@ static int representable(const Module *m, const Fusion *f, const FusionPlan *fp,
 	return -1;
 }
 
+/* Every kernel's static shared memory within what a block may declare: a
+   file:line:col error at the reduction that passes it (ptxas refused the
+   PTX, and the artifact loaded on no GPU). 0, or -1 after saying it. */
+static int shared_fits(const FrontEnd *fe, const FusionPlan *fp)
+{
+	const Module *m = &fe->mod;
+	Diag d = {.src = &fe->src, .out = stderr};
+	const Schedule *v[2] = {&fp->fused, &fp->unfused};
+	for (int i = 0; i < 2; i++)
+		for (int j = 0; j < v[i]->nk; j++) {
+			const Kernel *k = &v[i]->k[j];
+			int sid;
+			long bytes = plan_static_smem(m, v[i], k, PLAN_STATIC_SMEM_MAX, &sid);
+			if (sid < 0) continue;
+			diag_error(&d, m->stmt[sid].off, "kernel %s's reductions need %ld bytes of shared memory, more than the %d a "
+			           "block may declare: split its reductions over stages that cannot share a kernel, or lower kmin's k",
+			           k->name, bytes, PLAN_STATIC_SMEM_MAX);
+			return -1;
+		}
+	return 0;
+}
+
 /* the fusions written in this run, and their specs: a second spec defining
    the same name would overwrite the first's artifacts */
 static struct Written { char *name; const char *spec; } *written;
@@ -292,7 +314,7 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 	FusionPlan fp;
 	plan_targets(m, fusion, o, &fp);
 	int rc = ARTIFACT_USER_ERROR;
-	if (!representable(m, j->f, &fp, j->spec, fe->src.path) && !name_taken(o->out_dir, j->f, fe->src.path)) {
+	if (!representable(m, j->f, &fp, j->spec, fe->src.path) && !shared_fits(fe, &fp) && !name_taken(o->out_dir, j->f, fe->src.path)) {
 		render(j, &fp);
 		rc = compile_targets(j);
 		manifest(j, &fp);

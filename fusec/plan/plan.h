@@ -21,6 +21,14 @@ typedef struct FusionPlan {
 	PipePlan *pipe;
 } FusionPlan;
 
+/* The static shared memory a block of kernel k declares (its template's
+   arrays: a sliced reduction's partials, FZ_SLICES x points x k values;
+   the fixed scratch of the fold and the block reductions); *over is the
+   statement whose reduction takes it past limit bytes, or -1 (plan_launch.c) */
+long plan_static_smem(const Module *m, const Schedule *p, const Kernel *k, long limit, int *over);
+/* what a block may declare statically on every target */
+#define PLAN_STATIC_SMEM_MAX 49152
+
 /* The writers' one entry to the planner (plan_pipe.c). */
 void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp);
 void plan_fusion_free(FusionPlan *fp);

@@ -149,3 +149,17 @@ void plan_split(const Module *m, Schedule *p)
 		k->par.red_unroll = 16;
 	}
 }
+
+long plan_static_smem(const Module *m, const Schedule *p, const Kernel *k, long limit, int *over)
+{
+	long bytes = 512; /* fz_sh[32] doubles, the fold's flags */
+	*over = -1;
+	if (k->mode == KM_MATMUL) bytes += 2L * k->par.tile_k * (k->par.tile_n + 4) * 4; /* As, Bs (kern_matmul.c) */
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (p->op[sid - p->first_stmt] != STEP_REDUCE || k->par.slices <= 1) continue;
+		bytes += (long)k->par.slices * kernel_points(k) * (s->red == RED_KMIN ? s->kmin_k : 1) * elem_info[s->acc].bytes;
+		if (bytes > limit && *over < 0) *over = sid;
+	}
+	return bytes;
+}
