@@ -64,7 +64,7 @@ extern "C" {
 #define FZ_MAX_KERNELS 256
 #define FZ_MAX_PLAN 65536              /* `plan` lines */
 /* the targets a manifest may list, which fusec --arch accepts */
-#define FZ_TARGETS "sm_80 sm_90 sm_90a"
+#define FZ_TARGETS "sm_80 sm_90 sm_90a sm_100 sm_120"
 
 /* The same definitions as every generated header (they are guarded, so
    either may come first). */

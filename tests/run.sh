@@ -238,7 +238,7 @@ group_cli() {
 	cli_expect "--max-errors with a sign" 2 "" "fusec: error: bad value in '--max-errors=+5'" --max-errors=+5 specs/relu.fuse
 	cli_expect "--max-errors with a leading space" 2 "" "fusec: error: bad value in '--max-errors= 5'" '--max-errors= 5' specs/relu.fuse
 	cli_expect "-o without a directory" 2 "" "fusec: error: -o needs a directory" specs/relu.fuse -o
-	cli_expect "--arch with a bad target" 2 "" "fusec: error: bad target 'gfx90a' (expected one of: sm_80 sm_90 sm_90a)" --arch=gfx90a specs/relu.fuse
+	cli_expect "--arch with a bad target" 2 "" "fusec: error: bad target 'gfx90a' (expected one of: sm_80 sm_90 sm_90a sm_100 sm_120)" --arch=gfx90a specs/relu.fuse
 	cli_expect "--arch with no target" 2 "" "fusec: error: --arch needs at least one target" --arch= specs/relu.fuse
 	cli_expect "-MD without -MF and -o" 2 "" "fusec: error: -MD and -MF FILE go together, with -o DIR" -MD specs/relu.fuse
 	cli_expect "-MF naming fusec's header refused" 2 "" "fusec: error: -MF $TMP/mf/relu.h names one of fusec's outputs in $TMP/mf (NAME.cu, NAME.h, NAME_ref.c, NAME.manifest, NAME.TARGET.ptx): refusing to overwrite it" -o "$TMP/mf" -MD -MF "$TMP/mf/relu.h" specs/relu.fuse

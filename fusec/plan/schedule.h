@@ -32,7 +32,9 @@
 #define TARGETS(X) \
 	X(SM_80, "sm_80") \
 	X(SM_90, "sm_90") \
-	X(SM_90A, "sm_90a") /* Hopper's arch-specific features: wgmma, setmaxnreg */
+	X(SM_90A, "sm_90a") /* Hopper's arch-specific features: wgmma, setmaxnreg */ \
+	X(SM_100, "sm_100") /* Blackwell (B200): the sm_90 code paths, mma.sync; not run on one yet */ \
+	X(SM_120, "sm_120") /* Blackwell (RTX 50): the same; not run on one yet */
 
 typedef enum {
 #define X(e, s) TGT_##e,
