@@ -173,6 +173,14 @@ group_outputs() {
 	sed 's/kmin\[13\]/kmin[11]/' "$O/smem.fuse" >"$O/smem11.fuse"
 	out_expect "static shared memory of kmin[11] fits" 0 "" -o "$O/sm11" --arch=sm_90 "$O/smem11.fuse"
 
+	# a kernel that spills registers is named (ptxas -v on each target's PTX;
+	# vector_add spills 8 bytes on sm_100 with CUDA 13's ptxas, none on sm_90)
+	if [ -x "${CUDA_HOME:-/usr/local/cuda}/bin/ptxas" ]; then
+		out_expect "a spilling kernel is named" 0 "warning: $ROOT/specs/vector_add.fuse: kernel vector_add_f0 spills registers on sm_100" \
+			-o "$O/sp" --arch=sm_100,sm_90 "$ROOT/specs/vector_add.fuse"
+		check "outputs/no spill warning for sm_90" "$(grep 'on sm_90:' "$TMP/err")"
+	fi
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"

@@ -35,6 +35,9 @@ void artifact_set_path(OutFile *o, const char *dir, const char *name);
 /* writes every file of out[0..n) (the last one last), or none of them */
 int artifact_write_all(OutFile *out, int n, const char *dir);
 
+/* spills.c: a warning per kernel of the PTX that ptxas says spills */
+void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n);
+
 /* manifest.c: the manifest's lines after its files */
 void manifest_body(const Module *m, const FusionPlan *fp, FILE *out);
 

@@ -1,0 +1,81 @@
+/* Register spills, said as warnings: each target's PTX assembled by the
+ * toolkit's ptxas (-v) before the artifact is written, and every kernel
+ * that stores registers to local memory named. Only a warning: the PTX is
+ * what it is, and the driver assembles it again at load; but a spilling
+ * kernel is slower than it should be, and users' specs are not checked by
+ * make check's ptxas test as the shipped ones are. Without ptxas (neither
+ * $CUDA_HOME/bin/ptxas nor /usr/local/cuda/bin/ptxas) nothing is said. */
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "artifact/artifact_impl.h"
+
+extern char **environ;
+
+static const char *find_ptxas(char *buf, size_t cap)
+{
+	const char *home = getenv("CUDA_HOME");
+	snprintf(buf, cap, "%s/bin/ptxas", home && *home ? home : "/usr/local/cuda");
+	return access(buf, X_OK) == 0 ? buf : NULL;
+}
+
+/* ptxas -arch=ARCH -v PTXFILE -o /dev/null, its output into LOG; 0 if it ran */
+static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *log)
+{
+	char archopt[32];
+	snprintf(archopt, sizeof archopt, "-arch=%s", arch);
+	char *argv[] = {(char *)ptxas, archopt, "-v", (char *)ptx, "-o", "/dev/null", NULL};
+	posix_spawn_file_actions_t fa;
+	if (posix_spawn_file_actions_init(&fa)) return -1;
+	posix_spawn_file_actions_addopen(&fa, 1, log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+	posix_spawn_file_actions_adddup2(&fa, 1, 2);
+	pid_t pid;
+	int rc = posix_spawn(&pid, ptxas, &fa, NULL, argv, environ), st = 0;
+	posix_spawn_file_actions_destroy(&fa);
+	if (rc) return -1;
+	while (waitpid(pid, &st, 0) < 0)
+		;
+	return 0;
+}
+
+/* "Function properties for K" then "N bytes stack frame, S bytes spill stores, L bytes spill loads" */
+static void report(FILE *log, const char *spec, const char *arch)
+{
+	char line[1024], kernel[256] = "";
+	while (fgets(line, sizeof line, log)) {
+		const char *p = strstr(line, "Function properties for ");
+		if (p) {
+			snprintf(kernel, sizeof kernel, "%s", p + 24);
+			kernel[strcspn(kernel, "\r\n")] = 0;
+			continue;
+		}
+		long frame, stores, loads;
+		if (sscanf(line, " %ld bytes stack frame, %ld bytes spill stores, %ld bytes spill loads", &frame, &stores, &loads) == 3 &&
+		    (stores || loads))
+			fprintf(stderr, "fusec: warning: %s: kernel %s spills registers on %s: %ld bytes stored to local memory, "
+			        "%ld loaded (ptxas -v)\n", spec, kernel, arch, stores, loads);
+	}
+}
+
+void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n)
+{
+	char ptxas[4096];
+	if (!find_ptxas(ptxas, sizeof ptxas)) return;
+	char dir[] = "/tmp/fusec-ptxas.XXXXXX";
+	if (!mkdtemp(dir)) return;
+	char src[64], log[64];
+	snprintf(src, sizeof src, "%s/k.ptx", dir), snprintf(log, sizeof log, "%s/log", dir);
+	FILE *f = fopen(src, "wb");
+	int ok = f && fwrite(ptx, 1, n, f) == n;
+	if (f && fclose(f)) ok = 0;
+	if (ok && run_ptxas(ptxas, arch, src, log) == 0) {
+		FILE *l = fopen(log, "r");
+		if (l) report(l, spec_path, arch), fclose(l);
+	}
+	unlink(src), unlink(log), rmdir(dir);
+}
