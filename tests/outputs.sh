@@ -181,6 +181,26 @@ group_outputs() {
 		check "outputs/no spill warning for sm_90" "$(grep 'on sm_90:' "$TMP/err")"
 	fi
 
+	# two fusec runs writing one fusion from two specs into one folder at once:
+	# the folder's lock makes one of them write a whole artifact and the other
+	# refuse (without it both wrote, and 2 of 30 tries left a mix)
+	printf 'fusion race(x: f32[N]) -> (y: f32[N]) {\n    stage a { y(i) = x(i) + 1.0 }\n}\n' >"$O/race_a.fuse"
+	printf 'fusion race(x: f32[N]) -> (y: f32[N]) {\n    stage a { y(i) = x(i) * 2.0 }\n}\n' >"$O/race_b.fuse"
+	why=
+	for k in 1 2 3 4 5 6; do
+		d=$O/race$k
+		"$FUSEC" -o "$d" --arch=sm_90 "$O/race_a.fuse" >/dev/null 2>"$O/race_a.err" & pa=$!
+		"$FUSEC" -o "$d" --arch=sm_90 "$O/race_b.fuse" >/dev/null 2>"$O/race_b.err" & pb=$!
+		wait $pa; ra=$? ; wait $pb; rb=$?
+		if [ $((ra == 0)) = $((rb == 0)) ]; then why="try $k: exit statuses $ra and $rb, one success wanted"; break; fi
+		w=a; [ $ra = 0 ] || w=b
+		grep -q "^spec race_$w.fuse$" "$d/race.manifest" 2>/dev/null || { why="try $k: the manifest is not race_$w's"; break; }
+		if [ -x "$ROOT/bin/fuserun" ] && ! "$ROOT/bin/fuserun" list "$d/race.manifest" >"$O/race.list" 2>&1; then
+			why="try $k: fuserun refuses the artifact: $(head -n 1 "$O/race.list")"; break
+		fi
+	done
+	check "outputs/two writers of one fusion: one whole artifact, the other refused" "$why"
+
 	# CR-only line endings: errors on their own lines
 	printf '# CR only\r# line 2\rfusion cr(x: f32[N]) -> (y: f32[N]) {\r    stage a { y(i) = nosuch(x(i)) }\r}\r' >"$O/cr.fuse"
 	run_fusec "$ROOT" "$O/cr.fuse"

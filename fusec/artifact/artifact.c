@@ -320,7 +320,13 @@ static int write_fusion(const FrontEnd *fe, int fusion, const ArtifactOpts *o, c
 		rc = compile_targets(j);
 		manifest(j, &fp);
 		if (!rc && manifest_too_long(j, fe->src.path)) rc = ARTIFACT_USER_ERROR;
+		/* another fusec may have written this fusion since the check above:
+		   checked again, and written, under the folder's lock, so that two
+		   writers leave one whole artifact (one of them refused) */
+		int lock = rc ? -1 : artifact_lock_dir(o->out_dir);
+		if (!rc && name_taken(o->out_dir, j->f, fe->src.path)) rc = ARTIFACT_USER_ERROR;
 		if (!rc && artifact_write_all(j->out, j->nout, o->out_dir)) rc = ARTIFACT_USER_ERROR;
+		artifact_unlock_dir(lock);
 		if (!rc) remember(j->f, fe->src.path);
 		if (!rc && o->depfile) rc = depfile_rule(j);
 	}

@@ -32,6 +32,10 @@ typedef struct OutFile {
 	int written;
 } OutFile;
 void artifact_set_path(OutFile *o, const char *dir, const char *name);
+/* the output folder's advisory lock (flock on the folder itself: no file
+   of ours in it); -1 where it cannot be taken, then nothing is locked */
+int artifact_lock_dir(const char *dir);
+void artifact_unlock_dir(int fd);
 /* writes every file of out[0..n) (the last one last), or none of them */
 int artifact_write_all(OutFile *out, int n, const char *dir);
 

@@ -4,8 +4,10 @@
  * new one, never a part, and a failure (NVRTC on a later target, a full
  * disk, a file-size limit) leaves the old artifact whole. The manifest is
  * renamed last. */
+#define _DEFAULT_SOURCE /* flock */
 #include <errno.h>
 #include <fcntl.h>
+#include <sys/file.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -138,4 +140,18 @@ int artifact_make_dirs(const char *path)
 		if (!c) return 0;
 		*s = c;
 	}
+}
+
+int artifact_lock_dir(const char *dir)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) return -1;
+	while (flock(fd, LOCK_EX) != 0)
+		if (errno != EINTR) return close(fd), -1;
+	return fd;
+}
+
+void artifact_unlock_dir(int fd)
+{
+	if (fd >= 0) close(fd); /* closing releases the lock */
 }
