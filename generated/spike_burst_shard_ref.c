@@ -78,7 +78,10 @@ int fz_spike_burst_shard_reference(const fz_spike_burst_shard_ref_args *a)
 	{ /* compact, stage fire */
 		t_nspikes[0] = 0;
 		for (long long i_n = 0; i_n < n_N; ++i_n) {
-			if (((t_u[(long long)(i_n)] >= t_vth)) && t_nspikes[0] < n_N) t_spikes[t_nspikes[0]++] = (int32_t)((i_n + t_base));
+			if ((t_u[(long long)(i_n)] >= t_vth)) {
+				if (t_nspikes[0] < n_N) t_spikes[t_nspikes[0]] = (int32_t)((i_n + t_base));
+				t_nspikes[0]++;
+			}
 		}
 	}
 	{ /* map, stage reset */

@@ -157,9 +157,14 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 		fprintf(out, "\t\tt_%s[0] = 0;\n", c->name);
 		int d = open_loops(rx, s, 0, s->nindex, 2, out);
 		char *v = emit_render(&rx->w, s->rhs), *mk = emit_render(&rx->w, s->mask);
-		ind(out, d), fprintf(out, "if ((%s) && t_%s[0] < ", mk, c->name);
+		/* every selected value counted, as the kernel's atomic count: past the
+		   list's room the count tells the caller it overflowed */
+		ind(out, d), fprintf(out, "if (%s) {\n", mk);
+		ind(out, d + 1), fprintf(out, "if (t_%s[0] < ", c->name);
 		dim_c(rx, t->dim[0], out);
-		fprintf(out, ") t_%s[t_%s[0]++] = (%s)(%s);\n", t->name, c->name, rtype(t), v);
+		fprintf(out, ") t_%s[t_%s[0]] = (%s)(%s);\n", t->name, c->name, rtype(t), v);
+		ind(out, d + 1), fprintf(out, "t_%s[0]++;\n", c->name);
+		ind(out, d), fputs("}\n", out);
 		free(v), free(mk);
 		close_loops(0, 2, d, out);
 		fputs("\t}\n", out);
