@@ -58,16 +58,17 @@ build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
 	@mkdir -p build/gen
 	re2c -W --no-generation-date --no-version -o $@ $<
 
+# Text fusec prints, as C string lines (build/gen/*.inc, #included).
+CSTRING := sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
 # The tensor-core mainloop (CUDA text that kern_tile.c prints) as C string lines.
 build/gen/tile_gemm.inc: fusec/cuda/tile_gemm.cuh
 	@mkdir -p build/gen
-	sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/' $< > $@
+	$(CSTRING) $< > $@
 build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc
 
 # What the generated code shares with runtime/fuserun.h, made from it as C
 # string lines: the op list's block that every header repeats, and
 # fz_row_lanes for the row kernels (emit/emit_common.c prints both).
-CSTRING := sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
 build/gen/fz_op.inc: runtime/fuserun.h
 	@mkdir -p build/gen
 	sed -n '/^\#ifndef FZ_OP_DEFINED/,/^\#endif/p' $< | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@

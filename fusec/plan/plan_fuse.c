@@ -272,18 +272,8 @@ static int reduction_after_outer(const Module *m, const Schedule *p, int kern, i
 	return r;
 }
 
-/* kernel kern holds a reduction over an outer axis (plan_split may split it) */
-static int has_outer(const Module *m, const Schedule *p, int kern)
-{
-	const Kernel *k = &p->k[kern];
-	if (k->mode != KM_POINT) return 0;
-	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-		if (p->op[sid - p->first_stmt] != STEP_INLINE && plan_outer_reduction(m, &m->stmt[sid])) return 1;
-	return 0;
-}
-
 /* Can statement sid join kernel k? Updates k when it can. */
-static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *tail_closed)
+static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *tail_closed, int outer)
 {
 	Kernel *k = &p->k[kern];
 	const Stmt *s = &m->stmt[sid];
@@ -309,7 +299,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 		/* a whole-grid fold would keep the outer reduction from being split
 		   over blocks (active_inference_step at 65536 x 1024: 0.33 ms fused,
 		   0.16 unfused, H200): the sum gets a kernel of its own */
-		if (has_outer(m, p, kern)) return SPLIT_OUTER_TAIL;
+		if (outer) return SPLIT_OUTER_TAIL;
 	} else if (plan_is_scalar_map(s)) {
 		return SPLIT_SPACE;
 	} else if (k->mode == KM_ROW) {
@@ -323,7 +313,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
 	} else { /* POINT */
 		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
-		if (reduction_after_outer(m, p, kern, sid)) return SPLIT_OUTER_FOLD;
+		if (outer && reduction_after_outer(m, p, kern, sid)) return SPLIT_OUTER_FOLD;
 	}
 	SplitRule r = stmt_loads(m, p, kern, sid);
 	if (r) return r;
@@ -358,7 +348,7 @@ static int inlinable(const Module *m, const Schedule *p, int sid, int e)
 void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 {
 	int first = p->first_stmt, last = p->last_stmt;
-	int tail_closed = 0;
+	int tail_closed = 0, outer = 0; /* the last kernel: folded its whole-grid sums; holds a reduction over an outer axis */
 	index_producers(m, p);
 	for (int sid = first; sid < last && fused; sid++) {
 		const Stmt *s = &m->stmt[sid];
@@ -377,11 +367,12 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 		}
 		if (!any) r = SPLIT_SPACE, any = 1;
 		else if (!fused && m->stmt[sid].stage != m->stmt[sid - 1].stage) r = SPLIT_UNFUSED;
-		else r = try_join(m, p, p->nk - 1, sid, &tail_closed);
+		else r = try_join(m, p, p->nk - 1, sid, &tail_closed, outer);
 		if (r != SPLIT_NONE) {
 			start_kernel(m, p, fusion, sid, fused);
-			tail_closed = 0;
+			tail_closed = outer = 0;
 		}
+		outer |= p->k[p->nk - 1].mode == KM_POINT && plan_outer_reduction(m, &m->stmt[sid]);
 		p->why[sid - p->first_stmt] = p->nk == 1 && r ? SPLIT_NONE : r;
 		p->stmt_kernel[sid - p->first_stmt] = p->nk - 1;
 		p->remat[sid - p->first_stmt] = (unsigned char)remat_of(m, p, p->nk - 1, sid);

@@ -26,6 +26,8 @@ int plan_is_grid_reduction(const Stmt *s);
 /* Rank-0 pointwise work with no indices (a scalar epilogue). */
 int plan_is_scalar_map(const Stmt *s);
 int plan_stmt_reads(const Module *m, const Stmt *s, int t);
+/* marks every tensor statement s reads, tensor t at mark[t - first] */
+void plan_mark_reads(const Module *m, const Stmt *s, unsigned char *mark, int first);
 
 /* A reduction over an outer axis: a sum, max or min at the point over dense
    indices, reading some tensor along the point's innermost index (so the

@@ -7,36 +7,30 @@
 
 #include "core/die.h"
 
-/* touched by the kernel's statements, or by a statement inlined into the
-   variant (its readers compute it where they are) */
-static int touches(const Module *m, const Schedule *p, const Kernel *k, int t)
-{
-	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
-		if (m->stmt[sid].out == t || plan_stmt_reads(m, &m->stmt[sid], t)) return 1;
-	}
-	return 0;
-}
-
 /* A POINT kernel's vector path: four consecutive points a thread, so an f32
  * tensor along the space's innermost extent (the same dimension, derived
- * ones too: C/2 is not C), read or written at the point, is one 16-byte
- * access for the four (bench/proto/NOTES.md). */
+ * ones too: C/2 is not C) that the kernel touches (its statements, or one
+ * inlined into the variant: its readers compute it where they are), read
+ * or written at the point, is one 16-byte access for the four
+ * (bench/proto/NOTES.md). */
 static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 {
 	if (k->nspace < 1) return;
 	const Dim e = k->space[k->nspace - 1];
-	for (int pass = 0; pass < 2; pass++) {
-		int n = 0;
-		for (int t = p->first_tensor; t < p->last_tensor; t++) {
-			const Tensor *x = &m->tensor[t];
-			if (x->type != ET_F32 || x->rank < 1 || !dim_same(x->dim[x->rank - 1], e) || !touches(m, p, k, t)) continue;
-			if (pass) k->vec_tensors[n] = t;
-			n++;
-		}
-		if (!pass && !(k->nvec = n)) return;
-		if (!pass) k->vec_tensors = xcalloc((size_t)n, sizeof *k->vec_tensors);
+	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+		touched[m->stmt[sid].out - p->first_tensor] = 1;
+		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
 	}
+	k->vec_tensors = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *k->vec_tensors);
+	for (int t = p->first_tensor; t < p->last_tensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (touched[t - p->first_tensor] && x->type == ET_F32 && x->rank >= 1 && dim_same(x->dim[x->rank - 1], e))
+			k->vec_tensors[k->nvec++] = t;
+	}
+	free(touched);
+	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
 }
 
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)

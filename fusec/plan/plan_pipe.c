@@ -56,7 +56,7 @@ static int launch_block(PipePlan *pp, int *threads)
 	return b;
 }
 
-static void plan_one(const Module *m, const Pipeline *pl, const Schedule *fused, Namer *nm, PipePlan *pp)
+static void plan_one(const Pipeline *pl, const Schedule *fused, Namer *nm, PipePlan *pp)
 {
 	memset(pp, 0, sizeof *pp);
 	pp->pl = pl;
@@ -87,7 +87,6 @@ static void plan_one(const Module *m, const Pipeline *pl, const Schedule *fused,
 	for (int i = 0; i < s->nk; i++) split |= s->k[i].par.split != 0;
 	if (threads > (split ? 768 : 1024)) threads = split ? 768 : 1024;
 	pp->min_blocks = threads / b > 1 ? threads / b : 1;
-	(void)m;
 }
 
 void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp)
@@ -104,7 +103,7 @@ void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp)
 	for (int i = 0; i < fp->fused.nk; i++) namer_reserve(&nm, fp->fused.k[i].name);
 	for (int i = 0; i < fp->unfused.nk; i++) namer_reserve(&nm, fp->unfused.k[i].name);
 	for (int i = 0, n = 0; i < m->npipeline; i++)
-		if (m->pipeline[i].fusion == fusion) plan_one(m, &m->pipeline[i], &fp->fused, &nm, &fp->pipe[n++]);
+		if (m->pipeline[i].fusion == fusion) plan_one(&m->pipeline[i], &fp->fused, &nm, &fp->pipe[n++]);
 	namer_free(&nm);
 }
 

@@ -11,26 +11,36 @@ int plan_is_grid_reduction(const Stmt *s)
 
 int plan_is_scalar_map(const Stmt *s) { return s->nindex == 0 && s->red == RED_NONE; }
 
-static int plan_reads_tensor(const Module *m, int e, int t)
+/* e's reads: with mark, every tensor it reads marked (at [t - first]) and 0;
+   without, 1 as soon as it reads tensor t */
+static int reads(const Module *m, int e, int t, unsigned char *mark, int first)
 {
 	if (!e) return 0;
 	const Expr *x = &m->expr[e];
-	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
+	if (x->op == IR_LOAD || x->op == IR_SCALAR) {
+		if (mark) mark[x->tensor - first] = 1;
+		else if (x->tensor == t) return 1;
+	}
 	for (int i = 0; i < x->nargs; i++)
-		if (plan_reads_tensor(m, x->args[i], t)) return 1;
-	return plan_reads_tensor(m, x->a, t) || plan_reads_tensor(m, x->b, t) || plan_reads_tensor(m, x->c, t);
+		if (reads(m, x->args[i], t, mark, first)) return 1;
+	return reads(m, x->a, t, mark, first) || reads(m, x->b, t, mark, first) || reads(m, x->c, t, mark, first);
 }
 
-int plan_stmt_reads(const Module *m, const Stmt *s, int t)
+/* the same over a statement: its value, mask, subscripts and for bounds */
+static int stmt_reads(const Module *m, const Stmt *s, int t, unsigned char *mark, int first)
 {
-	if (plan_reads_tensor(m, s->rhs, t) || plan_reads_tensor(m, s->mask, t)) return 1;
+	if (reads(m, s->rhs, t, mark, first) || reads(m, s->mask, t, mark, first)) return 1;
 	for (int i = 0; i < s->nlhs; i++)
-		if (plan_reads_tensor(m, s->lhs[i], t)) return 1;
+		if (reads(m, s->lhs[i], t, mark, first)) return 1;
 	for (int i = s->first_index; i < s->first_index + s->nindex; i++)
-		if (m->index[i].kind == IX_RAGGED && (plan_reads_tensor(m, m->index[i].lo, t) || plan_reads_tensor(m, m->index[i].hi, t)))
+		if (m->index[i].kind == IX_RAGGED && (reads(m, m->index[i].lo, t, mark, first) || reads(m, m->index[i].hi, t, mark, first)))
 			return 1;
 	return 0;
 }
+
+int plan_stmt_reads(const Module *m, const Stmt *s, int t) { return stmt_reads(m, s, t, NULL, 0); }
+
+void plan_mark_reads(const Module *m, const Stmt *s, unsigned char *mark, int first) { stmt_reads(m, s, -1, mark, first); }
 
 /* Are a load's subscripts exactly the statement's free indices, i.e. the
  * value at the current point? For a tail reduction, its reduced indices. */
