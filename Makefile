@@ -60,11 +60,13 @@ build/gen/lexer.c: dsl/lexer.re build/gen/grammar.h | build/.tools
 
 # Text fusec prints, as C string lines (build/gen/*.inc, #included).
 CSTRING := sed -e 's/\\/\\\\/g' -e 's/"/\\"/g' -e 's/^/"/' -e 's/$$/\\n"/'
-# The tensor-core mainloop (CUDA text that kern_tile.c prints) as C string lines.
-build/gen/tile_gemm.inc: fusec/cuda/tile_gemm.cuh
+# The tensor-core mainloops and their shared helpers (CUDA text that
+# kern_tile.c and kern_attn.c print) as C string lines.
+build/gen/%.inc: fusec/cuda/%.cuh
 	@mkdir -p build/gen
 	$(CSTRING) $< > $@
-build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc
+build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc build/gen/mma_common.inc
+build/rel/cuda/kern_attn.o build/san/cuda/kern_attn.o build/fuzz/cuda/kern_attn.o: build/gen/attn.inc
 
 # What the generated code shares with runtime/fuserun.h, made from it as C
 # string lines: the op list's block that every header repeats, and

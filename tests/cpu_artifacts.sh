@@ -1,7 +1,7 @@
 #!/bin/sh
 # CPU-side tests of fusec's code generator and of the committed artifacts:
 #   a. ptxas assembles every generated/*.sm_XX.ptx: no spills, no stack frame,
-#      registers within budget (64 a kernel; a pipeline's, the register file over
+#      registers within budget (64 a kernel; a pipeline's or an attention entry point's, the register file over
 #      the threads its launch bounds put on an SM; 128 for matmul-mode kernels; 168
 #      for tensor-core tile kernels: 384 threads, one block an SM), sm_90a too
 #   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
@@ -92,7 +92,7 @@ else
 		# budgets from the manifest's kernel modes; the report against them
 		why=$(awk -v ARCH="$arch" -v USAGE="$B/ptx/usage.txt" -v BUDGET="$REG_BUDGET" -v MMBUDGET="$REG_BUDGET_MATMUL" -v TBUDGET="$REG_BUDGET_TILE" '
 			FILENAME ~ /manifest$/ { if ($1 == "kernel") mode[$3] = $4; if ($1 == "pipeline") mode[$2] = "pipeline"; next }
-			# a pipeline'"'"'s launch bounds, from the PTX: its budget is the register file over the threads an SM holds
+			# launch bounds, from the PTX: the budget of a pipeline or an attention entry point
 			FILENAME ~ /ptx$/ {
 				if ($0 ~ /\.entry /) { e = $0; sub(/.*\.entry /, "", e); sub(/\(.*/, "", e) }
 				else if ($1 == ".maxntid") nt[e] = $2 + 0
@@ -114,7 +114,9 @@ else
 				r = $0; sub(/.*Used /, "", r); sub(/ registers.*/, "", r); r += 0
 				if (!(cur in mode)) { print cur ": not a kernel of the manifest"; next }
 				budget = mode[cur] == "matmul" ? MMBUDGET : mode[cur] == "tile" ? TBUDGET : BUDGET
-				if (mode[cur] == "pipeline" && nt[cur] * mb[cur] > 0 && int(65536 / (nt[cur] * mb[cur])) > budget)
+				# a pipeline and an attention entry point: the register file over the threads
+				# an SM holds at its launch bounds (the schedule chose them)
+				if ((mode[cur] == "pipeline" || mode[cur] == "attention") && nt[cur] * mb[cur] > 0 && int(65536 / (nt[cur] * mb[cur])) > budget)
 					budget = int(65536 / (nt[cur] * mb[cur]))
 				if (r > budget) print cur ": " r " registers (budget " budget ")"
 				printf "%s %s %s %d %d %d/%d\n", cur, ARCH, mode[cur], r, st[cur], ss[cur], sl[cur] >> USAGE

@@ -14,6 +14,9 @@
 #   "tiles M x N x K, narrowed ... down to M x D ..."
 #                                          a tile kernel with params tile=MxNxK tile_n_min=D
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
+#   "attention: ... up to D (B bytes ...)" an attention kernel with params entry=...:dD:...:smemB
+#   "second product on tensor cores"       an attention kernel with two contractions
+#   "not an attention kernel ...: WHY"     "no attention kernel: WHY" under that kernel
 #   "T: stored in device memory"           tensor T stored
 #   "T: kept on chip"                      tensor T registers (or recomputed: a row element)
 #   "T (stage S): ... never stored"        stmt (stage S) T: inline, tensor T recomputed
@@ -56,8 +59,16 @@ compare() {
 		if (match($0, / tile=[^ ]*/)) tile[fu, kern] = substr($0, RSTART + 6, RLENGTH - 6)
 		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
 		splitk[fu, kern] = match($0, / split=[^ ]+/) ? 1 : 0
+		ent[fu, kern] = "" # the entry points of an attention kernel, as "DB:SMEM,..."
+		pr = $0
+		while (match(pr, / entry=[^ ]+/)) {
+			split(substr(pr, RSTART + 7, RLENGTH - 7), q, ":")
+			ent[fu, kern] = ent[fu, kern] substr(q[2], 2) ":" substr(q[5], 5) ","
+			pr = substr(pr, RSTART + RLENGTH)
+		}
 		next
 	}
+	file == 1 && /^    no attention kernel: / { noattn[fu, kern] = substr($0, 26); next }
 	file == 1 && /^ *stmt [0-9]+ \(stage / {
 		top = ($0 ~ /^  stmt/)
 		n = $2 + 0; st = $4; sub(/\)$/, "", st)
@@ -66,6 +77,7 @@ compare() {
 		if (!top) in_kern[fu, st, kern] = 1
 		if (rest ~ /^inline/) { inl[fu, st] = 1; inl_t[fu, st, t] = 1 }
 		if (rest ~ /tensor_eligible: not a matrix tile/) tel[fu, kern] = 1
+		if (!top && rest ~ /^contract/) ncon[fu, kern]++
 		if (!((fu, st) in first) || n < first[fu, st]) { first[fu, st] = n; firstrest[fu, st] = rest }
 		next
 	}
@@ -111,6 +123,23 @@ compare() {
 		d = $0; sub(/.* down to [0-9]+ x /, "", d); sub(/ .*/, "", d)
 		fact(mode[fe, ke] == "tile" && tile[fe, ke] == t && tnmin[fe, ke] == d,
 		     "kernel " ke ": tiles " t " down to width " d " explained, mode " mode[fe, ke] " tile=" tile[fe, ke] " tile_n_min=" tnmin[fe, ke] " in the schedule"); next
+	}
+	file == 2 && /^    attention: .*entry points by head size: / {
+		x = $0; sub(/.*entry points by head size:/, "", x); got = ""
+		while (match(x, /up to [0-9]+ \([0-9]+ bytes/)) {
+			split(substr(x, RSTART, RLENGTH), q, " ")
+			got = got q[3] ":" substr(q[4], 2) ","
+			x = substr(x, RSTART + RLENGTH)
+		}
+		fact(mode[fe, ke] == "attention" && ent[fe, ke] == got,
+		     "kernel " ke ": entry points " got " explained, mode " mode[fe, ke] " entries " ent[fe, ke] " in the schedule"); next
+	}
+	file == 2 && /^      second product on tensor cores/ {
+		fact(mode[fe, ke] == "attention" && ncon[fe, ke] == 2, "kernel " ke ": a second product explained, mode " mode[fe, ke] " with " ncon[fe, ke] + 0 " contractions in the schedule"); next
+	}
+	file == 2 && /^    not an attention kernel with the softmax and product after it: / {
+		w = $0; sub(/^[^:]*: /, "", w)
+		fact(noattn[fe, ke] == w, "kernel " ke ": \"" w "\" explained, \"" noattn[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^      tensor_eligible: not a matrix tile/ { fact(tel[fe, ke], "kernel " ke ": the tensor_eligible note is not in the schedule"); next }
 	file == 2 && /^      [^ ]+: stored in device memory$/ {
@@ -172,6 +201,9 @@ selftest() {
 }
 selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
 	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'
+selftest specs/attention.fuse 's/up to 64 (41984 bytes/up to 64 (41000 bytes/' 's/: attention over/: tile over/' \
+	's/^      second product on/      second contraction on/'
+selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'
 selftest specs/matmul_bias_relu.fuse 's/down to 128 x 64 /down to 128 x 32 /' 's/^    tiles 128 x 256 x 64/    tiles 128 x 128 x 64/'
 
 n=0

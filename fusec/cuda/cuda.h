@@ -7,7 +7,8 @@
  *   cuda_reduce.c reductions looping at a point (serial, sliced, row-wide)
  *   cuda_compact.c compactions (list <- value where mask)
  *   grid_fold.c   whole-grid reductions: partials, then the last block's fold
- *   kern_*.c      one template per kernel kind (schedule.h KERNEL_MODES)
+ *   kern_*.c      one template per kernel kind (schedule.h KERNEL_MODES); the
+ *                 tensor-core ones print fixed mainloops (*.cuh) around functors
  *   pipe_kernel.c a pipeline's persistent kernel over the templates' bodies
  *   emit_prelude.c the device helpers every .cu starts with
  * Everything here prints what the Schedule says; nothing here decides. */
@@ -105,9 +106,12 @@ void cuda_kern_matmul(Cx *cx);
 void cuda_kern_tile(Cx *cx);
 void cuda_kern_scatter(Cx *cx);
 void cuda_kern_scalar(Cx *cx);
-/* kern_tile.c: the tensor-core mainloop's CUDA text, once per .cu that has a
-   TILE kernel */
+void cuda_kern_attn(Cx *cx);
+/* kern_tile.c, kern_attn.c: the tensor-core mainloops' CUDA text, once per
+   .cu that has such a kernel, after the helpers they share (mma_common.cuh) */
+void cuda_mma_library(FILE *out);
 void cuda_tile_library(FILE *out);
+void cuda_attn_library(FILE *out);
 
 /* The whole .cu of a fusion: banner, prelude, args, fused then unfused
    kernels, the pipelines (emit_cuda.c). */

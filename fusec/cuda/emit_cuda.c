@@ -16,6 +16,7 @@ static void (*const kern_template[KM_N])(Cx *cx) = {
 	[KM_TILE] = cuda_kern_tile,
 	[KM_SCATTER] = cuda_kern_scatter,
 	[KM_SCALAR] = cuda_kern_scalar,
+	[KM_ATTN] = cuda_kern_attn,
 };
 
 static void kernels(const Module *m, const Schedule *p, int persist, const unsigned char *written, FILE *out)
@@ -57,10 +58,14 @@ void cuda_file(const Module *m, const FusionPlan *fp, const char *banner, FILE *
 	cuda_prelude(out);
 	emit_args_struct(m, fp->fusion, 1, out);
 	fputc('\n', out);
-	int tile = 0;
-	for (int i = 0; i < fp->fused.nk; i++) tile |= fp->fused.k[i].mode == KM_TILE;
-	for (int i = 0; i < fp->unfused.nk; i++) tile |= fp->unfused.k[i].mode == KM_TILE;
+	int tile = 0, attn = 0;
+	for (int v = 0; v < 2; v++) {
+		const Schedule *s = v ? &fp->unfused : &fp->fused;
+		for (int i = 0; i < s->nk; i++) tile |= s->k[i].mode == KM_TILE, attn |= s->k[i].mode == KM_ATTN;
+	}
+	if (tile || attn) cuda_mma_library(out);
 	if (tile) cuda_tile_library(out);
+	if (attn) cuda_attn_library(out);
 	kernels(m, &fp->fused, 0, NULL, out);
 	kernels(m, &fp->unfused, 0, NULL, out);
 	for (int i = 0; i < fp->npipe; i++) {

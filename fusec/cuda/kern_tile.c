@@ -15,10 +15,14 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
+static const char mma_lib[] =
+#include "mma_common.inc"
+	;
 static const char tile_lib[] =
 #include "tile_gemm.inc"
 	;
 
+void cuda_mma_library(FILE *out) { fputs(mma_lib, out), fputc('\n', out); }
 void cuda_tile_library(FILE *out) { fputs(tile_lib, out), fputc('\n', out); }
 
 void cuda_kern_tile(Cx *cx)

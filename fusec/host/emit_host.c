@@ -109,7 +109,12 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
 		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
-		fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
+		if (k->mode == KM_ATTN) { /* the entry point of the head size's bucket; none past the largest */
+			fputs("\t\t\tops[n].kernel = ", out), host_attn_entry(f, k, out);
+			fputs(";\n\t\t\tif (!ops[n].kernel) return -1;\n\t\t\tops[n].kind = FZ_OP_LAUNCH;\n", out);
+		} else {
+			fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
+		}
 		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
 		if (k->mode == KM_ROW && k->par.rcache) {
 			/* a row kept in registers: the threads a row are chosen by

@@ -79,6 +79,31 @@ static void tile_x(const Fusion *f, const Kernel *k, FILE *out)
 	host_dim(f, k->space[bat + 1], out), fprintf(out, " + %d) / %d), 1, sm)", tn - 1, tn);
 }
 
+/* a block a batch's 64 rows of m (attn.cuh) */
+static void attn_x(const Fusion *f, const Kernel *k, FILE *out)
+{
+	const int bat = k->nspace == 3;
+	fputs("fz_grid(", out);
+	if (bat) host_dim(f, k->space[0], out), fputs(" * ", out);
+	fputs("((", out), host_dim(f, k->space[bat], out), fprintf(out, " + %d) / %d), 1, 0)", k->at.block_m - 1, k->at.block_m);
+}
+
+/* An attention kernel's entry point for the launch's head size: the
+   smallest bucket that holds it, as a C expression; NULL past the largest */
+void host_attn_entry(const Fusion *f, const Kernel *k, FILE *out)
+{
+	for (int e = 0; e < k->at.nent; e++) {
+		if (e == k->at.nent - 1) {
+			fprintf(out, "(");
+			host_dim(f, k->at.dh, out);
+			fprintf(out, " <= %d ? \"%s\" : (const char *)0)", k->at.db[e], k->at.entry[e]);
+			break;
+		}
+		fputs("(", out), host_dim(f, k->at.dh, out), fprintf(out, " <= %d ? \"%s\" : ", k->at.db[e], k->at.entry[e]);
+	}
+	for (int e = 0; e + 1 < k->at.nent; e++) fputc(')', out);
+}
+
 void host_grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 {
 	switch (k->mode) {
@@ -88,6 +113,7 @@ void host_grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out)
 	case KM_TILE: tile_x(f, k, out); break;
 	case KM_SCATTER: scatter_x(m, f, k, out); break;
 	case KM_SCALAR: fputs("1u", out); break;
+	case KM_ATTN: attn_x(f, k, out); break;
 	default: die("kernel %s: no grid for mode %d", k->name, (int)k->mode);
 	}
 }

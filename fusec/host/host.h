@@ -12,6 +12,8 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 /* static inline int FN(const fz_FUSION_args *a, int sm, fz_op *ops, int max_ops):
    s's launches and memsets in stream order */
 void host_ops(const Module *m, const Schedule *s, const char *fn, FILE *out);
+/* an attention kernel's entry point for the launch's head size (grid.c) */
+void host_attn_entry(const Fusion *f, const Kernel *k, FILE *out);
 
 /* emit_ref.c: the float64 reference C of a fusion */
 void host_reference(const Module *m, int fusion, FILE *out);

@@ -22,6 +22,12 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        k->par.tile_m, k->par.tile_n, k->par.tile_k, k->par.tile_m, k->par.tile_n / 2, k->par.tile_m,
 			        k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m,
 			        k->par.tile_n / 2);
+		if (k->mode == KM_ATTN) {
+			fputs("    attention: S = Q K^T, the softmax over its rows and P V in one kernel, entry points by head size:", out);
+			for (int e = 0; e < k->at.nent; e++) fprintf(out, "%s up to %d (%d bytes of shared memory)", e ? "," : "", k->at.db[e], k->at.smem[e]);
+			fputc('\n', out);
+		}
+		if (k->attn_why) fprintf(out, "    not an attention kernel with the softmax and product after it: %s\n", k->attn_why);
 		if (k->par.split)
 			fputs("    reduction over an outer axis: 32 points a block, its outermost loop split over as many blocks as keep "
 			      "one wave on the SMs when the points are fewer (chosen at launch from the sizes); the last block of each "
@@ -40,6 +46,8 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			prev = sg->name;
 			if (s == k->first_stmt && k->path_why) /* a contraction: matmul, tile, or a batched one left to a point kernel */
 				fprintf(out, "      contraction on %s\n", k->path_why);
+			else if (k->mode == KM_ATTN && s == k->at.c2)
+				fputs("      second product on tensor cores: the normalised row from registers, V from shared memory\n", out);
 			else if ((sg->attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[s].pattern == PAT_CONTRACT)
 				fputs("      tensor_eligible: not a matrix tile, CUDA cores\n", out);
 		}

@@ -59,12 +59,17 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	Namer nm;
 	namer_init(&nm);
 	for (int i = 0; i < p->nk; i++) p->k[i].name = xstrdup(namer_make(&nm, "%s_%c%d", f->name, p->variant, i));
+	for (int i = 0; i < p->nk; i++) /* an attention kernel's entry points, one a head-size bucket */
+		for (int e = 0; e < p->k[i].at.nent; e++) p->k[i].at.entry[e] = xstrdup(namer_make(&nm, "%s_d%d", p->k[i].name, p->k[i].at.db[e]));
 	namer_free(&nm);
 }
 
 void sched_free(Schedule *p)
 {
-	for (int i = 0; i < p->nk; i++) free(p->k[i].name), free(p->k[i].across), free(p->k[i].vec_tensors);
+	for (int i = 0; i < p->nk; i++) {
+		free(p->k[i].name), free(p->k[i].across), free(p->k[i].vec_tensors);
+		for (int e = 0; e < p->k[i].at.nent; e++) free(p->k[i].at.entry[e]);
+	}
 	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
 	free(p->storage), free(p->writer), free(p->reset_by), free(p->prod_at), free(p->prod);
 	memset(p, 0, sizeof *p);
@@ -87,6 +92,7 @@ void sched_copy(const Schedule *s, Schedule *d)
 		d->k[i].name = xstrdup(s->k[i].name);
 		d->k[i].across = dup(s->k[i].across, (size_t)s->k[i].nacross * sizeof *s->k[i].across);
 		d->k[i].vec_tensors = dup(s->k[i].vec_tensors, (size_t)s->k[i].nvec * sizeof *s->k[i].vec_tensors);
+		for (int e = 0; e < s->k[i].at.nent; e++) d->k[i].at.entry[e] = xstrdup(s->k[i].at.entry[e]);
 	}
 	d->why = dup(s->why, ns * sizeof *s->why);
 	d->stmt_kernel = dup(s->stmt_kernel, ns * sizeof *s->stmt_kernel);

@@ -193,7 +193,7 @@ static SplitRule stmt_loads(const Module *m, const Schedule *p, int kern, int si
 	return r;
 }
 
-static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int fused)
+static Kernel *new_kernel(Schedule *p)
 {
 	if (p->nk == p->cap) {
 		p->cap = p->cap ? 2 * p->cap : 8;
@@ -201,6 +201,12 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	}
 	Kernel *k = &p->k[p->nk++];
 	memset(k, 0, sizeof *k);
+	return k;
+}
+
+static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int fused)
+{
+	Kernel *k = new_kernel(p);
 	const Stmt *s = &m->stmt[sid];
 	k->fusion = fusion, k->first_stmt = sid;
 	(void)fused;
@@ -279,6 +285,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	const Stmt *s = &m->stmt[sid];
 	Dim sp[MAX_IDX], rd[MAX_IDX];
 	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
+	if (k->mode == KM_ATTN) return SPLIT_ATTN_END; /* plan_attention took what it can */
 	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
 	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
 	if (plan_tile_batched(m, s)) return SPLIT_MATMUL_IN;
@@ -345,6 +352,26 @@ static int inlinable(const Module *m, const Schedule *p, int sid, int e)
 	return inlinable(m, p, sid, x->a) && inlinable(m, p, sid, x->b) && inlinable(m, p, sid, x->c);
 }
 
+/* Two contractions around a row softmax from sid: one attention kernel
+ * (plan_attn.c) over the run, whose first statement split from the
+ * kernel before by rule r. Returns the statement after the run, or 0 and
+ * in *why why not, where the run looked like one (else NULL). */
+static int attention(const Module *m, Schedule *p, int fusion, int sid, SplitRule r, const char **why)
+{
+	Kernel k;
+	int end = plan_attention(m, p, sid, &k, why);
+	if (!end) return 0;
+	k.fusion = fusion;
+	*new_kernel(p) = k;
+	for (int u = sid; u < end; u++) {
+		if (p->op[u - p->first_stmt] == STEP_INLINE) continue;
+		p->why[u - p->first_stmt] = u == sid && p->nk > 1 ? r : SPLIT_NONE;
+		p->stmt_kernel[u - p->first_stmt] = p->nk - 1;
+		p->remat[u - p->first_stmt] = (unsigned char)remat_of(m, p, p->nk - 1, u);
+	}
+	return end;
+}
+
 void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 {
 	int first = p->first_stmt, last = p->last_stmt;
@@ -369,7 +396,14 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 		else if (!fused && m->stmt[sid].stage != m->stmt[sid - 1].stage) r = SPLIT_UNFUSED;
 		else r = try_join(m, p, p->nk - 1, sid, &tail_closed, outer);
 		if (r != SPLIT_NONE) {
+			const char *why = NULL;
+			int end = fused ? attention(m, p, fusion, sid, r, &why) : 0;
+			if (end) { /* the whole run is one kernel */
+				sid = end - 1;
+				continue;
+			}
 			start_kernel(m, p, fusion, sid, fused);
+			p->k[p->nk - 1].attn_why = why;
 			tail_closed = outer = 0;
 		}
 		outer |= p->k[p->nk - 1].mode == KM_POINT && plan_outer_reduction(m, &m->stmt[sid]);

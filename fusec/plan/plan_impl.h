@@ -6,6 +6,7 @@
  *                  what is inlined, what a reader may recompute
  *   plan_tile.c    matrix contractions: operand order, tensor cores or CUDA
  *                  cores (and why), the tile shape
+ *   plan_attn.c    two contractions around a row softmax: one attention kernel
  *   plan_storage.c who zeroes what for the next run, what lives in device
  *                  memory, each tensor's Storage
  *   plan_launch.c  launch parameters: points a thread, row caches, register caps
@@ -46,6 +47,16 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused);
 /* plan_tile.c */
 int plan_tile_eligible(const Module *m, const Stmt *s, const char **why);
 void plan_tile_shape(const Module *m, Kernel *k);
+/* the inputs read as A and B, and whether B is read as B(n,k); 0 if an operand is no load */
+int plan_tile_operands(const Module *m, const Stmt *s, int *a, int *b, int *bt);
+
+/* plan_attn.c: does the fused variant's run of statements from sid (a
+   tensor-core contraction) form an attention kernel? Then fills k's mode,
+   space and k->at, and returns the statement after the run; else 0, and
+   *why says why not where the run looked like one (NULL otherwise). */
+int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const char **why);
+/* its launch: block, entry points and their shared memory */
+void plan_attn_launch(const Module *m, Kernel *k);
 
 /* plan_storage.c; stored[t - p->first_tensor]: tensor t lives in device memory */
 void plan_resets(const Module *m, Schedule *p);

@@ -34,6 +34,7 @@ static int launch_block(PipePlan *pp, int *threads)
 	for (int i = 0; i < s->nk; i++) {
 		const Kernel *k = &s->k[i];
 		if (k->mode == KM_TILE) return pp->why = "its tensor-core tile kernel (dynamic shared memory, TMA) cannot be a phase of a persistent launch yet", 0;
+		if (k->mode == KM_ATTN) return pp->why = "its attention kernel (dynamic shared memory, an entry point a head size) cannot be a phase of a persistent launch yet", 0;
 		if (k->mode == KM_ROW && k->par.rcache)
 			return pp->why = "its row kernel keeping rows in registers picks its block size at launch from the row's width; it cannot be a phase of a persistent launch yet", 0;
 		if (k->mode == KM_POINT && k->par.slices > 1) sliced = 1;

@@ -40,6 +40,9 @@ void plan_steps(const Module *m, Schedule *p, const unsigned char *stored)
 			case KM_SCALAR: op = STEP_SCALAR; break;
 			case KM_MATMUL:
 			case KM_TILE: op = sid == k->first_stmt ? STEP_CONTRACT : STEP_MAP; break;
+			case KM_ATTN: /* the products; z before the max; the softmax between; O's and the rows' work after */
+				op = sid == k->at.c1 || sid == k->at.c2 ? STEP_CONTRACT : sid >= k->at.mx && sid < k->at.c2 ? STEP_ONLINE : STEP_MAP;
+				break;
 			default:
 				if (plan_is_scalar_map(s)) op = STEP_EPILOGUE;
 				else if (plan_is_grid_reduction(s)) op = STEP_GRID_REDUCE;

@@ -129,6 +129,17 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 	return 0;
 }
 
+/* The input tensors a tensor-core contraction reads as A and B, and
+ * whether B is read as B(n,k); 0 when an operand is not a load. */
+int plan_tile_operands(const Module *m, const Stmt *s, int *a, int *b, int *bt)
+{
+	const int sw = tile_idx(m, s).sw;
+	int ea = sw ? s->contract_b : s->contract_a, eb = sw ? s->contract_a : s->contract_b;
+	if (sw < 0 || m->expr[ea].op != IR_LOAD || m->expr[eb].op != IR_LOAD) return 0;
+	*a = m->expr[ea].tensor, *b = m->expr[eb].tensor, *bt = tile_b_kmajor(m, s);
+	return 1;
+}
+
 /* The tile and its shared memory, for a contraction's kernel. */
 void plan_tile_shape(const Module *m, Kernel *k)
 {
@@ -148,10 +159,8 @@ void plan_tile_shape(const Module *m, Kernel *k)
 		k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
 		k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
 		/* the operands A(m,k) and B(k,n) or B(n,k): the runtime makes their tensor maps */
-		const Stmt *c = &m->stmt[k->first_stmt];
-		int ea = k->par.swapped ? c->contract_b : c->contract_a, eb = k->par.swapped ? c->contract_a : c->contract_b;
-		if (m->expr[ea].op != IR_LOAD || m->expr[eb].op != IR_LOAD) die("plan: tile kernel's operands are not loads");
-		k->tile_a = m->expr[ea].tensor, k->tile_b = m->expr[eb].tensor;
+		int bt;
+		if (!plan_tile_operands(m, &m->stmt[k->first_stmt], &k->tile_a, &k->tile_b, &bt)) die("plan: tile kernel's operands are not loads");
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
 	}

@@ -56,7 +56,7 @@ static void stmt_line(const Module *m, const Schedule *s, int sid, FILE *out)
 	int k = s->stmt_kernel[sid - s->first_stmt];
 	const Kernel *kk = k >= 0 ? &s->k[k] : NULL;
 	if ((m->stage[st->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && st->pattern == PAT_CONTRACT &&
-	    !(kk && sid == kk->first_stmt && kk->path_why)) /* the kernel's path line says where it runs */
+	    !(kk && ((sid == kk->first_stmt && kk->path_why) || kk->mode == KM_ATTN))) /* the kernel's path line says where it runs */
 		fputs(", tensor_eligible: not a matrix tile, CUDA cores", out);
 	if (s->why[sid - s->first_stmt] != SPLIT_NONE) fprintf(out, ", %s", split_rule_text[s->why[sid - s->first_stmt]]);
 	else if (k >= 0 && sid != s->k[k].first_stmt) fputs(", joined", out);
@@ -85,10 +85,18 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
 		fprintf(out, " tuned=%s red_unroll=%d", p->tuned ? p->tuned : "built-in", p->red_unroll);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
+		if (k->mode == KM_ATTN) {
+			fprintf(out, " q=%s k=%s v=%s head=", m->tensor[k->at.q].name, m->tensor[k->at.k].name, m->tensor[k->at.v].name);
+			dim_write(m, f, k->at.dh, out);
+			fprintf(out, " block_m=%d", k->at.block_m);
+			for (int e = 0; e < k->at.nent; e++)
+				fprintf(out, " entry=%s:d%d:n%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.minb[e], k->at.smem[e]);
+		}
 		if (p->split) fputs(" split=", out), dim_write(m, f, k->split_range, out);
 		for (int t = 0; t < k->nvec; t++) fprintf(out, "%s%s", t ? "," : " vec_tensors=", m->tensor[k->vec_tensors[t]].name);
 		fputc('\n', out);
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
+		if (k->attn_why) fprintf(out, "    no attention kernel: %s\n", k->attn_why);
 		for (int ph = 0; ph < k->nphase; ph++) {
 			const Phase *q = &k->phase[ph];
 			fprintf(out, "    phase %d %s, then %s\n", ph, kernel_mode_name[q->kind], barrier_name[q->after]);
@@ -119,7 +127,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 648, "Kernel changed: compare the new field in kernel_same, then update 648");
+_Static_assert(sizeof(Kernel) == 808, "Kernel changed: compare the new field in kernel_same, then update 808");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -133,6 +141,18 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
 }
 
+static int attn_same(const AttnPlan *a, const AttnPlan *b)
+{
+	if (a->c1 != b->c1 || a->mx != b->mx || a->sum != b->sum || a->c2 != b->c2 || a->q != b->q || a->k != b->k ||
+	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->nent != b->nent)
+		return 0;
+	for (int e = 0; e < a->nent; e++)
+		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||
+		    !str_same(a->entry[e], b->entry[e]))
+			return 0;
+	return 1;
+}
+
 static int kernel_same(const Kernel *a, const Kernel *b)
 {
 	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
@@ -142,7 +162,8 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
 	    (a->par.split && !dim_same(a->split_range, b->split_range)) || a->nvec != b->nvec ||
 	    (a->nvec && memcmp(a->vec_tensors, b->vec_tensors, (size_t)a->nvec * sizeof *a->vec_tensors)) ||
-	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)))
+	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)) ||
+	    !str_same(a->attn_why, b->attn_why) || !attn_same(&a->at, &b->at))
 		return 0;
 	for (int d = 0; d < a->nspace; d++)
 		if (!dim_same(a->space[d], b->space[d])) return 0;

@@ -46,14 +46,15 @@ extern const char *const target_name[TGT_N];
 int target_lookup(const char *s); /* -1 if unknown */
 
 /* How a kernel maps its iteration space onto the grid; one template each
- * (cuda/kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c). */
+ * (cuda/kern_point.c, kern_row.c, kern_matmul.c, kern_tile.c, kern_scatter.c, kern_scalar.c, kern_attn.c). */
 #define KERNEL_MODES(X) \
 	X(POINT, "point")   /* a thread per point of the space, grid-stride; reductions loop serially */ \
 	X(ROW, "row")       /* a block (or warp) per point; reductions over the row's last index cooperate */ \
 	X(MATMUL, "matmul") /* a tiled matrix contraction with its epilogue in registers */ \
 	X(TILE, "tile")     /* the same on tensor cores: f16/bf16 operands, f32 accumulators (kern_tile.c) */ \
 	X(SCATTER, "scatter") /* a warp per outer point, lanes over a ragged range, atomics */ \
-	X(SCALAR, "scalar") /* one thread: rank-0 work with no space */
+	X(SCALAR, "scalar") /* one thread: rank-0 work with no space */ \
+	X(ATTN, "attention") /* two tensor-core products around a row softmax carried online (kern_attn.c) */
 
 typedef enum {
 #define X(k, s) KM_##k,
@@ -78,7 +79,9 @@ extern const char *const kernel_mode_name[KM_N];
 	X(ROW_ONCHIP, "row-onchip")   /* ROW: an element of the row nobody stores: readers recompute it */ \
 	X(CONTRACT, "contract")       /* MATMUL: the tiled mainloop */ \
 	X(SCATTER, "scatter")         /* SCATTER: atomic adds through a gathered subscript */ \
-	X(SCALAR, "scalar")           /* SCALAR kernel: rank-0 work by one thread */
+	X(SCALAR, "scalar")           /* SCALAR kernel: rank-0 work by one thread */ \
+	X(ONLINE, "online")           /* ATTN: the row max, the exponentials, their sum and the normalised row,
+	                                 carried across blocks of the row with rescaling, never stored */
 
 typedef enum {
 #define X(e, s) STEP_##e,
@@ -164,6 +167,25 @@ typedef struct KernelParams {
 #define ROW_STREAM_VECS 4
 static inline int row_cache_vectors(const KernelParams *p, int vec) { return vec ? p->rcache : (p->rcache + 2) / 3; }
 
+/* An attention kernel (KM_ATTN, plan_attn.c): S = Q K^T over the space
+ * [(b,) m, n], pointwise work on S, a row max and a row sum of exp(z - max)
+ * over n, the normalised row P, then O = P V and pointwise work on O and on
+ * the rows' statistics. It runs FlashAttention's way: a block of 64 rows of
+ * m walks n in blocks of 64, the max and sum carried and O rescaled. */
+#define ATTN_MAX_ENTRY 3
+typedef struct AttnPlan {
+	int c1, mx, sum, c2;      /* statements: the two products, the row max and the row sum */
+	int q, k, v;              /* inputs read as Q([b,]m,d), K([b,]n,d), V([b,]n,d) */
+	Dim dh;                   /* d's range, the head size */
+	int block_m;              /* rows of m a block */
+	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
+	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
+	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
+	int minb[ATTN_MAX_ENTRY]; /* blocks an SM must hold (__launch_bounds__), so a register cap */
+	int smem[ATTN_MAX_ENTRY]; /* dynamic shared memory of each, bytes */
+	char *entry[ATTN_MAX_ENTRY]; /* their names (the namer's) */
+} AttnPlan;
+
 typedef struct Kernel {
 	char *name;               /* made once by the namer (namer.c) */
 	KernelMode mode;
@@ -184,6 +206,8 @@ typedef struct Kernel {
 	int *vec_tensors, nvec;   /* par.vec: the f32 tensors it touches along the space's innermost extent, which
 	                             its accesses at the point take as 16-byte vectors (plan_launch.c) */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
+	const char *attn_why;     /* TILE: why it did not become an attention kernel with the softmax and product after it */
+	AttnPlan at;              /* ATTN */
 } Kernel;
 
 /* tensor t is one of k's vector tensors */
@@ -216,7 +240,8 @@ static inline int kernel_points(const Kernel *k)
 	X(POINT_MODE, "a thread-per-point kernel fuses only work over the same points") \
 	X(TAIL_TWICE, "a kernel folds at most one set of whole-grid reductions") \
 	X(OUTER_FOLD, "it reads a reduction over an outer axis, which is split across blocks: every block must finish first") \
-	X(OUTER_TAIL, "a kernel whose reduction over an outer axis is split across blocks folds no whole-grid reduction")
+	X(OUTER_TAIL, "a kernel whose reduction over an outer axis is split across blocks folds no whole-grid reduction") \
+	X(ATTN_END, "an attention kernel takes only pointwise work over its output or over its rows after its second product")
 
 typedef enum {
 #define X(k, s) SPLIT_##k,

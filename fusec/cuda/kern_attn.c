@@ -1,0 +1,152 @@
+/* Template: ATTN kernels, two tensor-core products around a row softmax
+ * carried online (plan/plan_attn.c). The mainloop is fixed CUDA text
+ * (attn.cuh, one instantiation a head-size bucket); what is generated per
+ * kernel are three functors rendered by the shared statement code: z, the
+ * pointwise work between S and the row max, at (b, m, n) with S there;
+ * epi, the work on O at (b, m, d) (O itself stored if it leaves the
+ * kernel); row, the work on a row's max and sum at (b, m). Then one entry
+ * point a bucket; the launch picks by the head size (host/grid.c). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda/cuda.h"
+#include "core/die.h"
+
+static const char attn_lib[] =
+#include "attn.inc"
+	;
+
+void cuda_attn_library(FILE *out) { fputs(attn_lib, out), fputc('\n', out); }
+
+/* the functor's parameters: the coordinates s0.., then the values */
+static void functor_head(Cx *cx, const char *what, int ncoord, const char *values)
+{
+	const char *fname = cx->m->fusion[cx->fusion].name;
+	fprintf(cx->out, "struct %s_%s {\n\tconst fz_%s_args &a;\n\t__device__ __forceinline__ %s operator()(", cx->k->name, what,
+	        fname, strcmp(what, "z") ? "void" : "float");
+	for (int i = 0; i < ncoord; i++) fprintf(cx->out, "const long long s%d, ", i);
+	fprintf(cx->out, "%s) const\n\t{\n", values);
+}
+
+static void functor_end(Cx *cx)
+{
+	fputs("\t}\n};\n\n", cx->out);
+	cuda_clear_locals(cx);
+}
+
+/* binds a row statement's point to s0.. and, if it reduces, its n to the last */
+static void bind_row(Cx *cx, const Stmt *s)
+{
+	cuda_bind_point(cx, s, cx->k->nspace);
+	if (s->nindex == s->nfree) return;
+	const int ix = s->first_index + s->nfree - cx->first_index;
+	free(cx->bind[ix]);
+	cx->bind[ix] = xasprintf("s%d", cx->k->nspace - 1);
+	cx->role[ix] = (signed char)(cx->k->nspace - 1);
+}
+
+/* the row's max and sum as locals at the row (s0..), stored if they leave */
+static void publish_stats(Cx *cx)
+{
+	const AttnPlan *at = &cx->k->at;
+	const Stmt *mx = &cx->m->stmt[at->mx], *sum = &cx->m->stmt[at->sum];
+	bind_row(cx, mx);
+	cuda_publish(cx, mx, "v_mx_");
+	if (sched_stored(cx->p, mx->out)) cuda_store_target(cx, mx, "v_mx_", 2);
+	bind_row(cx, sum);
+	cuda_publish(cx, sum, "v_l_");
+	if (sched_stored(cx->p, sum->out)) cuda_store_target(cx, sum, "v_l_", 2);
+}
+
+/* z: the max's argument at (b, m, n), S there in v_acc_ */
+static void z_functor(Cx *cx)
+{
+	const Module *m = cx->m;
+	const AttnPlan *at = &cx->k->at;
+	functor_head(cx, "z", cx->k->nspace, "const float v_acc_");
+	cuda_bind_point(cx, &m->stmt[at->c1], cx->k->nspace);
+	cuda_publish(cx, &m->stmt[at->c1], "v_acc_");
+	for (int sid = at->c1 + 1; sid < at->mx; sid++) {
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_MAP) continue;
+		cuda_bind_point(cx, &m->stmt[sid], cx->k->nspace);
+		cuda_map(cx, sid, 2, 0);
+	}
+	const Stmt *mx = &m->stmt[at->mx];
+	bind_row(cx, mx);
+	char *decls = NULL, *v = cuda_value_of(cx, mx, mx->rhs, &decls);
+	cuda_put_decls(cx->out, decls, 2);
+	fprintf(cx->out, "\t\treturn (float)(%s);\n", v);
+	free(v), free(decls);
+	functor_end(cx);
+}
+
+/* epi: O at (b, m, d) in v_acc_, and the row's statistics; O's statements */
+static void epi_functor(Cx *cx)
+{
+	const Module *m = cx->m;
+	const AttnPlan *at = &cx->k->at;
+	const Stmt *c2 = &m->stmt[at->c2];
+	functor_head(cx, "epi", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
+	publish_stats(cx);
+	cuda_bind_point(cx, c2, cx->k->nspace);
+	cuda_publish(cx, c2, "v_acc_");
+	if (sched_stored(cx->p, c2->out)) cuda_store_target(cx, c2, "v_acc_", 2);
+	for (int sid = at->c2 + 1; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_MAP || s->nfree != cx->k->nspace) continue;
+		cuda_bind_point(cx, s, cx->k->nspace);
+		cuda_map(cx, sid, 2, 0);
+	}
+	fputs("\t\t(void)v_mx_, (void)v_l_;\n", cx->out);
+	functor_end(cx);
+}
+
+/* row: the row's max and sum at (b, m); the rows' statements */
+static void row_functor(Cx *cx)
+{
+	const Module *m = cx->m;
+	functor_head(cx, "row", cx->k->nspace - 1, "const float v_mx_, const float v_l_");
+	publish_stats(cx);
+	for (int sid = cx->k->at.c2 + 1; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (cx->p->op[sid - cx->p->first_stmt] != STEP_MAP || s->nfree != cx->k->nspace - 1) continue;
+		cuda_bind_point(cx, s, cx->k->nspace);
+		cuda_map(cx, sid, 2, 0);
+	}
+	fputs("\t\t(void)v_mx_, (void)v_l_;\n", cx->out);
+	functor_end(cx);
+}
+
+void cuda_kern_attn(Cx *cx)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const AttnPlan *at = &k->at;
+	const char *fname = m->fusion[cx->fusion].name;
+	FILE *out = cx->out;
+	const ElemType et = m->tensor[at->q].type;
+	const int bat = k->nspace == 3;
+	/* the mainloop's shapes are fixed text: the schedule must ask for them */
+	if (k->par.block != 128 || at->block_m != 64 || (et != ET_F16 && et != ET_BF16) ||
+	    m->tensor[at->k].type != et || m->tensor[at->v].type != et || (k->nspace != 2 && k->nspace != 3) || at->nent < 1)
+		die("attention kernel %s: block %d, %d rows, %d dimensions, %d entries", k->name, k->par.block, at->block_m,
+		    k->nspace, at->nent);
+	cx->w.compute = ET_F32, cx->w.half = 0;
+	z_functor(cx);
+	epi_functor(cx);
+	row_functor(cx);
+	for (int e = 0; e < at->nent; e++) {
+		fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const __grid_constant__ fz_%s_args a)\n{\n",
+		        k->par.block, at->minb[e], at->entry[e], fname);
+		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
+			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
+				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16, at->db[e], at->bn[e], bat,
+		        k->name, k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
+		cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
+		cuda_dim(cx, at->dh, out), fputs(", ", out);
+		if (bat) cuda_dim(cx, k->space[0], out);
+		else fputs("1LL", out);
+		fputs(");\n}\n\n", out);
+	}
+}
