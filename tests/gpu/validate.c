@@ -14,13 +14,17 @@
  * times PyTorch (bench/peers.py): a 256 MB memset before each timed run, so
  * the run starts with a cold L2 and its host-side work (tensor maps, the
  * launch) happens while the GPU is still busy; without it the events also
- * time that host work, with the inputs warm in L2. */
+ * time that host work, with the inputs warm in L2. An output that fails the
+ * comparison only where a value sits within rounding of a decision (a
+ * threshold) passes with a "near-tie:" line saying so (near_tie.h). */
 #include <cuda.h>
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "near_tie.h"
 
 #define CAT3(a, b, c) a##b##c
 #define X3(a, b, c) CAT3(a, b, c)
@@ -51,6 +55,7 @@ typedef struct T {
 	double *ref;            /* float64 view for the reference */
 	int32_t *iref;
 	int64_t *lref;
+	int slot;               /* its place in the reference's args */
 	CUdeviceptr dev;
 } T;
 static T ts[MAXT];
@@ -382,87 +387,214 @@ static int run_ops(uint64_t *args, fz_op *ops, int n, CUstream st)
 	return n;
 }
 
-static int cmp_ll(const void *a, const void *b)
+/* The float64 reference's values of output i: in run p, views[i][p]; run 0
+   is the reference itself (t->ref, iref or lref), runs 1 and 2 are at the
+   float inputs nudged down and up (near_tie.h), made the first time a
+   strict comparison fails. */
+static void *views[MAXT][NT_REFS];
+static REFARGS *ref_args; /* main's, for the reference itself */
+static int nudged;        /* 1: runs 1 and 2 made; -1: one failed, no envelope */
+
+static size_t view_bytes(const T *t) { return t->iref ? 4 : 8; }
+static double view_get(const T *t, const void *v, long long k)
 {
-	long long x = *(const long long *)a, y = *(const long long *)b;
-	return x < y ? -1 : x > y;
+	if (t->ref) return ((const double *)v)[k];
+	return t->iref ? ((const int32_t *)v)[k] : (double)((const int64_t *)v)[k];
+}
+static void view_put(const T *t, void *v, long long k, double x)
+{
+	if (t->ref) ((double *)v)[k] = x;
+	else if (t->iref) ((int32_t *)v)[k] = (int32_t)x;
+	else ((int64_t *)v)[k] = (int64_t)x;
 }
 
-/* |g - r| for one element; any NaN, in the output (an element never
-   written keeps its poison) or in the reference (inputs outside a
-   function's domain: it would match the poison), is an infinite error;
-   equal infinities are equal (as fuserun's rt_compare). */
-static double elem_diff(double g, double r)
+/* The reference at every float input tensor nudged by dir (scalars such as
+   a threshold stay put): each tensor it writes gets a view of its own (an
+   inout one filled from its input first), each float input a nudged copy;
+   integer inputs (indices) are shared, unchanged, so they stay valid. */
+static int run_nudged(int dir, int p)
 {
-	if (isnan(g) || isnan(r)) return INFINITY;
-	return g == r ? 0 : fabs(g - r);
+	REFARGS ra = *ref_args;
+	uint64_t *rf = (uint64_t *)&ra;
+	void *tmp[MAXT] = {0};
+	for (int i = 0; i < nt; i++) {
+		T *t = &ts[i];
+		if (!strcmp(t->kind, "temp") || (!strcmp(t->kind, "input") && !t->rank) || (!is_out(t) && !is_float(t))) continue;
+		void *v = calloc((size_t)t->n + 1, view_bytes(t));
+		/* f64 data: 16 units of f64 rounding, where the kernel computes in f64 */
+		double rel = strcmp(t->type, "f64") ? NT_NUDGE : NT_NUDGE * 0x1p-29;
+		for (long long k = 0; k < t->n && is_in(t); k++) {
+			double x = get(t, t->host, k);
+			if (is_float(t)) x = nt_nudge(x, dir, rel, t->has_dom ? t->lo : -INFINITY, t->has_dom ? t->hi : INFINITY);
+			view_put(t, v, k, x);
+		}
+		memcpy(&rf[t->slot], &v, 8);
+		if (is_out(t)) views[i][p] = v;
+		else tmp[i] = v;
+	}
+	int rr = REFERENCE(&ra);
+	for (int i = 0; i < nt; i++) free(tmp[i]);
+	return rr;
 }
 
-/* Worst normwise error of every output: max|out-ref| / max|ref|. */
+/* Runs 1 and 2, once: 1 if they are there. */
+static int envelope(void)
+{
+	for (int p = 1; p < NT_REFS && !nudged; p++) {
+		int rr = run_nudged(p == 1 ? -1 : 1, p);
+		if (rr) fprintf(stderr, "near-tie: the reference at nudged inputs failed (%d): no envelope\n", rr), nudged = -1;
+	}
+	if (!nudged) nudged = 1;
+	return nudged > 0;
+}
+
+/* tolerance by type and by how it is computed */
+static double tol_of(const T *t)
+{
+	int red = strcmp(t->by, "map") != 0;
+	if (!strcmp(t->type, "f32")) return red ? 1e-4 : 1e-5;
+	if (!strcmp(t->type, "f64")) return 1e-10;
+	if (!strcmp(t->type, "f16")) return 1e-2;
+	if (!strcmp(t->type, "bf16")) return 2e-2;
+	return 0; /* integers: exact */
+}
+/* normwise, with a floor so an exact zero (an independent-series entropy,
+   say) is compared absolutely */
+static double norm_err(double maxdiff, double maxref) { return maxdiff == 0 ? 0 : maxdiff / (maxref > 1e-3 ? maxref : 1e-3); }
+/* in units of the tolerance: <= 1 passes */
+static double score_of(double maxdiff, double maxref, double tol)
+{
+	double err = norm_err(maxdiff, maxref);
+	return tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
+}
+
+static int compact_count(void) /* the count of the (one) compacted list */
+{
+	for (int j = 0; j < nt; j++)
+		if (!strcmp(ts[j].by, "compact") && ts[j].rank == 0) return j;
+	return -1;
+}
+static int is_list(const T *t) { return !strcmp(t->by, "compact") && t->rank == 1 && compact_count() >= 0; }
+/* The first n entries of a list, sorted: from the kernel's buffer (got) or
+   from a reference's view (got NULL, view v). */
+static long long *sorted_list(const T *t, const void *got, const void *v, long long n)
+{
+	long long *s = malloc(sizeof *s * (size_t)(n + 1));
+	for (long long k = 0; k < n; k++) s[k] = (long long)(got ? get(t, got, k) : view_get(t, v, k));
+	qsort(s, (size_t)n, sizeof *s, nt_cmp_ll);
+	return s;
+}
+
+/* How far the list `got` (gc entries) is from reference run 0 (np 1: the
+   same entries, infinitely far otherwise) or from the envelope of runs
+   0..np-1 (nt_list_ok); *off: entries in one of it and run 0, not both. */
+static double list_diff(int i, const void *got, long long gc, int np, long long *off)
+{
+	const T *t = &ts[i], *c = &ts[compact_count()];
+	long long *r[NT_REFS], nr[NT_REFS];
+	for (int p = 0; p < np; p++) {
+		nr[p] = (long long)view_get(c, views[c - ts][p], 0);
+		nr[p] = nr[p] < 0 ? 0 : nr[p] > t->n ? t->n : nr[p]; /* past the list's room: what it holds */
+		r[p] = sorted_list(t, NULL, views[i][p], nr[p]);
+	}
+	long long *g = sorted_list(t, got, NULL, gc);
+	int ok = np == 1 ? gc == nr[0] && !memcmp(g, r[0], sizeof *g * (size_t)gc)
+	                 : nt_list_ok(g, gc, (const long long *const *)r, nr, np);
+	*off = nt_missing(g, gc, r[0], nr[0]) + nt_missing(r[0], nr[0], g, gc);
+	free(g);
+	for (int p = 0; p < np; p++) free(r[p]);
+	return ok ? 0 : INFINITY;
+}
+
+/* The largest distance of an element of `got` from reference run 0 (np 1)
+   or from the envelope of runs 0..np-1; *off: elements off run 0 by more
+   than lim. */
+static double elems_diff(int i, const void *got, int np, double lim, long long *off)
+{
+	const T *t = &ts[i];
+	double worst = 0, r[NT_REFS];
+	*off = 0;
+	for (long long k = 0; k < (t->rank ? t->n : 1); k++) {
+		double g = get(t, got, k);
+		for (int p = 0; p < np; p++) r[p] = view_get(t, views[i][p], k);
+		double d = is_float(t) ? nt_float_out(g, r, np) : nt_int_out(g, r, np);
+		worst = d > worst ? d : worst;
+		*off += elem_diff(g, r[0]) > lim;
+	}
+	return worst;
+}
+
+/* Output i's distance from the reference (np 1) or from the envelope. */
+static double out_diff(int i, const void *got, int np, double lim, long long *off)
+{
+	if (!is_list(&ts[i])) return elems_diff(i, got, np, lim, off);
+	int32_t gc = 0;
+	CK(cuMemcpyDtoH(&gc, ts[compact_count()].dev, 4));
+	if (gc < 0 || gc > ts[i].n) return *off = gc, INFINITY; /* no list of that length */
+	return list_diff(i, got, gc, np, off);
+}
+
+/* What the envelope accepted, said once for each variant and output. */
+static char notes[2 * MAXT][320];
+static int nnotes;
+static void note_tie(const char *variant, int i, const void *got, long long off, double strict)
+{
+	const T *t = &ts[i];
+	char key[160], *n = notes[nnotes];
+	snprintf(key, sizeof key, "  near-tie: %s %s:", variant, t->name);
+	for (int k = 0; k < nnotes; k++)
+		if (!strncmp(notes[k], key, strlen(key))) return;
+	if (nnotes == 2 * MAXT) return;
+	nnotes++;
+	int len = is_list(t) ? snprintf(n, sizeof notes[0], "%s entries in only one of the list and the reference's: %lld (error/tol %.3g)", key, off, strict)
+	                      : snprintf(n, sizeof notes[0], "%s elements off the reference: %lld of %lld (error/tol %.3g)", key, off, t->rank ? t->n : 1, strict);
+	if (!t->rank && len > 0 && len < (int)sizeof notes[0])
+		snprintf(n + len, sizeof notes[0] - (size_t)len, ", got %.10g, reference %.10g, at inputs nudged down %.10g, up %.10g",
+		         get(t, got, 0), view_get(t, views[i][0], 0), view_get(t, views[i][1], 0), view_get(t, views[i][2], 0));
+	strncat(n, "; each one the reference's at float inputs nudged (near_tie.h): accepted", sizeof notes[0] - strlen(n) - 1);
+}
+
+static void print_detail(const char *variant, int i, const void *got, double err, double maxdiff, double maxref)
+{
+	const T *t = &ts[i];
+	long long worst_k = -1;
+	for (long long k = 0; k < (t->rank ? t->n : 1) && strcmp(t->by, "compact"); k++)
+		if (elem_diff(get(t, got, k), view_get(t, views[i][0], k)) == maxdiff) { worst_k = k; break; }
+	fprintf(stderr, "  %s %s: error %.3g (max|diff| %.3g, max|ref| %.3g", variant, t->name, err, maxdiff, maxref);
+	if (worst_k >= 0) fprintf(stderr, "; at %lld got %.9g want %.9g", worst_k, get(t, got, worst_k), view_get(t, views[i][0], worst_k));
+	fprintf(stderr, ")\n");
+}
+
+/* Worst normwise error of every output, max|out-ref| / max|ref|, in units
+   of its tolerance; an output that fails it may still pass within the
+   envelope of the nudged references (near_tie.h), with a note. */
 static double check_outputs(const char *variant, int verbose)
 {
 	double worst = 0;
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
 		if (!is_out(t)) continue;
-		void *got = malloc((size_t)(t->n ? t->n : 1) * t->bytes);
-		CK(cuMemcpyDtoH(got, t->dev, (size_t)(t->n ? t->n : 1) * t->bytes));
-		long long n = t->rank ? t->n : 1;
-		double maxref = 0, maxdiff = 0;
-		if (!strcmp(t->by, "compact") && t->rank == 1) { /* a list: the same set */
-			T *cnt = NULL;
-			for (int j = 0; j < nt; j++)
-				if (!strcmp(ts[j].by, "compact") && ts[j].rank == 0) cnt = &ts[j];
-			int32_t gc = 0;
-			CK(cuMemcpyDtoH(&gc, cnt->dev, 4));
-			long long rc = cnt->iref ? cnt->iref[0] : cnt->lref ? cnt->lref[0] : (long long)cnt->ref[0];
-			if (gc != rc) maxdiff = INFINITY;
-			else {
-				long long *a = malloc(sizeof(long long) * (size_t)(gc + 1)), *b = malloc(sizeof(long long) * (size_t)(gc + 1));
-				for (long long k = 0; k < gc; k++) a[k] = (long long)get(t, got, k), b[k] = t->iref[k];
-				qsort(a, (size_t)gc, sizeof *a, cmp_ll), qsort(b, (size_t)gc, sizeof *b, cmp_ll);
-				for (long long k = 0; k < gc; k++)
-					if (a[k] != b[k]) maxdiff = INFINITY;
-				free(a), free(b);
-			}
-			maxref = 1;
-		} else {
-			for (long long k = 0; k < n; k++) {
-				double r = is_float(t) ? t->ref[k] : t->iref ? t->iref[k] : (double)t->lref[k];
-				double g = get(t, got, k);
-				double d = elem_diff(g, r);
-				if (d > maxdiff) maxdiff = d;
-				if (isfinite(r) && fabs(r) > maxref) maxref = fabs(r); /* an infinity is no scale */
-			}
+		size_t nb = (size_t)(t->n ? t->n : 1) * t->bytes;
+		void *got = malloc(nb);
+		CK(cuMemcpyDtoH(got, t->dev, nb));
+		double maxref = is_list(t) ? 1 : 0, tol = tol_of(t);
+		for (long long k = 0; k < (t->rank ? t->n : 1) && !is_list(t); k++) {
+			double r = view_get(t, views[i][0], k);
+			if (isfinite(r) && fabs(r) > maxref) maxref = fabs(r); /* an infinity is no scale */
 		}
-		/* normwise, with a floor so an exact zero (an independent-series
-		   entropy, say) is compared absolutely */
-		double err = maxdiff == 0 ? 0 : maxdiff / (maxref > 1e-3 ? maxref : 1e-3);
-		if (verbose) {
-			long long worst_k = -1;
-			for (long long k = 0; k < n && strcmp(t->by, "compact"); k++) {
-				double r = is_float(t) ? t->ref[k] : t->iref ? t->iref[k] : (double)t->lref[k];
-				double g = get(t, got, k);
-				if (elem_diff(g, r) == maxdiff) { worst_k = k; break; }
-			}
-			fprintf(stderr, "  %s %s: error %.3g (max|diff| %.3g, max|ref| %.3g", variant, t->name, err, maxdiff, maxref);
-			if (worst_k >= 0)
-				fprintf(stderr, "; at %lld got %.9g want %.9g", worst_k, get(t, got, worst_k),
-				        is_float(t) ? t->ref[worst_k] : t->iref ? t->iref[worst_k] : (double)t->lref[worst_k]);
-			fprintf(stderr, ")\n");
+		double lim = tol * (maxref > 1e-3 ? maxref : 1e-3); /* an element off by more fails alone */
+		long long off = 0;
+		double maxdiff = out_diff(i, got, 1, lim, &off), score = score_of(maxdiff, maxref, tol);
+		if (verbose) print_detail(variant, i, got, norm_err(maxdiff, maxref), maxdiff, maxref);
+		if (score > 1 && envelope()) {
+			long long off2;
+			double s = score_of(out_diff(i, got, NT_REFS, lim, &off2), maxref, tol);
+			if (s <= 1) note_tie(variant, i, got, off, score), score = s;
 		}
-		/* tolerance by type and by how it is computed */
-		double tol = 0;
-		int red = strcmp(t->by, "map") != 0;
-		if (!strcmp(t->type, "f32")) tol = red ? 1e-4 : 1e-5;
-		else if (!strcmp(t->type, "f64")) tol = 1e-10;
-		else if (!strcmp(t->type, "f16")) tol = 1e-2;
-		else if (!strcmp(t->type, "bf16")) tol = 2e-2;
-		double score = tol > 0 ? err / tol : (err > 0 ? INFINITY : 0);
 		if (score > worst) worst = score;
 		free(got);
 	}
-	return worst; /* in units of the tolerance: <= 1 passes */
+	return worst;
 }
 
 int main(int argc, char **argv)
@@ -533,6 +665,7 @@ int main(int argc, char **argv)
 		for (int d = 0; d < t->rank; d++) t->n *= t->dimsym[d] >= 0 ? symval[t->dimsym[d]] : t->dimval[d];
 		t->bytes = elem_bytes(t);
 		if (!strcmp(t->kind, "temp")) continue;
+		t->slot = rk;
 		size_t nb = (size_t)t->n * (size_t)t->bytes;
 		t->host = calloc(t->n ? (size_t)t->n : 1, (size_t)t->bytes);
 		if (is_float(t)) t->ref = calloc((size_t)t->n + 1, sizeof(double));
@@ -555,6 +688,8 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nsym; i++) memcpy(&af[nt + i], &symval[i], 8), memcpy(&rf[rk++], &symval[i], 8);
 	if (rk * 8 != (int)sizeof rargs) { fprintf(stderr, "reference args disagree with the manifest\n"); return 2; }
+	ref_args = &rargs;
+	for (int i = 0; i < nt; i++) views[i][0] = ts[i].ref ? (void *)ts[i].ref : ts[i].iref ? (void *)ts[i].iref : (void *)ts[i].lref;
 
 	fill_inputs();
 	for (int i = 0; i < nt; i++) {
@@ -652,6 +787,7 @@ int main(int argc, char **argv)
 	       STR(FZ_NAME), sizes, ok ? "PASS" : "FAIL", var[0].score, var[1].score, var[0].ms, var[1].ms,
 	       var[1].ms / var[0].ms, var[0].launches, var[1].launches, floor_ms,
 	       floor_ms > 0 ? 100.0 * floor_ms / var[0].ms : 0, peak / 1e12);
+	for (int k = 0; k < nnotes; k++) puts(notes[k]); /* what passed only as a near tie */
 	for (int i = 0; i < nt; i++) /* scalar results, from the last (unfused) run and the reference */
 		if (is_out(&ts[i]) && ts[i].rank == 0) {
 			double got = 0;
