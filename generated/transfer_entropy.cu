@@ -149,7 +149,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 			const auto fz_h1_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h3_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((fz_h0_xn - fz_h1_xn)), fmax(fabs((fz_h2_xp - fz_h3_xp)), fabs((fz_h4_yp - fz_h5_yp)))))));
+			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((((double)fz_h0_xn) - ((double)fz_h1_xn))), fmax(fabs((((double)fz_h2_xp) - ((double)fz_h3_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp))))))));
 		}
 		__shared__ double fz_m_eps[FZ_SLICES][32][4];
 #pragma unroll
@@ -172,9 +172,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 			const auto fz_h7_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h9_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h11_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 != r1_j) & (fabs((fz_h6_xp - fz_h7_xp)) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) & (fmax(fabs((fz_h8_xn - fz_h9_xn)), fabs((fz_h6_xp - fz_h7_xp))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) & (fmax(fabs((fz_h6_xp - fz_h7_xp)), fabs((fz_h10_yp - fz_h11_yp))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			if (((s0 != r1_j) & (fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+			if (((s0 != r1_j) & (fmax(fabs((((double)fz_h8_xn) - ((double)fz_h9_xn))), fabs((((double)fz_h6_xp) - ((double)fz_h7_xp)))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+			if (((s0 != r1_j) & (fmax(fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))), fabs((((double)fz_h10_yp) - ((double)fz_h11_yp)))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
 		__shared__ int fz_m_n_x[FZ_SLICES][32];
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
@@ -247,10 +247,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_xp[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
 		float fz_vl2[4];
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_yp[(long long)(s1_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
-		const double v_d_0 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_0)]) - fz_vl0[0])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_0)]) - fz_vl1[0])), fabs((__ldg(&a.t_yp[(long long)(s0_0)]) - fz_vl2[0])))));
-		const double v_d_1 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_1)]) - fz_vl0[1])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_1)]) - fz_vl1[1])), fabs((__ldg(&a.t_yp[(long long)(s0_1)]) - fz_vl2[1])))));
-		const double v_d_2 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_2)]) - fz_vl0[2])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_2)]) - fz_vl1[2])), fabs((__ldg(&a.t_yp[(long long)(s0_2)]) - fz_vl2[2])))));
-		const double v_d_3 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_3)]) - fz_vl0[3])), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_3)]) - fz_vl1[3])), fabs((__ldg(&a.t_yp[(long long)(s0_3)]) - fz_vl2[3])))));
+		const double v_d_0 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_0)])) - ((double)fz_vl0[0]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_0)])) - ((double)fz_vl1[0]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_0)])) - ((double)fz_vl2[0]))))));
+		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)fz_vl0[1]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)fz_vl1[1]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)fz_vl2[1]))))));
+		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)fz_vl0[2]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)fz_vl1[2]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)fz_vl2[2]))))));
+		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)fz_vl0[3]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)fz_vl1[3]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)fz_vl2[3]))))));
 		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (double)(v_d_0);
 		a.t_d[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = (double)(v_d_1);
 		a.t_d[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = (double)(v_d_2);
@@ -263,25 +263,25 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const double v_d_0 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_0)]) - __ldg(&a.t_xn[(long long)(s1_0)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_0)]) - __ldg(&a.t_xp[(long long)(s1_0)]))), fabs((__ldg(&a.t_yp[(long long)(s0_0)]) - __ldg(&a.t_yp[(long long)(s1_0)]))))));
+		const double v_d_0 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_0)])) - ((double)__ldg(&a.t_xn[(long long)(s1_0)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_0)])) - ((double)__ldg(&a.t_xp[(long long)(s1_0)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_0)])) - ((double)__ldg(&a.t_yp[(long long)(s1_0)])))))));
 		const bool ok_1 = p + 1 * stride < total;
 		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
 		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const double v_d_1 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_1)]) - __ldg(&a.t_xn[(long long)(s1_1)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_1)]) - __ldg(&a.t_xp[(long long)(s1_1)]))), fabs((__ldg(&a.t_yp[(long long)(s0_1)]) - __ldg(&a.t_yp[(long long)(s1_1)]))))));
+		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)__ldg(&a.t_xn[(long long)(s1_1)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)__ldg(&a.t_xp[(long long)(s1_1)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)__ldg(&a.t_yp[(long long)(s1_1)])))))));
 		const bool ok_2 = p + 2 * stride < total;
 		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
 		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const double v_d_2 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_2)]) - __ldg(&a.t_xn[(long long)(s1_2)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_2)]) - __ldg(&a.t_xp[(long long)(s1_2)]))), fabs((__ldg(&a.t_yp[(long long)(s0_2)]) - __ldg(&a.t_yp[(long long)(s1_2)]))))));
+		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)__ldg(&a.t_xn[(long long)(s1_2)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)__ldg(&a.t_xp[(long long)(s1_2)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)__ldg(&a.t_yp[(long long)(s1_2)])))))));
 		const bool ok_3 = p + 3 * stride < total;
 		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
 		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const double v_d_3 = (double)(fmax(fabs((__ldg(&a.t_xn[(long long)(s0_3)]) - __ldg(&a.t_xn[(long long)(s1_3)]))), fmax(fabs((__ldg(&a.t_xp[(long long)(s0_3)]) - __ldg(&a.t_xp[(long long)(s1_3)]))), fabs((__ldg(&a.t_yp[(long long)(s0_3)]) - __ldg(&a.t_yp[(long long)(s1_3)]))))));
+		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)__ldg(&a.t_xn[(long long)(s1_3)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)__ldg(&a.t_xp[(long long)(s1_3)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)__ldg(&a.t_yp[(long long)(s1_3)])))))));
 		if (ok_0) {
 		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (double)(v_d_0);
 		}
@@ -347,9 +347,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 			const auto fz_h1_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h3_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 != r1_j) && (fabs((fz_h0_xp - fz_h1_xp)) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((fz_h2_xn - fz_h3_xn)), fabs((fz_h0_xp - fz_h1_xp))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((fz_h0_xp - fz_h1_xp)), fabs((fz_h4_yp - fz_h5_yp))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			if (((s0 != r1_j) && (fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+			if (((s0 != r1_j) && (fmax(fabs((((double)fz_h2_xn) - ((double)fz_h3_xn))), fabs((((double)fz_h0_xp) - ((double)fz_h1_xp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+			if (((s0 != r1_j) && (fmax(fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
 		__shared__ int fz_m_n_x[FZ_SLICES][32];
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;

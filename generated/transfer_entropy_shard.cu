@@ -152,7 +152,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_f0(
 			const auto fz_h1_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h3_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 + ((long long)a.t_off)) != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(fmax(fabs((fz_h0_qxn - fz_h1_xn)), fmax(fabs((fz_h2_qxp - fz_h3_xp)), fabs((fz_h4_qyp - fz_h5_yp))))));
+			if (((s0 + ((long long)a.t_off)) != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(fmax(fabs((((double)fz_h0_qxn) - ((double)fz_h1_xn))), fmax(fabs((((double)fz_h2_qxp) - ((double)fz_h3_xp))), fabs((((double)fz_h4_qyp) - ((double)fz_h5_yp)))))));
 		}
 		__shared__ double fz_m_eps[FZ_SLICES][32][4];
 #pragma unroll
@@ -175,9 +175,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_f0(
 			const auto fz_h7_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h9_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h11_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fabs((fz_h6_qxp - fz_h7_xp)) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fmax(fabs((fz_h8_qxn - fz_h9_xn)), fabs((fz_h6_qxp - fz_h7_xp))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fmax(fabs((fz_h6_qxp - fz_h7_xp)), fabs((fz_h10_qyp - fz_h11_yp))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fabs((((double)fz_h6_qxp) - ((double)fz_h7_xp))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fmax(fabs((((double)fz_h8_qxn) - ((double)fz_h9_xn))), fabs((((double)fz_h6_qxp) - ((double)fz_h7_xp)))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+			if ((((s0 + ((long long)a.t_off)) != r1_j) & (fmax(fabs((((double)fz_h6_qxp) - ((double)fz_h7_xp))), fabs((((double)fz_h10_qyp) - ((double)fz_h11_yp)))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 		}
 		__shared__ int fz_m_n_x[FZ_SLICES][32];
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
@@ -247,7 +247,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u0(
 			const auto fz_h1_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
 			const auto fz_h3_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
 			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 + ((long long)a.t_off)) != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(fmax(fabs((fz_h0_qxn - fz_h1_xn)), fmax(fabs((fz_h2_qxp - fz_h3_xp)), fabs((fz_h4_qyp - fz_h5_yp))))));
+			if (((s0 + ((long long)a.t_off)) != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(fmax(fabs((((double)fz_h0_qxn) - ((double)fz_h1_xn))), fmax(fabs((((double)fz_h2_qxp) - ((double)fz_h3_xp))), fabs((((double)fz_h4_qyp) - ((double)fz_h5_yp)))))));
 		}
 		__shared__ double fz_m_eps[FZ_SLICES][32][4];
 #pragma unroll
@@ -292,18 +292,18 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_j = fz_c0 + fz_j;
 						{
-							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+							if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qyp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 						}
 					}
 					}
 				}
 			}
 			for (long long r1_j = (long long)fz_cn + fz_lane; fz_live && r1_j < a.n_N; r1_j += fz_g) {
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qyp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 			}
 			const int v_n_x = fz_row_reduce<int, FZ_SUM>(acc_n_x, (int *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)
@@ -332,9 +332,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_j = fz_c0 + fz_j;
 					{
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qyp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 					}
 				}
 				}
@@ -359,16 +359,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_shard_u1(
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_j = fz_c0 + fz_j;
 					if (fz_live && r1_j < fz_cn) {
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+						if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qyp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 					}
 				}
 			}
 			for (long long r1_j = 2LL * 4 * fz_g + fz_lane; fz_live && r1_j < a.n_N; r1_j += fz_g) {
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxn[(long long)(s0)]) - __ldg(&a.t_xn[(long long)(r1_j)]))), fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((__ldg(&a.t_qxp[(long long)(s0)]) - __ldg(&a.t_xp[(long long)(r1_j)]))), fabs((__ldg(&a.t_qyp[(long long)(s0)]) - __ldg(&a.t_yp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+				if ((((s0 + ((long long)a.t_off)) != r1_j) && (fmax(fabs((((double)__ldg(&a.t_qxp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(r1_j)])))), fabs((((double)__ldg(&a.t_qyp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(r1_j)]))))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
 			}
 			const int v_n_x = fz_row_reduce<int, FZ_SUM>(acc_n_x, (int *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)

@@ -189,8 +189,20 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	case IR_SIZE: /* the args struct's field in a kernel, a parameter in the reference */
 		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
 		return;
-	case IR_INDEX:
 	case IR_LOAD:
+		if (w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && x->type != ET_F64) {
+			/* an f32 (or 16-bit) element in f64 arithmetic is converted where it is
+			   read, as the reference reads it (dsl/README 9.2): xn(i) - xn(j) of two
+			   f32 values is exact in f64 and rounded in f32, which moved
+			   transfer_entropy's counts across near-ties (issue 27) */
+			fputs("((double)", f);
+			w->leaf(w, e, out);
+			fputc(')', f);
+			return;
+		}
+		w->leaf(w, e, out);
+		return;
+	case IR_INDEX:
 	case IR_SCALAR:
 		w->leaf(w, e, out);
 		return;
