@@ -288,40 +288,42 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.c1 = sid, k->at.mx = c.mx, k->at.sum = c.sum, k->at.c2 = c.c2;
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention's way): a block of 4 warps takes 64 rows "
-		              "of m and walks n in blocks of 64, K and V double-buffered in shared memory by cp.async, mma.sync "
-		              "with ldmatrix, f32 accumulators; the row max and sum carried online, O rescaled when the max "
-		              "grows, divided by the sum at the end; exponentials in f32, the normalised row rounded to the "
-		              "operands' type for the second product; no tensor over the scores' space is stored";
+		              "of m and walks n in blocks of 64 (32 for head sizes over 128), K and V copied into shared memory by "
+		              "cp.async two blocks ahead; sm_90a wgmma, the next block's Q K^T in flight during this block's "
+		              "softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "
+		              "online, O rescaled when the max grows, divided by the sum at the end; exponentials in f32, the "
+		              "normalised row rounded to the operands' type for the second product; no tensor over the scores' "
+		              "space is stored";
 	}
 	free(c.kind), free(c.writer);
 	return ok ? end : 0;
 }
 
-/* 4 warps of 16 rows each; the shared memory holds Q's 64 rows and two
-   stages of K's and V's rows, each padded to db columns, and 1 KB to align
-   them for the 128-byte swizzle. Per bucket (H200, bench/attn.sh): at 64,
-   4 blocks an SM (128 registers, no spills) took 32 x 1024 x 1024 from
-   0.080 to 0.057 ms against 3 (168), unless z reads tensors (a mask at
-   (m, n): 64-bit addresses a column spilled under 128); at 128, 2 (the
-   shared memory's limit); at 256, O takes 128 registers a thread: 32
-   columns a step, not 64, keep the rest from spilling. */
+/* 4 warps of 16 rows each (one warpgroup); the shared memory holds Q's 64
+   rows and two stages of K's and V's rows (the next step's copied while one
+   computes), each padded to db columns, and 1 KB to align them for the
+   128-byte swizzle; as many blocks an SM as its shared memory holds, at most
+   3, 2, 1 by bucket (registers: O's grow with db; a fourth block at 64 spilled
+   on mma.sync, and sm_90a's 109 registers fit four all the same). At 256, O takes 128
+   registers a thread: 32 columns a step, not 64, keep the rest from
+   spilling on mma.sync. Three stages (two steps ahead) were slower on an
+   H200 on both paths: a block fewer an SM (bench/attn.sh, RESULTS.md). */
 void plan_attn_launch(const Module *m, Kernel *k)
 {
-	const Fusion *f = &m->fusion[k->fusion];
-	int reads = 0; /* z reads a tensor at the point */
-	for (int sid = k->at.c1 + 1; sid <= k->at.mx; sid++)
-		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor && !reads; t++)
-			reads = m->tensor[t].kind == TK_INPUT && m->tensor[t].rank > 0 && plan_stmt_reads(m, &m->stmt[sid], t);
-	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256}, step[ATTN_MAX_ENTRY] = {64, 64, 32};
-	const int minb[ATTN_MAX_ENTRY] = {reads ? 3 : 4, 2, 1};
+	(void)m;
+	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256}, step[ATTN_MAX_ENTRY] = {64, 64, 32}, most[ATTN_MAX_ENTRY] = {3, 2, 1};
 	k->par.block = 128, k->par.min_blocks = 1;
-	k->at.block_m = 64;
+	k->at.block_m = 64, k->at.stages = 2;
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
 	for (int i = 0; i < ATTN_MAX_ENTRY; i++) {
 		if (dh.sym < 0 && !dim_derived(dh) && (dh.value > bucket[i] || (i > 0 && dh.value <= bucket[i - 1]))) continue;
 		const int e = k->at.nent++;
-		k->at.db[e] = bucket[i], k->at.bn[e] = step[i], k->at.minb[e] = minb[i];
-		k->at.smem[e] = 1024 + (k->at.block_m + 4 * step[i]) * bucket[i] * 2;
+		k->at.db[e] = bucket[i], k->at.bn[e] = step[i];
+		k->at.smem[e] = 1024 + (k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
+		/* as many blocks as an SM's 228 KB of shared memory holds (1 KB of
+		   each the system's), at most `most` (registers: O's grow with db) */
+		const int fit = 228 * 1024 / (k->at.smem[e] + 1024);
+		k->at.minb[e] = fit < most[i] ? (fit < 1 ? 1 : fit) : most[i];
 	}
 }

@@ -178,6 +178,7 @@ typedef struct AttnPlan {
 	int q, k, v;              /* inputs read as Q([b,]m,d), K([b,]n,d), V([b,]n,d) */
 	Dim dh;                   /* d's range, the head size */
 	int block_m;              /* rows of m a block */
+	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
