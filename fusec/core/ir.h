@@ -175,6 +175,8 @@ typedef struct Stmt {
 	int nfree;
 	Pattern pattern;
 	int contract_a, contract_b; /* CONTRACT: the two loads multiplied */
+	int contract_scale;      /* CONTRACT: the product of the rhs's other factors, values with no index
+	                            (scale * Q(m,k) * K(n,k)); 0: none */
 	ElemType acc;            /* accumulator/compute type */
 	unsigned off;
 } Stmt;

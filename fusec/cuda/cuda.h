@@ -142,6 +142,7 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth);
 void cuda_publish(Cx *cx, const Stmt *s, const char *name);
 void cuda_map(Cx *cx, int sid, int depth, int store_only_thread0);
 void cuda_bind_point(Cx *cx, const Stmt *s, int nspace);
+const char *cuda_contract_value(Cx *cx, const Stmt *c, const char *acc, int depth);
 
 /* cuda_read.c */
 void cuda_leaf(ExprWriter *w, int e, void *outp);

@@ -128,6 +128,20 @@ void cuda_map(Cx *cx, int sid, int depth, int store_only_thread0)
 	free(v), free(vd), free(name);
 }
 
+/* A contraction's value from its accumulator acc: times the product of
+   its index-free factors (Stmt.contract_scale) in a local of its own, or
+   acc itself */
+const char *cuda_contract_value(Cx *cx, const Stmt *c, const char *acc, int depth)
+{
+	if (!c->contract_scale) return acc;
+	char *d = NULL, *v = cuda_value_of(cx, c, c->contract_scale, &d);
+	cuda_put_decls(cx->out, d, depth);
+	cuda_ind(cx->out, depth);
+	fprintf(cx->out, "const float v_scaled_ = %s * (float)(%s);\n", acc, v);
+	free(v), free(d);
+	return "v_scaled_";
+}
+
 /* Binds the statement's free indices (or, for a tail, its reduced ones)
  * to the kernel's space variables s0, s1, ... */
 void cuda_bind_point(Cx *cx, const Stmt *s, int nspace)

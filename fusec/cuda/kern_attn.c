@@ -65,7 +65,7 @@ static void z_functor(Cx *cx)
 	const AttnPlan *at = &cx->k->at;
 	functor_head(cx, "z", cx->k->nspace, "const float v_acc_");
 	cuda_bind_point(cx, &m->stmt[at->c1], cx->k->nspace);
-	cuda_publish(cx, &m->stmt[at->c1], "v_acc_");
+	cuda_publish(cx, &m->stmt[at->c1], cuda_contract_value(cx, &m->stmt[at->c1], "v_acc_", 2));
 	for (int sid = at->c1 + 1; sid < at->mx; sid++) {
 		if (cx->p->op[sid - cx->p->first_stmt] != STEP_MAP) continue;
 		cuda_bind_point(cx, &m->stmt[sid], cx->k->nspace);
@@ -89,8 +89,9 @@ static void epi_functor(Cx *cx)
 	functor_head(cx, "epi", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
 	publish_stats(cx);
 	cuda_bind_point(cx, c2, cx->k->nspace);
-	cuda_publish(cx, c2, "v_acc_");
-	if (sched_stored(cx->p, c2->out)) cuda_store_target(cx, c2, "v_acc_", 2);
+	const char *v = cuda_contract_value(cx, c2, "v_acc_", 2);
+	cuda_publish(cx, c2, v);
+	if (sched_stored(cx->p, c2->out)) cuda_store_target(cx, c2, v, 2);
 	for (int sid = at->c2 + 1; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];
 		if (cx->p->op[sid - cx->p->first_stmt] != STEP_MAP || s->nfree != cx->k->nspace) continue;

@@ -56,8 +56,7 @@ void cuda_kern_matmul(Cx *cx)
 	fputs("\t\t\tconst float v_acc_ = acc[i][j];\n", out);
 	for (int i = 0; i < 3; i++) free(cx->bind[c->first_index + i - cx->first_index]), cx->bind[c->first_index + i - cx->first_index] = NULL;
 	cuda_bind_point(cx, c, 2);
-	char name[80];
-	snprintf(name, sizeof name, "v_acc_");
+	const char *name = cuda_contract_value(cx, c, "v_acc_", 3);
 	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, name, 3);
 	cuda_publish(cx, c, name);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {

@@ -47,8 +47,9 @@ void cuda_kern_tile(Cx *cx)
 	        bat ? "const long long s2, " : "");
 	cx->w.compute = ET_F32, cx->w.half = 0; /* the contraction's own arithmetic */
 	cuda_bind_point(cx, c, k->nspace);
-	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, "v_acc_", 2);
-	cuda_publish(cx, c, "v_acc_");
+	const char *v = cuda_contract_value(cx, c, "v_acc_", 2);
+	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, v, 2);
+	cuda_publish(cx, c, v);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
 		cuda_bind_point(cx, &m->stmt[sid], k->nspace);
 		cuda_map(cx, sid, 2, 0);

@@ -3,6 +3,54 @@
  * accumulates in), then its pattern (classify), which the planner reads. */
 #include "front/sema_impl.h"
 
+/* Does e hold no index and read no tensor of rank > 0? (a factor the
+   whole sum can be multiplied by: scalars, constants, sizes) */
+static int index_free(const Module *m, int e)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX || (x->op == IR_LOAD && x->nargs > 0)) return 0;
+	return index_free(m, x->a) && index_free(m, x->b) && index_free(m, x->c);
+}
+
+/* The factors of a product tree e, up to 8 (more: -1) */
+static int factors(const Module *m, int e, int *f, int n)
+{
+	if (n < 0) return n;
+	if (m->expr[e].op == IR_MUL) return factors(m, m->expr[e].b, f, factors(m, m->expr[e].a, f, n));
+	if (n == 8) return -1;
+	f[n] = e;
+	return n + 1;
+}
+
+/* A contraction: the rhs is a product of exactly two loads that read the
+   reduced index r and of index-free factors (their product the statement's
+   contract_scale). */
+static int contraction(Sema *s, Stmt *st, int r)
+{
+	Module *m = s->m;
+	int f[8], ld[2], nld = 0, scale = 0;
+	const int n = factors(m, st->rhs, f, 0);
+	if (n < 2) return 0;
+	for (int i = 0; i < n; i++) {
+		if (sema_loads_index(m, f[i], r)) {
+			if (nld == 2) return 0;
+			ld[nld++] = f[i];
+		} else if (!index_free(m, f[i])) {
+			return 0;
+		}
+	}
+	if (nld != 2) return 0;
+	for (int i = 0; i < n; i++) {
+		if (f[i] == ld[0] || f[i] == ld[1]) continue;
+		if (!scale) { scale = f[i]; continue; }
+		const int p = ir_add_expr(m, IR_MUL, m->expr[st->rhs].type, m->expr[f[i]].off);
+		m->expr[p].a = scale, m->expr[p].b = f[i], scale = p;
+	}
+	st->pattern = PAT_CONTRACT, st->contract_a = ld[0], st->contract_b = ld[1], st->contract_scale = scale;
+	return 1;
+}
+
 static void classify(Sema *s, Stmt *st)
 {
 	Module *m = s->m;
@@ -21,14 +69,7 @@ static void classify(Sema *s, Stmt *st)
 	if (st->red == RED_NONE) { st->pattern = PAT_MAP; return; }
 	st->pattern = PAT_REDUCE;
 	int nred = st->nindex - st->nfree;
-	if (st->red == RED_SUM && nred == 1 && !st->mask) {
-		int r = st->first_index + st->nfree;
-		const Expr *x = &m->expr[st->rhs];
-		if (x->op == IR_MUL && sema_loads_index(m, x->a, r) && sema_loads_index(m, x->b, r)) {
-			st->pattern = PAT_CONTRACT, st->contract_a = x->a, st->contract_b = x->b;
-			return;
-		}
-	}
+	if (st->red == RED_SUM && nred == 1 && !st->mask && contraction(s, st, st->first_index + st->nfree)) return;
 	if (st->nfree == 1 && nred == 1) {
 		const Index *i = &m->index[st->first_index], *j = &m->index[st->first_index + 1];
 		if (i->kind == IX_DENSE && j->kind == IX_DENSE && dim_equal(i->range, j->range))
