@@ -13,7 +13,7 @@ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$out/dev
 for ph in $phases; do
 	case $ph in
 	validate)
-		GPU_PHASE=validate sh tests/gpu/run.sh attention attention_lse > "$out/validate.txt" 2>&1
+		GPU_PHASE=validate sh tests/gpu/run.sh attention attention_lse attention_causal > "$out/validate.txt" 2>&1
 		echo "validate rc=$?"; grep -v '^  ' "$out/validate.txt" | tail -14
 		# the mma.sync path too (sm_90's PTX runs on an sm_90a GPU)
 		for sz in "B=3 T=129 S=251 D=67" "B=2 T=200 S=77 D=200" "B=4 T=1024 S=1024 D=64" "B=2 T=67 S=1031 D=33"; do
@@ -27,13 +27,16 @@ for ph in $phases; do
 			for p in sm_90a sm_90; do
 				$B/v_attention $sz --ptx generated/attention.$p.ptx --flush --time-only --reps 50 2>&1 | grep -v '^  ' | sed "s/^/$p /" | tee -a "$out/ours.txt"
 			done
+		done
+		for p in sm_90a sm_90; do
+			$B/v_attention_causal B=32 T=4096 D=128 --ptx generated/attention_causal.$p.ptx --flush --time-only --reps 50 2>&1 | grep -v '^  ' | sed "s/^/$p /" | tee -a "$out/ours.txt"
 		done ;;
 	peers)
 		PYTHONUNBUFFERED=1 timeout 300 python3 bench/attn_peers.py "$out/peers.json" 32,1024,64 256,1024,128 32,4096,128 \
 			32,4096,128,causal 32,1024,128 > "$out/peers.txt" 2>&1
 		echo "peers rc=$?"; tail -6 "$out/peers.txt" ;;
 	sanitize)
-		GPU_PHASE=sanitize sh tests/gpu/run.sh attention attention_lse > "$out/sanitize.txt" 2>&1
+		GPU_PHASE=sanitize sh tests/gpu/run.sh attention attention_lse attention_causal > "$out/sanitize.txt" 2>&1
 		echo "sanitize rc=$?"; tail -8 "$out/sanitize.txt" ;;
 	esac
 done

@@ -847,10 +847,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
 template <int ET, int DB, int BN, int ST, int BAT, class Z>
 __device__ __forceinline__ void fz_attn_steps(const Z &zf, float (&o)[DB / 8][4], float (&mrow)[2], float (&lrow)[2],
 	unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Kb, const unsigned short *Vb, long long b, long long r0,
-	long long M, long long N, long long D, int t, int lane)
+	long long M, long long N, long long D, long long nsteps, int t, int lane)
 {
 	constexpr unsigned TB = BN * DB * 2u;
-	const long long nsteps = (N + BN - 1) / BN;
 #if !FZ_ATTN_WGMMA
 	constexpr bool QR = DB <= 128;
 	const int w = t >> 5;
@@ -896,10 +895,11 @@ __device__ __forceinline__ void fz_attn_steps(const Z &zf, float (&o)[DB / 8][4]
 
 /* The whole kernel: ET 0 f16, 1 bf16; DB the head-size bucket; BN the
    columns of n a step (64; 32 at DB 256, whose O takes 128 registers a
-   thread); BAT 1: NB batches, Q as [NB,M,D], K and V as [NB,N,D]. Blocks:
+   thread); CAUSAL 1: the spec's z masks n > m to a value whose exponential
+   is 0, so the steps past the block's last row are not taken; BAT 1: NB batches, Q as [NB,M,D], K and V as [NB,N,D]. Blocks:
    NB x ceil(M / 64), 128 threads; dynamic shared memory: Q's 64 x DB tile,
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
-template <int ET, int DB, int BN, int ST, int BAT, class Z, class Epi, class Row>
+template <int ET, int DB, int BN, int ST, int CAUSAL, int BAT, class Z, class Epi, class Row>
 __device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &rowf, const unsigned short *Q,
 	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
@@ -911,10 +911,16 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &
 	if (dyn < (unsigned)(base - fz_smem_raw) + TQ + 2u * ST * TB) __trap(); /* the launch gave too little */
 	const unsigned sq = fz_su32(base), sk0 = sq + TQ, sv0 = sk0 + ST * TB;
 	const int t = threadIdx.x, w = t >> 5, lane = t & 31;
-	const long long mt = (M + 63) >> 6, b = blockIdx.x / mt, m0 = (long long)(blockIdx.x % mt) * 64;
+	/* CAUSAL: a batch's last rows first, the blocks with the most steps
+	   (longest first packs the SMs better than rows in order) */
+	const long long mt = (M + 63) >> 6, b = blockIdx.x / mt, mb = (long long)(blockIdx.x % mt);
+	const long long m0 = (CAUSAL ? mt - 1 - mb : mb) * 64;
 	if (b >= NB) return;
 	const unsigned short *Qb = Q + b * M * D, *Kb = K + b * N * D, *Vb = V + b * N * D;
 	const long long r0 = m0 + 16 * w + (lane >> 2);
+	/* the steps: every block of keys, or (CAUSAL) those up to the block's last row */
+	long long nsteps = (N + BN - 1) / BN;
+	if (CAUSAL && (m0 + 64 + BN - 1) / BN < nsteps) nsteps = (m0 + 64 + BN - 1) / BN;
 	/* groups: Q with K(0), V(0), K(1), V(1) */
 	fz_attn_load<DB, 64>(sq, Qb, m0, M, D, t);
 	fz_attn_load<DB, BN>(sk0, Kb, 0, N, D, t);
@@ -937,7 +943,7 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &
 	for (int i = 0; i < DB / 8; ++i)
 #pragma unroll
 		for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
-	fz_attn_steps<ET, DB, BN, ST, BAT>(zf, o, mrow, lrow, sq, sk0, sv0, Kb, Vb, b, r0, M, N, D, t, lane);
+	fz_attn_steps<ET, DB, BN, ST, BAT>(zf, o, mrow, lrow, sq, sk0, sv0, Kb, Vb, b, r0, M, N, D, nsteps, t, lane);
 #pragma unroll
 	for (int r = 0; r < 2; ++r) {
 		lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
@@ -988,17 +994,17 @@ struct attention_f0_row {
 
 extern "C" __global__ void __launch_bounds__(128, 3) attention_f0_d64(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 64, 64, 2, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 64, 64, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(128, 2) attention_f0_d128(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 128, 64, 2, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 128, 64, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(128, 1) attention_f0_d256(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 256, 32, 2, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 256, 32, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 /* u variant: 8 kernels */

@@ -142,7 +142,7 @@ void cuda_kern_attn(Cx *cx)
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16, at->db[e], at->bn[e], at->stages, bat,
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16, at->db[e], at->bn[e], at->stages, at->causal, bat,
 		        k->name, k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
 		cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
 		cuda_dim(cx, at->dh, out), fputs(", ", out);

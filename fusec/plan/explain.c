@@ -23,7 +23,8 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m, k->par.tile_n_min, k->par.tile_m,
 			        k->par.tile_n / 2);
 		if (k->mode == KM_ATTN) {
-			fputs("    attention: S = Q K^T, the softmax over its rows and P V in one kernel, entry points by head size:", out);
+			fprintf(out, "    attention: S = Q K^T, the softmax over its rows and P V in one kernel%s, entry points by head size:",
+			        k->at.causal ? " (a causal mask in z: blocks of keys wholly past a block's rows are not computed)" : "");
 			for (int e = 0; e < k->at.nent; e++) fprintf(out, "%s up to %d (%d bytes of shared memory)", e ? "," : "", k->at.db[e], k->at.smem[e]);
 			fputc('\n', out);
 		}

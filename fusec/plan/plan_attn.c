@@ -243,6 +243,32 @@ static const char *stays_inside(const Scan *c, int end)
 	return NULL;
 }
 
+/* Is e (in s) the constant C, and C <= -1e30? */
+static int far_below(const Module *m, int e)
+{
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_NEG) return m->expr[x->a].op == IR_CONST && m->expr[x->a].value >= 1e30;
+	return x->op == IR_CONST && x->value <= -1e30;
+}
+
+/* z = select(n <= m, x, C) (or m >= n), C <= -1e30: past a row's own index
+   every exponential is exp(C - max) = 0 in f32 and f64 alike, so a block of
+   keys wholly past a block's rows adds nothing to the sum or to O and is
+   not computed (a causal mask) */
+static int causal(const Scan *c)
+{
+	const Module *m = c->m;
+	const Stmt *s = &m->stmt[c->mx];
+	int e = s->rhs;
+	through(c, &e, &s);
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_SELECT || !far_below(m, x->c)) return 0;
+	const Expr *p = &m->expr[x->a], *l = &m->expr[p->a], *r = &m->expr[p->b];
+	if ((p->op != IR_LE && p->op != IR_GE) || l->op != IR_INDEX || r->op != IR_INDEX) return 0;
+	const int n = p->op == IR_LE ? l->index : r->index, mm = p->op == IR_LE ? r->index : l->index;
+	return n - s->first_index == c->nsp - 1 && mm - s->first_index == c->nsp - 2;
+}
+
 static int attn_scan(Scan *c, int sid, int *v, int *end, const char **why)
 {
 	const Module *m = c->m;
@@ -287,6 +313,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		for (int i = 0; i < c.nsp; i++) k->space[i] = c.sp[i];
 		k->at.c1 = sid, k->at.mx = c.mx, k->at.sum = c.sum, k->at.c2 = c.c2;
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
+		k->at.causal = causal(&c);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention's way): a block of 4 warps takes 64 rows "
 		              "of m and walks n in blocks of 64 (32 for head sizes over 128), K and V copied into shared memory by "
 		              "cp.async two blocks ahead; sm_90a wgmma, the next block's Q K^T in flight during this block's "

@@ -179,6 +179,7 @@ typedef struct AttnPlan {
 	Dim dh;                   /* d's range, the head size */
 	int block_m;              /* rows of m a block */
 	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
+	int causal;               /* z is select(n <= m, .., C <= -1e30): blocks of keys past the rows' skipped */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */

@@ -46,6 +46,7 @@ sizes() {
 	# head sizes of each bucket (64, 128, 256), odd ones (unaligned rows),
 	# keys not a multiple of the 64-column step, one query, one key
 	attention) echo "B=1,T=1,S=1,D=1 B=3,T=129,S=251,D=67 B=2,T=67,S=1031,D=33 B=2,T=200,S=77,D=200 B=4,T=1024,S=1024,D=64 B=2,T=300,S=520,D=128" ;;
+	attention_causal) echo "B=1,T=1,D=1 B=3,T=129,D=67 B=2,T=200,D=200 B=2,T=1031,D=64 B=4,T=1024,D=128" ;;
 	attention_lse) echo "T=1,S=1,D=1 T=129,S=251,D=67 T=1000,S=1031,D=40 T=300,S=77,D=200 T=2048,S=2048,D=128" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
 	# M query points of a series of N (validate.c: the queries are the
