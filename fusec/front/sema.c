@@ -45,6 +45,13 @@ static int has_red(const Module *m, const Stage *sg, RedOp lo, RedOp hi)
 }
 
 /* The attributes a stage claims must be true of its statements. */
+/* Is load e an intermediate (a temp a stage computes), of f32? */
+static int f32_intermediate(const Module *m, int e)
+{
+	const Expr *x = &m->expr[e];
+	return x->op == IR_LOAD && m->tensor[x->tensor].kind == TK_TEMP && m->tensor[x->tensor].type == ET_F32;
+}
+
 static void check_stage_claims(Sema *s, Stage *sg)
 {
 	Module *m = s->m;
@@ -78,6 +85,10 @@ static void check_stage_claims(Sema *s, Stage *sg)
 			return;
 		}
 		ElemType a = m->expr[c->contract_a].type, b = m->expr[c->contract_b].type;
+		/* an f32 intermediate beside a 16-bit operand is rounded to its type
+		   on the way in (the tensor cores' input; dsl/MATH.md) */
+		if (a == ET_F32 && (b == ET_F16 || b == ET_BF16) && f32_intermediate(m, c->contract_a)) a = b;
+		if (b == ET_F32 && (a == ET_F16 || a == ET_BF16) && f32_intermediate(m, c->contract_b)) b = a;
 		if (a != b || (a != ET_F16 && a != ET_BF16)) {
 			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type",
 			           sg->name, elem_info[a].name, elem_info[b].name);

@@ -179,8 +179,9 @@ static const char *second_product(const Scan *c, const Stmt *s, int *v)
 	if (b->op != IR_LOAD || m->tensor[b->tensor].kind != TK_INPUT || b->nargs != nsp || (nsp == 3 && !is_pos(m, s, b->args[0], 0)) ||
 	    !is_pos(m, s, b->args[nsp - 2], nsp) || !is_pos(m, s, b->args[nsp - 1], nsp - 1))
 		return "the second product's other operand is not an input read as V([b,]n,e)";
-	if (m->tensor[b->tensor].type != m->tensor[a->tensor].type || (m->tensor[a->tensor].type != ET_F16 && m->tensor[a->tensor].type != ET_BF16))
-		return "the normalised row and V are not f16 or bf16 of one type";
+	const ElemType tv = m->tensor[b->tensor].type, tp = m->tensor[a->tensor].type;
+	if ((tv != ET_F16 && tv != ET_BF16) || (tp != tv && tp != ET_F32))
+		return "V is not f16 or bf16, or the normalised row neither V's type nor f32 (rounded to V's on the way in)";
 	if (m->stage[s->stage].precision != ET_F32) return "the second product does not accumulate in f32";
 	*v = b->tensor;
 	return NULL;
@@ -307,6 +308,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 	set_kind(&c, c1->out, T_S, sid);
 	int ok = attn_scan(&c, sid, &v, &end, why);
 	if (ok && !bt) ok = 0, *why = "K is read as K([b,]d,n): the kernel takes K([b,]n,d), d contiguous";
+	if (ok && m->tensor[v].type != m->tensor[q].type) ok = 0, *why = "V's type is not Q's and K's";
 	if (ok) {
 		memset(k, 0, sizeof *k);
 		k->mode = KM_ATTN, k->first_stmt = sid, k->nstmt = end - sid, k->nspace = c.nsp, k->par.block = 128;
