@@ -205,6 +205,105 @@ static void test_contractions(void)
 	}
 }
 
+/* Attention: the textbook chain in one KM_ATTN kernel; its variants; and
+ * the chains that only look like it, each left a tile kernel with the
+ * reason. */
+#define ATTN_HEAD "fusion at(Q: bf16[B,T,%s], K: bf16[B,S,%s], V: bf16[B,S,%s], sc: f32) -> (O: bf16[B,T,%s]%s) {\n" \
+	"  stage qk [tensor_eligible, precision = f32] { s(b,m,n) +=! Q(b,m,d) * K(b,n,d) }\n"
+#define ATTN_TAIL(P, L) \
+	"  stage mx [reduction] { mx(b,m) max=! z(b,m,n) }\n" \
+	"  stage e { e(b,m,n) = exp(z(b,m,n) - mx(b,m)) }\n" \
+	"  stage l [reduction] { l(b,m) +=! e(b,m,n) }\n" \
+	"  stage p [precision = " P "] { p(b,m,n) = e(b,m,n) / l(b,m) }\n" \
+	"  stage pv [tensor_eligible, precision = f32] { o(b,m,d) +=! p(b,m,n) * V(b,n,d) }\n" \
+	"  stage out [precision = bf16] { O(b,m,d) = o(b,m,d) }\n" L "}\n"
+
+static int attn_case(Case *c, const char *name, const char *d, const char *outs, const char *z, const char *tail)
+{
+	char text[2048];
+	snprintf(text, sizeof text, ATTN_HEAD "  stage z { %s }\n%s", d, d, d, d, outs, z, tail);
+	return load(c, name, text);
+}
+
+static void test_attention(void)
+{
+	Case c;
+	if (attn_case(&c, "attention", "D", "", "z(b,m,n) = s(b,m,n) * sc", ATTN_TAIL("bf16", ""))) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ATTN && k->nspace == 3 && k->par.block == 128);
+		EXPECT(k->at.nent == 3 && k->at.db[0] == 64 && k->at.db[2] == 256 && k->at.causal == 0);
+		EXPECT(k->at.c1 == stmt(&c, "s") && k->at.mx == stmt(&c, "mx") && k->at.sum == stmt(&c, "l") && k->at.c2 == stmt(&c, "o"));
+		EXPECT(OP(&c, fu, "s") == STEP_CONTRACT && OP(&c, fu, "z") == STEP_MAP && OP(&c, fu, "e") == STEP_ONLINE);
+		EXPECT(OP(&c, fu, "p") == STEP_ONLINE && OP(&c, fu, "o") == STEP_CONTRACT && OP(&c, fu, "O") == STEP_MAP);
+		EXPECT(STORAGE(&c, fu, "s") != ST_STORED && STORAGE(&c, fu, "p") != ST_STORED && STORAGE(&c, fu, "O") == ST_STORED);
+		EXPECT(c.un.nk == 8 && c.un.k[0].mode == KM_TILE); /* the unfused variant: every stage alone */
+		done(&c);
+	}
+	/* a head size that is a number: one entry point, its bucket */
+	if (attn_case(&c, "attention D=100", "100", "", "z(b,m,n) = s(b,m,n) * sc", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.nent == 1 && c.fu.k[0].at.db[0] == 128);
+		done(&c);
+	}
+	if (attn_case(&c, "attention D=300", "300", "", "z(b,m,n) = s(b,m,n) * sc", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_TILE && c.fu.k[0].attn_why && strstr(c.fu.k[0].attn_why, "above 256"));
+		done(&c);
+	}
+	/* causal: masked to -1e30 skips blocks; to -1e3 it is still attention, every block computed */
+	if (attn_case(&c, "causal", "D", "", "z(b,m,n) = select(n <= m, s(b,m,n) * sc, -1e30)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 1);
+		done(&c);
+	}
+	if (attn_case(&c, "causal -1e3", "D", "", "z(b,m,n) = select(n <= m, s(b,m,n) * sc, -1e3)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 0);
+		done(&c);
+	}
+	if (attn_case(&c, "anti-causal", "D", "", "z(b,m,n) = select(m <= n, s(b,m,n) * sc, -1e30)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 0);
+		done(&c);
+	}
+	/* P left in f32: still one kernel (rounded to V's type) */
+	if (attn_case(&c, "P in f32", "D", "", "z(b,m,n) = s(b,m,n) * sc", ATTN_TAIL("f32", ""))) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN);
+		done(&c);
+	}
+	/* the log-sum-exp: a row statement after the product, in the kernel */
+	if (attn_case(&c, "lse", "D", ", lse: f32[B,T]", "z(b,m,n) = s(b,m,n) * sc",
+	              ATTN_TAIL("bf16", "  stage ls { lse(b,m) = mx(b,m) + log(l(b,m)) }\n"))) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN && KERNEL_OF(&c, fu, "lse") == 0 && OP(&c, fu, "lse") == STEP_MAP);
+		done(&c);
+	}
+	/* not attention: the exponent is not the max's own z */
+	if (load(&c, "other exponent", "fusion at(Q: bf16[B,T,D], K: bf16[B,S,D], V: bf16[B,S,D], sc: f32) -> (O: f32[B,T,D]) {\n"
+	                               "  stage qk [tensor_eligible, precision = f32] { s(b,m,n) +=! Q(b,m,d) * K(b,n,d) }\n"
+	                               "  stage z { z(b,m,n) = s(b,m,n) * sc }\n"
+	                               "  stage mx [reduction] { mx(b,m) max=! z(b,m,n) }\n"
+	                               "  stage l [reduction] { l(b,m) +=! exp(s(b,m,n) - mx(b,m)) }\n"
+	                               "  stage p [precision = bf16] { p(b,m,n) = exp(s(b,m,n) - mx(b,m)) / l(b,m) }\n"
+	                               "  stage pv [tensor_eligible, precision = f32] { O(b,m,d) +=! p(b,m,n) * V(b,n,d) }\n"
+	                               "}\n")) {
+		EXPECT(c.fu.k[0].mode == KM_TILE && c.fu.k[0].attn_why && strstr(c.fu.k[0].attn_why, "exp(z - max)"));
+		done(&c);
+	}
+	/* not attention: the scores are an output, or read after the kernel */
+	if (attn_case(&c, "scores out", "D", ", zo: f32[B,T,S]", "zo(b,m,n) = s(b,m,n) * sc }\n  stage z2 { z(b,m,n) = zo(b,m,n)",
+	              ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_TILE && c.fu.k[0].attn_why && strstr(c.fu.k[0].attn_why, "is an output"));
+		done(&c);
+	}
+	if (attn_case(&c, "scores read later", "D", ", w: f32[B,T,S]", "z(b,m,n) = s(b,m,n) * sc",
+	              ATTN_TAIL("bf16", "  stage late { w(b,m,n) = p(b,m,n) * 2.0 }\n"))) {
+		EXPECT(c.fu.k[0].mode == KM_TILE && c.fu.k[0].attn_why && strstr(c.fu.k[0].attn_why, "later statement reads"));
+		done(&c);
+	}
+	/* not attention: K stored [B,D,S], read as K(b,d,n) */
+	if (load(&c, "K transposed", "fusion at(Q: bf16[B,T,D], K: bf16[B,D,S], V: bf16[B,S,D], sc: f32) -> (O: bf16[B,T,D]) {\n"
+	                             "  stage qk [tensor_eligible, precision = f32] { s(b,m,n) +=! Q(b,m,d) * K(b,d,n) }\n"
+	                             "  stage z { z(b,m,n) = s(b,m,n) * sc }\n" ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_TILE && c.fu.k[0].attn_why && strstr(c.fu.k[0].attn_why, "K([b,]d,n)"));
+		done(&c);
+	}
+}
+
 /* Scatter-add into a temp: its own kernel, the reader split after it and
  * zeroing the temp for the next run; a compaction; rank-0 work alone. */
 static void test_scatter_compact_scalar(void)
@@ -314,6 +413,7 @@ int main(void)
 	test_row();
 	test_grid_fold();
 	test_contractions();
+	test_attention();
 	test_scatter_compact_scalar();
 	test_split_rules();
 	test_namer();
