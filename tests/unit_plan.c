@@ -336,6 +336,40 @@ static void test_scatter_compact_scalar(void)
 	}
 }
 
+/* A pointwise statement over [rows, C] whose next statement reduces each
+ * row reading it starts the row kernel (row_ahead): a residual add before
+ * an RMS norm is one kernel, the sum written by the row's walk. */
+static void test_row_ahead(void)
+{
+	Case c;
+	if (load(&c, "add then rmsnorm", "fusion an(x: bf16[R,C], res: bf16[R,C], w: bf16[C]) -> (h: bf16[R,C], y: bf16[R,C]) {\n"
+	                                 "  stage add [precision = bf16] { h(r,c) = x(r,c) + res(r,c) }\n"
+	                                 "  stage ss [reduction] { ms(r) +=! h(r,c) * h(r,c) }\n"
+	                                 "  stage n [precision = bf16] { y(r,c) = h(r,c) * rsqrt(ms(r) / C + 1e-6) * w(c) }\n"
+	                                 "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].nspace == 1 && c.fu.k[0].has_inner);
+		EXPECT(OP(&c, fu, "h") == STEP_ROW_ELEM && OP(&c, fu, "ms") == STEP_REDUCE && WHY(&c, fu, "ms") == SPLIT_NONE);
+		EXPECT(c.un.nk == 3 && c.un.k[0].mode == KM_POINT); /* unfused: every stage alone */
+		done(&c);
+	}
+	/* the reduction reads another tensor's rows: still joins, the sum recomputed there */
+	if (load(&c, "add then a row sum elsewhere", "fusion ag(x: f32[R,C], idx: i32[R]) -> (h: f32[R,C], y: f32[R]) {\n"
+	                                             "  stage add { h(r,c) = x(r,c) * 2.0 }\n"
+	                                             "  stage ss [reduction] { y(r) +=! h(r,c) }\n"
+	                                             "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW);
+		done(&c);
+	}
+	/* a map not followed by a row reduction stays a point kernel */
+	if (load(&c, "map then map", "fusion mm(x: f32[R,C]) -> (h: f32[R,C], y: f32[R,C]) {\n"
+	                             "  stage a { h(r,c) = x(r,c) * 2.0 }\n"
+	                             "  stage b { y(r,c) = h(r,c) + 1.0 }\n"
+	                             "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_POINT);
+		done(&c);
+	}
+}
+
 /* Stages that cannot share a kernel, each with its rule. */
 static void test_split_rules(void)
 {
@@ -414,6 +448,7 @@ int main(void)
 	test_grid_fold();
 	test_contractions();
 	test_attention();
+	test_row_ahead();
 	test_scatter_compact_scalar();
 	test_split_rules();
 	test_namer();

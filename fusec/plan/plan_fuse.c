@@ -204,12 +204,42 @@ static Kernel *new_kernel(Schedule *p)
 	return k;
 }
 
+/* Does statement r start a row kernel (a sum, max or min over one dense
+   index that every load reads last)? */
+static int row_reduction(const Module *m, const Stmt *s)
+{
+	const int ix = s->first_index + s->nfree;
+	return s->nindex - s->nfree == 1 && (s->pattern == PAT_REDUCE || s->pattern == PAT_CONTRACT) &&
+	       (s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN) && m->index[ix].kind == IX_DENSE &&
+	       inner_is_contiguous(m, s, s->rhs, ix) && inner_is_contiguous(m, s, s->mask, ix);
+}
+
+/* A pointwise statement over [rows, C] whose next statement reduces each
+   row over C reading it (a residual add before a norm): the row kernel
+   starts here and takes it as an element of the row, written by the walk
+   (or recomputed where it is read), not a kernel of its own that stores it
+   for the row kernel to read again. Returns that next statement, or sid. */
+static int row_ahead(const Module *m, const Schedule *p, int sid)
+{
+	const Stmt *s = &m->stmt[sid];
+	if (s->pattern != PAT_MAP || s->red != RED_NONE || s->mask || s->nfree < 2 || s->nindex != s->nfree) return sid;
+	int n = sid + 1;
+	while (n < p->last_stmt && p->op[n - p->first_stmt] == STEP_INLINE) n++;
+	if (n == p->last_stmt) return sid;
+	const Stmt *r = &m->stmt[n];
+	if (!row_reduction(m, r) || r->nfree != s->nfree - 1 || !plan_stmt_reads(m, r, s->out)) return sid;
+	for (int i = 0; i < s->nfree; i++)
+		if (!dim_eq(m->index[s->first_index + i].range, m->index[r->first_index + i].range)) return sid;
+	return n;
+}
+
 static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int fused)
 {
 	Kernel *k = new_kernel(p);
+	const int first = sid;
+	if (fused) sid = row_ahead(m, p, sid); /* the kernel's kind and space: the row reduction's */
 	const Stmt *s = &m->stmt[sid];
-	k->fusion = fusion, k->first_stmt = sid;
-	(void)fused;
+	k->fusion = fusion, k->first_stmt = first;
 	k->par.block = 256;
 	if (s->pattern == PAT_CONTRACT && s->nfree == 3 && (m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE)) && !plan_tile_batched(m, s))
 		k->path_why = "CUDA cores: a contraction over three free indices goes on tensor cores only as a batched product, "
@@ -230,14 +260,7 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	} else {
 		k->mode = KM_POINT;
 		k->nspace = stmt_space(m, s, k->space);
-		int nred = s->nindex - s->nfree;
-		int ix = s->first_index + s->nfree;
-		if (nred == 1 && (s->pattern == PAT_REDUCE || s->pattern == PAT_CONTRACT) &&
-		    (s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN) &&
-		    m->index[ix].kind == IX_DENSE && inner_is_contiguous(m, s, s->rhs, ix) &&
-		    inner_is_contiguous(m, s, s->mask, ix)) {
-			k->mode = KM_ROW, k->has_inner = 1, k->inner = m->index[ix].range;
-		}
+		if (row_reduction(m, s)) k->mode = KM_ROW, k->has_inner = 1, k->inner = m->index[s->first_index + s->nfree].range;
 	}
 	k->nstmt = 1;
 }
@@ -352,6 +375,18 @@ static int inlinable(const Module *m, const Schedule *p, int sid, int e)
 	return inlinable(m, p, sid, x->a) && inlinable(m, p, sid, x->b) && inlinable(m, p, sid, x->c);
 }
 
+/* A row kernel started ahead at a pointwise statement (row_ahead) whose
+   row reduction then did not join it: the statement alone over [rows, C]
+   is a point kernel after all */
+static void unstart_row(const Module *m, Schedule *p, int fusion)
+{
+	const Kernel *k = &p->k[p->nk - 1];
+	const int first = k->first_stmt;
+	if (k->mode != KM_ROW || k->nstmt != 1 || m->stmt[first].nfree != k->nspace + 1) return;
+	p->nk--;
+	start_kernel(m, p, fusion, first, 0);
+}
+
 /* Two contractions around a row softmax from sid: one attention kernel
  * (plan_attn.c) over the run, whose first statement split from the
  * kernel before by rule r. Returns the statement after the run, or 0 and
@@ -397,6 +432,7 @@ void plan_group(const Module *m, Schedule *p, int fusion, int fused)
 		else r = try_join(m, p, p->nk - 1, sid, &tail_closed, outer);
 		if (r != SPLIT_NONE) {
 			const char *why = NULL;
+			if (p->nk > 0) unstart_row(m, p, fusion);
 			int end = fused ? attention(m, p, fusion, sid, r, &why) : 0;
 			if (end) { /* the whole run is one kernel */
 				sid = end - 1;

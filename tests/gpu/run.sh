@@ -32,6 +32,7 @@ rm -f "$nt"
 sizes() {
 	case $1 in
 	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=1000004 N=67108864" ;;
+	add_rmsnorm) echo "R=1,C=1 R=37,C=1001 R=5,C=40000 R=16384,C=4096" ;; # 40000: streamed
 	softmax) echo "R=1,C=1 R=37,C=1001 R=5,C=40000 R=8192,C=8192" ;; # 40000: streamed, wider than the registers
 	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
 	# rows split over blocks: few columns (5: one tile, many shares), a
