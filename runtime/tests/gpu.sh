@@ -38,6 +38,11 @@ size() {
 	matmul_bias_relu|matmul_bias_gelu) echo "M=512,K=256,N=384" ;;
 	transfer_entropy) echo "N=2048" ;;
 	spike_burst) echo "N=100003,NP1=100004,S=10000300,F=1000" ;;
+	colstats) echo "N=4099,C=1004" ;;
+	add_rmsnorm) echo "R=1000,C=4097" ;;
+	attention) echo "B=4,T=257,S=300,D=64" ;;
+	attention_causal) echo "B=4,T=300,D=128" ;;
+	attention_lse) echo "T=500,S=333,D=40" ;;
 	*) echo "" ;;
 	esac
 }
