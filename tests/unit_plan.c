@@ -370,6 +370,42 @@ static void test_row_ahead(void)
 	}
 }
 
+/* The values each integer input must take (values.c), for the manifest's
+ * `values` lines: subscripts of a dimension, ragged bounds, divisors; a
+ * `where` that reads the input guards its uses. */
+static void test_input_values(void)
+{
+	Case c;
+	if (!load(&c, "values", "fusion vb(fired: i32[F], rp: i32[NP1], col: i32[S], w: f32[S], d: i32[N], nb: i32[N], x: f32[N])\n"
+	                        "    -> (y: f32[N], q: i32[N], z: f32[N]) {\n"
+	                        "  temp I: f32[N]\n"
+	                        "  stage p [scatter] { I(col(s)) += w(s) for s in rp(fired(f)) .. rp(fired(f) + 1) }\n"
+	                        "  stage a { y(n) = I(n) }\n"
+	                        "  stage b { q(n) = n / d(n) }\n"
+	                        "  stage g [reduction] { z(n) +=! x(nb(n)) where nb(n) >= 0 }\n"
+	                        "}\n"))
+		return;
+	const Module *m = &c.fe.mod;
+	ValueRange v;
+	int np1 = -1, s = -1, n = -1;
+	for (int i = 0; i < m->fusion[0].nsym; i++) {
+		if (!strcmp(m->fusion[0].sym[i], "NP1")) np1 = i;
+		if (!strcmp(m->fusion[0].sym[i], "S")) s = i;
+		if (!strcmp(m->fusion[0].sym[i], "N")) n = i;
+	}
+	plan_input_values(m, 0, tensor(&c, "fired"), &v); /* rp(fired(f)) and rp(fired(f) + 1): 0..NP1-2 */
+	EXPECT(v.known && v.lo_sym == -1 && v.lo == 0 && v.hi_sym == np1 && v.hi == -2 && !v.nondecreasing && !v.nonzero);
+	plan_input_values(m, 0, tensor(&c, "rp"), &v); /* a ragged range over S: 0..S, nondecreasing */
+	EXPECT(v.known && v.lo == 0 && v.hi_sym == s && v.hi == 0 && v.nondecreasing);
+	plan_input_values(m, 0, tensor(&c, "col"), &v); /* the scatter's target I[N]: 0..N-1 */
+	EXPECT(v.known && v.lo == 0 && v.hi_sym == n && v.hi == -1);
+	plan_input_values(m, 0, tensor(&c, "d"), &v); /* a divisor */
+	EXPECT(!v.known && v.nonzero);
+	plan_input_values(m, 0, tensor(&c, "nb"), &v); /* guarded by its where */
+	EXPECT(!v.known && !v.nonzero);
+	done(&c);
+}
+
 /* Stages that cannot share a kernel, each with its rule. */
 static void test_split_rules(void)
 {
@@ -449,6 +485,7 @@ int main(void)
 	test_contractions();
 	test_attention();
 	test_row_ahead();
+	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();
 	test_namer();

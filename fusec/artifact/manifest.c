@@ -73,6 +73,32 @@ static void manifest_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 	fputc('\n', out);
 }
 
+/* a bound: a size plus a number, or a number */
+static void value_bound(const Fusion *f, int sym, long long c, FILE *out)
+{
+	if (sym < 0) fprintf(out, "%lld", c);
+	else if (c) fprintf(out, "%s%+lld", f->sym[sym], c);
+	else fputs(f->sym[sym], out);
+}
+
+/* values NAME LO..HI [nondecreasing] [nonzero]: what each integer input
+   must hold (plan/values.c); runtimes of format 1 ignore the line */
+static void manifest_values(const Module *m, int fusion, FILE *out)
+{
+	const Fusion *f = &m->fusion[fusion];
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (x->kind != TK_INPUT || elem_info[x->type].is_float || x->has_domain) continue;
+		ValueRange v;
+		plan_input_values(m, fusion, t, &v);
+		if (!v.known && !v.nonzero) continue;
+		fprintf(out, "values %s ", x->name);
+		if (v.known) value_bound(f, v.lo_sym, v.lo, out), fputs("..", out), value_bound(f, v.hi_sym, v.hi, out);
+		else fputs(x->type == ET_I64 ? "-9223372036854775808..9223372036854775807" : "-2147483648..2147483647", out);
+		fprintf(out, "%s%s\n", v.nondecreasing ? " nondecreasing" : "", v.nonzero ? " nonzero" : "");
+	}
+}
+
 void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 {
 	const int fusion = fp->fusion;
@@ -82,6 +108,7 @@ void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 	emit_layout(m, fusion, hex);
 	fprintf(out, "layout %s\n", hex);
 	manifest_tensors(m, f, out);
+	manifest_values(m, fusion, out);
 	manifest_kernels(m, f, fused, out);
 	manifest_kernels(m, f, unfused, out);
 	for (int i = 0; i < fp->npipe; i++) manifest_pipeline(m, &fp->pipe[i], out);

@@ -29,6 +29,17 @@ long plan_static_smem(const Module *m, const Schedule *p, const Kernel *k, long 
 /* what a block may declare statically on every target */
 #define PLAN_STATIC_SMEM_MAX 49152
 
+/* The values an integer input must take (values.c): LO..HI, each a size
+   symbol (-1: none) plus a number; known = 0 when no use bounds it. */
+typedef struct ValueRange {
+	int known;
+	int lo_sym, hi_sym;
+	long long lo, hi;
+	int nondecreasing;        /* a ragged range's bound: a CSR row pointer */
+	int nonzero;              /* an integer divisor */
+} ValueRange;
+void plan_input_values(const Module *m, int fusion, int t, ValueRange *v);
+
 /* The writers' one entry to the planner (plan_pipe.c). */
 void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp);
 void plan_fusion_free(FusionPlan *fp);
