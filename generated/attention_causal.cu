@@ -744,11 +744,11 @@ __device__ __forceinline__ void fz_attn_pv_issue(float (&o)[DB / 8][4], const un
 	for (int kk = 0; kk < BN / 16; ++kk) fz_wgmma_ra<ET, DB>(&o[0][0], a[kk], fz_wg_desc(sv + 2048 * kk, BN * 128, 1024));
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
-/* until at most N of this warpgroup's wgmma groups are in flight; then the
-   registers they wrote are the compiler's again */
-template <int N, int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R][4])
+/* until this warpgroup's wgmma groups are done; then the registers they
+   wrote are the compiler's again */
+template <int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R][4])
 {
-	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
+	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
 #pragma unroll
 	for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -875,7 +875,7 @@ __device__ __forceinline__ void fz_attn_steps(const Z &zf, float (&o)[DB / 8][4]
 		unsigned a[BN / 16][4];
 #if FZ_ATTN_WGMMA
 		fz_attn_qk_issue<ET, DB, BN>(s, sq, sk0 + st * TB);
-		fz_wg_wait<0>(s);
+		fz_wg_wait(s);
 #else
 		fz_attn_scores<ET, DB, BN, QR>(s, qf, sq, sk0 + st * TB, w, lane);
 #endif
@@ -884,7 +884,7 @@ __device__ __forceinline__ void fz_attn_steps(const Z &zf, float (&o)[DB / 8][4]
 		fz_attn_pack<ET, BN>(a, s);
 #if FZ_ATTN_WGMMA
 		fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + st * TB);
-		fz_wg_wait<0>(o);
+		fz_wg_wait(o);
 #else
 		fz_attn_pv<ET, DB, BN>(o, a, sv0 + st * TB, lane);
 #endif

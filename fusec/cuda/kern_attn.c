@@ -7,7 +7,6 @@
  * kernel); row, the work on a row's max and sum at (b, m). Then one entry
  * point a bucket; the launch picks by the head size (host/grid.c). */
 #include <stdlib.h>
-#include <string.h>
 
 #include "cuda/cuda.h"
 #include "core/die.h"
@@ -19,11 +18,11 @@ static const char attn_lib[] =
 void cuda_attn_library(FILE *out) { fputs(attn_lib, out), fputc('\n', out); }
 
 /* the functor's parameters: the coordinates s0.., then the values */
-static void functor_head(Cx *cx, const char *what, int ncoord, const char *values)
+static void functor_head(Cx *cx, const char *what, const char *ret, int ncoord, const char *values)
 {
 	const char *fname = cx->m->fusion[cx->fusion].name;
 	fprintf(cx->out, "struct %s_%s {\n\tconst fz_%s_args &a;\n\t__device__ __forceinline__ %s operator()(", cx->k->name, what,
-	        fname, strcmp(what, "z") ? "void" : "float");
+	        fname, ret);
 	for (int i = 0; i < ncoord; i++) fprintf(cx->out, "const long long s%d, ", i);
 	fprintf(cx->out, "%s) const\n\t{\n", values);
 }
@@ -63,7 +62,7 @@ static void z_functor(Cx *cx)
 {
 	const Module *m = cx->m;
 	const AttnPlan *at = &cx->k->at;
-	functor_head(cx, "z", cx->k->nspace, "const float v_acc_");
+	functor_head(cx, "z", "float", cx->k->nspace, "const float v_acc_");
 	cuda_bind_point(cx, &m->stmt[at->c1], cx->k->nspace);
 	cuda_publish(cx, &m->stmt[at->c1], cuda_contract_value(cx, &m->stmt[at->c1], "v_acc_", 2));
 	for (int sid = at->c1 + 1; sid < at->mx; sid++) {
@@ -86,7 +85,7 @@ static void epi_functor(Cx *cx)
 	const Module *m = cx->m;
 	const AttnPlan *at = &cx->k->at;
 	const Stmt *c2 = &m->stmt[at->c2];
-	functor_head(cx, "epi", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
+	functor_head(cx, "epi", "void", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
 	publish_stats(cx);
 	cuda_bind_point(cx, c2, cx->k->nspace);
 	const char *v = cuda_contract_value(cx, c2, "v_acc_", 2);
@@ -106,7 +105,7 @@ static void epi_functor(Cx *cx)
 static void row_functor(Cx *cx)
 {
 	const Module *m = cx->m;
-	functor_head(cx, "row", cx->k->nspace - 1, "const float v_mx_, const float v_l_");
+	functor_head(cx, "row", "void", cx->k->nspace - 1, "const float v_mx_, const float v_l_");
 	publish_stats(cx);
 	for (int sid = cx->k->at.c2 + 1; sid < cx->k->first_stmt + cx->k->nstmt; sid++) {
 		const Stmt *s = &m->stmt[sid];

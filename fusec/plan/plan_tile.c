@@ -157,10 +157,9 @@ void plan_tile_shape(const Module *m, Kernel *k)
 		k->par.block = 384, k->par.min_blocks = 1;
 		k->par.tile_m = 128, k->par.tile_n = 256, k->par.tile_n_min = 64, k->par.tile_k = 64, k->par.stages = 4;
 		k->par.swapped = tile_idx(m, &m->stmt[k->first_stmt]).sw;
-		k->par.b_kmajor = tile_b_kmajor(m, &m->stmt[k->first_stmt]);
 		/* the operands A(m,k) and B(k,n) or B(n,k): the runtime makes their tensor maps */
-		int bt;
-		if (!plan_tile_operands(m, &m->stmt[k->first_stmt], &k->tile_a, &k->tile_b, &bt)) die("plan: tile kernel's operands are not loads");
+		if (!plan_tile_operands(m, &m->stmt[k->first_stmt], &k->tile_a, &k->tile_b, &k->par.b_kmajor))
+			die("plan: tile kernel's operands are not loads");
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
 	}

@@ -126,10 +126,10 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 816");
+_Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
 _Static_assert(sizeof(Kernel) == 816, "Kernel changed: compare the new field in kernel_same, then update 816");
-_Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 816");
-_Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 816");
+_Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
+_Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
 
 static int params_same(const KernelParams *a, const KernelParams *b)

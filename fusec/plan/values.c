@@ -8,7 +8,7 @@
  * where their bounds compare (both numbers, or one size plus numbers). The
  * manifest writes it as a `values` line, so that a runtime can draw valid
  * inputs without searching (runtime/README.md). */
-#include "plan/plan.h"
+#include "plan/plan_impl.h"
 
 /* a bound: size symbol sym (-1: none) plus c */
 static void bound_lo(ValueRange *v, int sym, long long c)
@@ -87,17 +87,6 @@ static void ragged(const Module *m, ValueRange *v, const Stmt *s, const Index *i
 	v->known = 1, v->nondecreasing = 1;
 }
 
-/* does e read tensor t? */
-static int reads(const Module *m, int e, int t)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_LOAD && x->tensor == t) return 1;
-	for (int i = 0; x->op == IR_LOAD && i < x->nargs; i++)
-		if (reads(m, x->args[i], t)) return 1;
-	return reads(m, x->a, t) || reads(m, x->b, t) || reads(m, x->c, t);
-}
-
 void plan_input_values(const Module *m, int fusion, int t, ValueRange *v)
 {
 	const Fusion *f = &m->fusion[fusion];
@@ -105,7 +94,7 @@ void plan_input_values(const Module *m, int fusion, int t, ValueRange *v)
 	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
 		for (int sid = m->stage[sg].first_stmt; sid < m->stage[sg].first_stmt + m->stage[sg].nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (reads(m, s->mask, t)) continue; /* a guard */
+			if (plan_expr_reads(m, s->mask, t)) continue; /* a guard */
 			walk(m, v, s->rhs, t), walk(m, v, s->mask, t);
 			for (int i = 0; i < s->nlhs; i++)
 				subscript(m, v, s->lhs[i], m->tensor[s->out].dim[i], t), walk(m, v, s->lhs[i], t);
