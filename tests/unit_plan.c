@@ -137,7 +137,7 @@ static void test_row(void)
 	                     "}\n"))
 		return;
 	EXPECT(c.fu.nk == 1);
-	EXPECT(c.fu.k[0].mode == KM_ROW && c.fu.k[0].has_inner && c.fu.k[0].nspace == 1);
+	EXPECT(c.fu.k[0].mode == KM_ROW && c.fu.k[0].ninner == 1 && c.fu.k[0].nspace == 1);
 	EXPECT(c.fu.k[0].first_stmt == stmt(&c, "rmax") && c.fu.k[0].nstmt == 4);
 	EXPECT(OP(&c, fu, "rmax") == STEP_REDUCE && OP(&c, fu, "rsum") == STEP_REDUCE);
 	EXPECT(OP(&c, fu, "e") == STEP_ROW_ONCHIP && OP(&c, fu, "Y") == STEP_ROW_ELEM);
@@ -347,7 +347,7 @@ static void test_row_ahead(void)
 	                                 "  stage ss [reduction] { ms(r) +=! h(r,c) * h(r,c) }\n"
 	                                 "  stage n [precision = bf16] { y(r,c) = h(r,c) * rsqrt(ms(r) / C + 1e-6) * w(c) }\n"
 	                                 "}\n")) {
-		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].nspace == 1 && c.fu.k[0].has_inner);
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].nspace == 1 && c.fu.k[0].ninner == 1);
 		EXPECT(OP(&c, fu, "h") == STEP_ROW_ELEM && OP(&c, fu, "ms") == STEP_REDUCE && WHY(&c, fu, "ms") == SPLIT_NONE);
 		EXPECT(c.un.nk == 3 && c.un.k[0].mode == KM_POINT); /* unfused: every stage alone */
 		done(&c);
@@ -368,6 +368,43 @@ static void test_row_ahead(void)
 		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_POINT);
 		done(&c);
 	}
+}
+
+/* A reduction over several trailing axes (group norm's statistics per
+ * (n, g) over (c, h)) is a row kernel whose row is their product, walked
+ * flat, when every load reads them last, in order, over its own trailing
+ * dimensions; otherwise a thread-per-output kernel as before. */
+static void test_row_axes(void)
+{
+	Case c;
+	if (load(&c, "group norm", "fusion gn(x: f32[N,G,CG,HW], gamma: f32[G,CG]) -> (y: f32[N,G,CG,HW]) {\n"
+	                           "  stage m [reduction] { mu(n,g) +=! x(n,g,c,h) / (CG * HW) }\n"
+	                           "  stage v [reduction] { va(n,g) +=! (x(n,g,c,h) - mu(n,g)) * (x(n,g,c,h) - mu(n,g)) / (CG * HW) }\n"
+	                           "  stage y { y(n,g,c,h) = (x(n,g,c,h) - mu(n,g)) * rsqrt(va(n,g) + 1e-5) * gamma(g,c) }\n"
+	                           "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].nspace == 2 && c.fu.k[0].ninner == 2);
+		EXPECT(c.fu.k[0].par.rcache > 0); /* walked three times: kept in registers */
+		EXPECT(OP(&c, fu, "mu") == STEP_REDUCE && OP(&c, fu, "va") == STEP_REDUCE && OP(&c, fu, "y") == STEP_ROW_ELEM);
+		EXPECT(c.un.k[0].mode == KM_ROW && c.un.k[0].ninner == 2); /* each statistic alone: a row kernel too */
+		done(&c);
+	}
+	/* three axes: a layer norm over (c, h, w) of images */
+	if (load(&c, "three axes", "fusion ln(x: f32[N,C,H,W]) -> (s: f32[N]) {\n"
+	                           "  stage m [reduction] { s(n) +=! x(n,c,h,w) }\n"
+	                           "}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].ninner == 3 && c.fu.k[0].nspace == 1);
+		done(&c);
+	}
+	/* not trailing (batch norm's statistics per channel over (n, h)), or
+	   read out of order, or through arithmetic: thread per output */
+	const char *no[] = {"fusion bs(x: f32[N,C,H]) -> (s: f32[C]) {\n  stage m [reduction] { s(c) +=! x(n,c,h) }\n}\n",
+	                    "fusion ro(x: f32[N,A,B], y: f32[N,B,A]) -> (s: f32[N]) {\n  stage m [reduction] { s(n) +=! x(n,a,b) * y(n,b,a) }\n}\n",
+	                    "fusion ar(x: f32[N,A,B], y: f32[N,A]) -> (s: f32[N]) {\n  stage m [reduction] { s(n) +=! x(n,a,b) * y(n,(a + b) % A) }\n}\n"};
+	for (int i = 0; i < 3; i++)
+		if (load(&c, "not a row", no[i])) {
+			EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_POINT && c.fu.k[0].ninner == 0);
+			done(&c);
+		}
 }
 
 /* The values each integer input must take (values.c), for the manifest's
@@ -485,6 +522,7 @@ int main(void)
 	test_contractions();
 	test_attention();
 	test_row_ahead();
+	test_row_axes();
 	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();

@@ -63,6 +63,11 @@ typedef struct Cx {
 	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
 	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
+	/* a row over several axes (Kernel.ninner > 1): the index groups bound to
+	   the walk's flat column (cuda_row_bind), rebound in 32-bit arithmetic
+	   inside the cached steps, where the column is under 2^30 */
+	int row_ix[8], nrow_ix, row_small;
+	const char *row_var;
 	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
 	   consecutive points along the innermost index), -1 outside it; the
 	   distinct 16-byte accesses its copies share, loads and stores */
@@ -89,7 +94,9 @@ typedef struct Cx {
    and the reads hoisted out of a reduction loop, are decided on this,
    never on the binding's text. 0 .. MAX_IDX-1: the point's coordinate j
    in the copy being rendered (cuda_bind_point). */
-enum { CUDA_ROLE_NONE = -1, CUDA_ROLE_ROW = 100 /* the row walk's column */, CUDA_ROLE_LOOP = 101 /* an open reduction loop's variable */ };
+enum { CUDA_ROLE_NONE = -1, CUDA_ROLE_ROW = 100 /* the row walk's column (of a row over several axes: the last axis) */,
+       CUDA_ROLE_LOOP = 101 /* an open reduction loop's variable */,
+       CUDA_ROLE_ROW_HI = 102 /* + j: axis j of a row over several axes (Kernel.inner), not its last */ };
 
 /* inputs go through the read-only path (__ldg) unless the launch writes them */
 static inline int cx_readonly(const Cx *cx, int t)
@@ -191,6 +198,18 @@ int cuda_row_store_deferred(Cx *cx, const Stmt *s);
 int cuda_row_vec_type(ElemType t);
 /* vectors of 4 a thread keeps of a cached row, on the path being rendered */
 int cuda_row_cached(const Cx *cx);
+/* the row's width: its inner axes' product */
+void cuda_row_width(Cx *cx, FILE *out);
+/* binds the row's ninner axes, indices ix0.., to the walk's flat column var
+   (several: var / .. and var % ..), their roles CUDA_ROLE_ROW(_HI + j);
+   unbind clears them */
+void cuda_row_bind(Cx *cx, int ix0, const char *var);
+void cuda_row_unbind(Cx *cx, int ix0);
+/* a row over several axes: the reciprocals its bindings divide by */
+void cuda_row_recips(Cx *cx, int depth);
+/* do load arguments args[0..n) name the kernel's point, then its row's
+   axes at the walk's column (roles as cuda_role gives them)? */
+int cuda_row_at(const Cx *cx, const int *roles, int n);
 /* the register cache of tensor t's row (tail: count vectors past the registers') */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
 

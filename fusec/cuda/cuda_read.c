@@ -35,8 +35,9 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
 	int wr = cx->p->writer[t - cx->p->first_tensor];
 	/* an input's row at the point, read at the row walk's column */
-	int cached = cx->rc_var && tt->kind == TK_INPUT && x->nargs == cx->k->nspace + 1 && roles[x->nargs - 1] == CUDA_ROLE_ROW;
-	for (int i = 0; cached && i < cx->k->nspace; i++) cached = roles[i] == i;
+	int cached = cx->rc_var && tt->kind == TK_INPUT && cuda_row_at(cx, roles, x->nargs);
+	for (int j = 0; cached && j + 1 < cx->k->ninner; j++) /* a row over several axes: the tensor's own */
+		cached = dim_same(tt->dim[cx->k->nspace + j], cx->k->inner[j]);
 	int vi = -1;
 	if (cached) {
 		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);

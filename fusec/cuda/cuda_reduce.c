@@ -30,23 +30,16 @@ static void acc_decls(Cx *cx, int sid, int n, int depth)
 	}
 }
 
-/* one reduced index, the row's: the group walks it */
+/* the row's reduced indices (one, or its several axes walked flat): the group walks them */
 static void row_reduction(Cx *cx, int sid, int n, int depth)
 {
 	const Module *m = cx->m;
 	const Stmt *s0 = &m->stmt[sid];
 	char *var = xasprintf("r%d_%s", s0->nfree, m->index[s0->first_index + s0->nfree].name);
-	for (int q = 0; q < n; q++) {
-		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = xstrdup(var);
-		cx->role[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = CUDA_ROLE_ROW;
-	}
+	for (int q = 0; q < n; q++) cuda_row_bind(cx, m->stmt[sid + q].first_index + s0->nfree, var);
 	cuda_row_loop(cx, var, accumulate_body, sid, n, depth);
 	free(var);
-	for (int q = 0; q < n; q++) {
-		free(cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index]);
-		cx->bind[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = NULL;
-		cx->role[m->stmt[sid + q].first_index + s0->nfree - cx->first_index] = CUDA_ROLE_NONE;
-	}
+	for (int q = 0; q < n; q++) cuda_row_unbind(cx, m->stmt[sid + q].first_index + s0->nfree);
 }
 
 /* Serial loops over the reduced indices at the point (split over the

@@ -69,9 +69,7 @@ static char *row_body(Cx *cx, int depth)
 		} else { /* an element of the row: the group walks the row */
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];
 			char *var = xasprintf("c_%s", ix->name);
-			free(cx->bind[s->first_index + s->nfree - 1 - cx->first_index]);
-			cx->bind[s->first_index + s->nfree - 1 - cx->first_index] = xstrdup(var);
-			cx->role[s->first_index + s->nfree - 1 - cx->first_index] = CUDA_ROLE_ROW;
+			cuda_row_bind(cx, s->first_index + s->nfree - k->ninner, var);
 			cuda_row_loop(cx, var, row_map_body, sid, 1, depth);
 			free(var);
 			free(cx->local[s->out - cx->first_tensor]);
@@ -104,6 +102,7 @@ void cuda_kern_row(Cx *cx)
 	fputs("\tconst long long rows = ", out);
 	cuda_space_total(cx, out);
 	fputs(";\n", out);
+	cuda_row_recips(cx, 1);
 	if (!k->par.rcache) {
 		char *body = row_body(cx, 2);
 		if (k->par.warp_rows) {
@@ -133,24 +132,24 @@ void cuda_kern_row(Cx *cx)
 	cx->rc_vec = 0;
 	char *sbody = row_body(cx, 3);
 	cuda_clear_locals(cx);
-	fputs("\tconst int fz_g = fz_row_lanes(", out), cuda_dim(cx, k->inner, out);
+	fputs("\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
 	fprintf(out, ", %d); /* threads a row: a power of two */\n", k->par.rcache);
 	fputs("\tconst int fz_lane = threadIdx.x & (fz_g - 1);\n", out);
 	fputs("\tconst long long fz_rpb = blockDim.x / fz_g; /* rows a block */\n", out);
-	fputs("\tconst int fz_cn = ", out), cuda_dim(cx, k->inner, out), fputs(" < (1LL << 30) ? (int)", out), cuda_dim(cx, k->inner, out);
+	fputs("\tconst int fz_cn = ", out), cuda_row_width(cx, out), fputs(" < (1LL << 30) ? (int)", out), cuda_row_width(cx, out);
 	fputs(" : (1 << 30); /* the row's width, against cached columns (under 2^16) */\n", out);
 	/* the vector path: the width a multiple of 4, every vector's tensor
 	   aligned and its rows too */
-	fputs("\tconst bool fz_v4 = (", out), cuda_dim(cx, k->inner, out), fputs(" & 3) == 0", out);
+	fputs("\tconst bool fz_v4 = (", out), cuda_row_width(cx, out), fputs(" & 3) == 0", out);
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
 		if (!vused[t - cx->first_tensor] || !cuda_row_vec_type(x->type)) continue;
-		if (!dim_same(x->dim[x->rank - 1], k->inner))
+		if (k->ninner == 1 && !dim_same(x->dim[x->rank - 1], k->inner[0])) /* several: the row's own, checked */
 			fputs(" && (", out), cuda_dim(cx, x->dim[x->rank - 1], out), fputs(" & 3) == 0", out);
 		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, x->type == ET_F32 ? 15 : 7);
 	}
 	fputs(";\n", out);
-	fputs("\tconst bool fz_fit = ", out), cuda_dim(cx, k->inner, out);
+	fputs("\tconst bool fz_fit = ", out), cuda_row_width(cx, out);
 	fprintf(out, " <= %dLL * 4 * fz_g; /* the registers hold the row (vector path) */\n", row_cache_vectors(&k->par, 1));
 	/* the streamed rows in a loop of their own (register allocation) */
 	fputs("\tif (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */\n", out);

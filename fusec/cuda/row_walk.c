@@ -12,6 +12,130 @@
 
 int cuda_row_vec_type(ElemType t) { return t == ET_F32 || t == ET_F16 || t == ET_BF16; }
 
+void cuda_row_width(Cx *cx, FILE *out)
+{
+	const Kernel *k = cx->k;
+	if (k->ninner > 1) fputc('(', out);
+	for (int i = 0; i < k->ninner; i++) fputs(i ? " * " : "", out), cuda_dim(cx, k->inner[i], out);
+	if (k->ninner > 1) fputc(')', out);
+}
+
+/* A row over several axes: the walk's flat column split back into them
+ * (an index read alone, gamma(g, c) of a group norm). A 64-bit division is
+ * a subroutine on the GPU, whose calls inside the walk made ptxas spill the
+ * row's cache (instance norm: 112 bytes): instead each divisor's reciprocal
+ * in double, computed once at the kernel's top (cuda_row_recips), and the
+ * quotient corrected by one either way; exact while the column is under
+ * 2^52 (a row of 2^52 elements is petabytes). */
+static void row_divisor(Cx *cx, int j, int later, FILE *f)
+{
+	const Kernel *k = cx->k;
+	fputc('(', f);
+	if (!later) cuda_dim(cx, k->inner[j], f);
+	for (int i = j + 1; later && i < k->ninner; i++) fputs(i > j + 1 ? " * " : "", f), cuda_dim(cx, k->inner[i], f);
+	fputc(')', f);
+}
+
+void cuda_row_recips(Cx *cx, int depth)
+{
+	const Kernel *k = cx->k;
+	if (k->ninner < 2) return;
+	for (int j = 0; j < k->ninner; j++)
+		for (int later = 0; later < 2; later++) {
+			if (later ? j + 1 == k->ninner : j == 0) continue;
+			cuda_ind(cx->out, depth), fprintf(cx->out, "const double fz_r%c%d = 1.0 / (double)", later ? 'p' : 'e', j);
+			row_divisor(cx, j, later, cx->out);
+			fputs("; /* the row's axes from its flat column */\n", cx->out);
+		}
+}
+
+/* a / d for 0 <= a < 2^52, d > 0, through d's reciprocal r; small: a is
+   under 2^30 (the cached steps), a 32-bit division (a divisor past 32 bits
+   clamped: the quotient is 0 either way) */
+static char *row_div(const char *a, const char *d, const char *r, int small)
+{
+	if (small) return xasprintf("(long long)((unsigned)(%s) / (unsigned)fz_imin(%s, 0xffffffffLL))", a, d);
+	char *q0 = xasprintf("(long long)((double)(%s) * %s)", a, r);
+	char *q = xasprintf("(%s - (%s * %s > %s) + ((%s + 1) * %s <= %s))", q0, q0, d, a, q0, d, a);
+	free(q0);
+	return q;
+}
+
+/* axis j of the row at flat column var: var / (the later axes' product),
+   less its multiples of its own extent (the first axis needs no
+   remainder, the last no quotient) */
+static char *row_axis(Cx *cx, const char *var, int j)
+{
+	const Kernel *k = cx->k;
+	if (k->ninner == 1) return xstrdup(var);
+	char *later = NULL, *ext = NULL, rp[16], re[16];
+	size_t len = 0;
+	FILE *f = xmemstream(&later, &len);
+	row_divisor(cx, j, 1, f);
+	fclose(f);
+	f = xmemstream(&ext, &len);
+	row_divisor(cx, j, 0, f);
+	fclose(f);
+	snprintf(rp, sizeof rp, "fz_rp%d", j), snprintf(re, sizeof re, "fz_re%d", j);
+	char *q = j + 1 < k->ninner ? row_div(var, later, rp, cx->row_small) : xasprintf("%s", var), *r;
+	if (j) {
+		char *qq = row_div(q, ext, re, cx->row_small);
+		r = xasprintf("(%s - %s * %s)", q, qq, ext);
+		free(qq), free(q);
+	} else {
+		r = q;
+	}
+	free(later), free(ext);
+	return r;
+}
+
+static void row_bind_group(Cx *cx, int ix0)
+{
+	for (int j = 0; j < cx->k->ninner; j++) {
+		free(cx->bind[ix0 + j - cx->first_index]);
+		cx->bind[ix0 + j - cx->first_index] = row_axis(cx, cx->row_var, j);
+		cx->role[ix0 + j - cx->first_index] = (signed char)(j == cx->k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j);
+	}
+}
+
+void cuda_row_bind(Cx *cx, int ix0, const char *var)
+{
+	if (cx->nrow_ix == (int)(sizeof cx->row_ix / sizeof cx->row_ix[0])) die("too many row walks open in kernel %s", cx->k->name);
+	cx->row_ix[cx->nrow_ix++] = ix0;
+	cx->row_var = var;
+	row_bind_group(cx, ix0);
+}
+
+void cuda_row_unbind(Cx *cx, int ix0)
+{
+	for (int j = 0; j < cx->k->ninner; j++) {
+		free(cx->bind[ix0 + j - cx->first_index]);
+		cx->bind[ix0 + j - cx->first_index] = NULL;
+		cx->role[ix0 + j - cx->first_index] = CUDA_ROLE_NONE;
+	}
+	for (int i = 0; i < cx->nrow_ix; i++)
+		if (cx->row_ix[i] == ix0) cx->row_ix[i] = cx->row_ix[--cx->nrow_ix];
+}
+
+/* the open groups' bindings for the cached steps (small) or the rest */
+static void row_rebind(Cx *cx, int small)
+{
+	cx->row_small = small;
+	if (cx->k->ninner > 1)
+		for (int i = 0; i < cx->nrow_ix; i++) row_bind_group(cx, cx->row_ix[i]);
+}
+
+int cuda_row_at(const Cx *cx, const int *roles, int n)
+{
+	const Kernel *k = cx->k;
+	if (n != k->nspace + k->ninner) return 0;
+	for (int i = 0; i < k->nspace; i++)
+		if (roles[i] != i) return 0;
+	for (int j = 0; j < k->ninner; j++)
+		if (roles[k->nspace + j] != (j == k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j)) return 0;
+	return 1;
+}
+
 /* A store at (s0.., var) of a row tensor, unmasked, inside a cached walk
  * of the vector path: its four values are collected (fz_ws_T[fz_j]) and
  * stored as one vector after the walk's step. */
@@ -19,11 +143,14 @@ int cuda_row_store_deferred(Cx *cx, const Stmt *s)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[s->out];
-	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + 1 || x->rank != k->nspace + 1 ||
-	    !cuda_row_vec_type(x->type) || cuda_role(cx, s->lhs[k->nspace]) != CUDA_ROLE_ROW)
+	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + k->ninner ||
+	    x->rank != k->nspace + k->ninner || !cuda_row_vec_type(x->type))
 		return 0;
-	for (int i = 0; i < k->nspace; i++)
-		if (cuda_role(cx, s->lhs[i]) != i) return 0;
+	int roles[MAX_RANK];
+	for (int i = 0; i < s->nlhs; i++) roles[i] = cuda_role(cx, s->lhs[i]);
+	if (!cuda_row_at(cx, roles, s->nlhs)) return 0;
+	for (int j = 0; j + 1 < k->ninner; j++) /* a row over several axes: the tensor's own, so its row is contiguous */
+		if (!dim_same(x->dim[k->nspace + j], k->inner[j])) return 0;
 	cx->rc_used[s->out - cx->first_tensor] |= 2;
 	return 1;
 }
@@ -33,8 +160,10 @@ static char *row_lin(Cx *cx, int t, const char *col)
 {
 	const Tensor *x = &cx->m->tensor[t];
 	char *subs[MAX_RANK], names[MAX_RANK][24];
+	const int hi = x->rank - cx->k->ninner; /* a row over several axes: its leading ones at 0, col runs flat */
 	for (int i = 0; i < x->rank; i++) {
-		snprintf(names[i], sizeof names[i], "s%d", i);
+		if (i < hi) snprintf(names[i], sizeof names[i], "s%d", i);
+		else snprintf(names[i], sizeof names[i], "0");
 		subs[i] = i < x->rank - 1 ? names[i] : (char *)col;
 	}
 	return cuda_linear(cx, t, subs);
@@ -136,7 +265,9 @@ void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int d
 		FILE *bf = xmemstream(&text, &len);
 		cx->out = bf;
 		cx->rc_var = var;
+		row_rebind(cx, 1);
 		body(cx, sid, n, depth + (cx->rc_stream ? 4 : 3)); /* inside the stream loop: one deeper */
+		row_rebind(cx, 0);
 		cx->rc_var = NULL;
 		fclose(bf);
 		cx->out = out;
@@ -160,7 +291,7 @@ void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int d
 		cuda_ind(out, depth), fprintf(out, "#pragma unroll %d\n", cx->k->par.red_unroll);
 		cuda_ind(out, depth), fprintf(out, "for (long long %s = %s; %s < ", var, row_tid(cx), var);
 	}
-	cuda_dim(cx, k->inner, out);
+	cuda_row_width(cx, out);
 	fprintf(out, "; %s += %s) {\n", var, row_width(cx));
 	body(cx, sid, n, depth + 1);
 	cuda_ind(out, depth), fputs("}\n", out);

@@ -204,14 +204,56 @@ static Kernel *new_kernel(Schedule *p)
 	return k;
 }
 
-/* Does statement r start a row kernel (a sum, max or min over one dense
-   index that every load reads last)? */
+/* Do the loads of e read indices ix0 .. ix0+n-1 only as their last n
+ * subscripts, bare, in order, over the tensor's last n dimensions? Then
+ * those axes are one contiguous run of memory a row walks flat. */
+static int trailing_axes(const Module *m, int e, int ix0, int n)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX) return 1; /* a value: bound from the flat column */
+	if (x->op == IR_LOAD) {
+		int hit = 0;
+		for (int i = 0; i < x->nargs; i++) {
+			const Expr *a = &m->expr[x->args[i]];
+			if (a->op == IR_INDEX) {
+				if (a->index >= ix0 && a->index < ix0 + n) hit = 1;
+				continue;
+			}
+			for (int j = 0; j < n; j++)
+				if (ir_expr_uses_index(m, x->args[i], ix0 + j)) return 0;
+		}
+		if (!hit) return 1;
+		const Tensor *t = &m->tensor[x->tensor];
+		if (x->nargs < n) return 0;
+		for (int j = 0; j < n; j++) {
+			const Expr *a = &m->expr[x->args[x->nargs - n + j]];
+			if (a->op != IR_INDEX || a->index != ix0 + j || !dim_same(t->dim[t->rank - n + j], m->index[ix0 + j].range)) return 0;
+		}
+		for (int i = 0; i < x->nargs - n; i++) {
+			const Expr *a = &m->expr[x->args[i]];
+			if (a->op == IR_INDEX && a->index >= ix0 && a->index < ix0 + n) return 0;
+		}
+		return 1;
+	}
+	return trailing_axes(m, x->a, ix0, n) && trailing_axes(m, x->b, ix0, n) && trailing_axes(m, x->c, ix0, n);
+}
+
+/* Does statement r start a row kernel? A sum, max or min over one dense
+   index that every load reads last (1), or over 2..ROW_MAX_INNER dense
+   indices every load reads as its last subscripts in order, the tensors'
+   trailing axes (group norm's statistics over (c, hw): the row is their
+   product, walked flat). Returns how many axes the row spans, or 0. */
 static int row_reduction(const Module *m, const Stmt *s)
 {
-	const int ix = s->first_index + s->nfree;
-	return s->nindex - s->nfree == 1 && (s->pattern == PAT_REDUCE || s->pattern == PAT_CONTRACT) &&
-	       (s->red == RED_SUM || s->red == RED_MAX || s->red == RED_MIN) && m->index[ix].kind == IX_DENSE &&
-	       inner_is_contiguous(m, s, s->rhs, ix) && inner_is_contiguous(m, s, s->mask, ix);
+	const int ix = s->first_index + s->nfree, nr = s->nindex - s->nfree;
+	if (nr < 1 || nr > ROW_MAX_INNER || (s->pattern != PAT_REDUCE && s->pattern != PAT_CONTRACT) ||
+	    (s->red != RED_SUM && s->red != RED_MAX && s->red != RED_MIN))
+		return 0;
+	for (int i = 0; i < nr; i++)
+		if (m->index[ix + i].kind != IX_DENSE) return 0;
+	if (nr == 1) return inner_is_contiguous(m, s, s->rhs, ix) && inner_is_contiguous(m, s, s->mask, ix);
+	return trailing_axes(m, s->rhs, ix, nr) && trailing_axes(m, s->mask, ix, nr) ? nr : 0;
 }
 
 /* A pointwise statement over [rows, C] whose next statement reduces each
@@ -227,7 +269,8 @@ static int row_ahead(const Module *m, const Schedule *p, int sid)
 	while (n < p->last_stmt && p->op[n - p->first_stmt] == STEP_INLINE) n++;
 	if (n == p->last_stmt) return sid;
 	const Stmt *r = &m->stmt[n];
-	if (!row_reduction(m, r) || r->nfree != s->nfree - 1 || !plan_stmt_reads(m, r, s->out)) return sid;
+	const int nr = row_reduction(m, r);
+	if (!nr || r->nfree != s->nfree - nr || !plan_stmt_reads(m, r, s->out)) return sid;
 	for (int i = 0; i < s->nfree; i++)
 		if (!dim_eq(m->index[s->first_index + i].range, m->index[r->first_index + i].range)) return sid;
 	return n;
@@ -260,7 +303,10 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	} else {
 		k->mode = KM_POINT;
 		k->nspace = stmt_space(m, s, k->space);
-		if (row_reduction(m, s)) k->mode = KM_ROW, k->has_inner = 1, k->inner = m->index[s->first_index + s->nfree].range;
+		if ((k->ninner = row_reduction(m, s))) {
+			k->mode = KM_ROW;
+			for (int i = 0; i < k->ninner; i++) k->inner[i] = m->index[s->first_index + s->nfree + i].range;
+		}
 	}
 	k->nstmt = 1;
 }
@@ -333,12 +379,14 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	} else if (plan_is_scalar_map(s)) {
 		return SPLIT_SPACE;
 	} else if (k->mode == KM_ROW) {
-		int row_el = nsp == k->nspace + 1 && dims_eq(sp, k->nspace, k->space, k->nspace) && dim_eq(sp[nsp - 1], k->inner);
+		int row_el = nsp == k->nspace + k->ninner && dims_eq(sp, k->nspace, k->space, k->nspace) &&
+		             dims_eq(sp + k->nspace, k->ninner, k->inner, k->ninner);
 		int at_row = dims_eq(sp, nsp, k->space, k->nspace);
 		if (s->red == RED_NONE && !(row_el || at_row)) return SPLIT_ROW_MODE;
 		if (s->pattern == PAT_COMPACT && !at_row) return SPLIT_ROW_MODE;
 		if (s->red >= RED_SUM && s->red <= RED_KMIN &&
-		    !(at_row && nrd == 1 && dim_eq(rd[0], k->inner) && s->red != RED_KMIN && s->pattern != PAT_PAIRWISE))
+		    !(at_row && dims_eq(rd, nrd, k->inner, k->ninner) && s->red != RED_KMIN && s->pattern != PAT_PAIRWISE &&
+		      (k->ninner == 1 || row_reduction(m, s) == k->ninner)))
 			return SPLIT_ROW_MODE;
 		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
 	} else { /* POINT */
@@ -382,7 +430,7 @@ static void unstart_row(const Module *m, Schedule *p, int fusion)
 {
 	const Kernel *k = &p->k[p->nk - 1];
 	const int first = k->first_stmt;
-	if (k->mode != KM_ROW || k->nstmt != 1 || m->stmt[first].nfree != k->nspace + 1) return;
+	if (k->mode != KM_ROW || k->nstmt != 1 || m->stmt[first].nfree != k->nspace + k->ninner) return;
 	p->nk--;
 	start_kernel(m, p, fusion, first, 0);
 }

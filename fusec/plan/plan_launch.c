@@ -82,16 +82,19 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		unsigned char *seen = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			int walk = (s->nfree == k->nspace + 1 && stored[s->out - p->first_tensor]) ||
+			int walk = (s->nfree == k->nspace + k->ninner && stored[s->out - p->first_tensor]) ||
 			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
 			walks += walk;
-			if (s->nfree != k->nspace + 1 && !walk) continue;
+			if (s->nfree != k->nspace + k->ninner && !walk) continue;
 			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1 */
-				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + 1 && plan_stmt_reads(m, s, t))
+				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + k->ninner && plan_stmt_reads(m, s, t))
 					seen[t - p->first_tensor] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
 		}
 		free(seen);
-		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = 6 / (regs ? regs : 1);
+		/* a row over several axes keeps registers for splitting its flat
+		   column (gamma(g, c) of a group norm): one vector less, or ptxas
+		   spilled 8 bytes at 6 (groupnorm.fuse, sm_80 to sm_90a) */
+		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 5 : 6) / (regs ? regs : 1);
 		else k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
 
@@ -101,7 +104,10 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 	 * three quarters, enough for an unrolled body without spilling. */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
-		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache;
+		/* a point of four or more axes decomposes into 64-bit coordinates
+		   per unrolled copy: 40 registers spilled (groupnorm's unfused
+		   normalisation over [N,G,CG,HW], 8 bytes) */
+		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4);
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
 			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
 		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;

@@ -162,6 +162,8 @@ typedef struct KernelParams {
  * registers too (with more, ptxas spilled under the 64-register cap). A row
  * has at most ROW_MAX_THREADS threads (fz_row_lanes). */
 #define ROW_MAX_THREADS 1024
+/* A row spans at most this many trailing axes (Kernel.inner) */
+#define ROW_MAX_INNER 3
 /* A row wider than the registers hold is streamed on every walk, this many
  * 16-byte vectors a thread loaded before they are used */
 #define ROW_STREAM_VECS 4
@@ -195,8 +197,10 @@ typedef struct Kernel {
 	int fusion;
 	int nspace;
 	Dim space[MAX_IDX];       /* outer iteration space (a grid reduction: its reduced indices) */
-	int has_inner;            /* ROW: the cooperative inner dimension */
-	Dim inner;
+	int ninner;               /* ROW: the row's axes, walked by the group as one flat column index: 1 (the
+	                             statements' last index), or 2..ROW_MAX_INNER trailing axes every load reads
+	                             last, in order (group norm's (c, hw)); 0 for other kinds */
+	Dim inner[ROW_MAX_INNER];
 	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
 	int ntail;                /* how many whole-grid reductions it folds */
 	int nphase;

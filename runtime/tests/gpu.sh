@@ -40,6 +40,7 @@ size() {
 	spike_burst) echo "N=100003,NP1=100004,S=10000300,F=1000" ;;
 	colstats) echo "N=4099,C=1004" ;;
 	add_rmsnorm) echo "R=1000,C=4097" ;;
+	groupnorm) echo "N=3,G=5,CG=7,HW=1033" ;;
 	attention) echo "B=4,T=257,S=300,D=64" ;;
 	attention_causal) echo "B=4,T=300,D=128" ;;
 	attention_lse) echo "T=500,S=333,D=40" ;;

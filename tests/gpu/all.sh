@@ -18,7 +18,7 @@ export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVL
 R=${OUT:-build/gpu-all}
 W=${TMPDIR:-/tmp}/fz-gpu-all
 T=${JOB_TIMEOUT:-170}
-SANITIZE=${SANITIZE:-"softmax transfer_entropy transfer_entropy_shard belief_update spike_burst colstats active_inference_step attention attention_causal add_rmsnorm"}
+SANITIZE=${SANITIZE:-"softmax transfer_entropy transfer_entropy_shard belief_update spike_burst colstats active_inference_step attention attention_causal add_rmsnorm groupnorm"}
 mkdir -p "$R" || exit 1
 rm -rf "$W"; mkdir -p "$W" || exit 1
 sum=$R/summary.txt
@@ -45,7 +45,7 @@ job pipe 0 sh tests/gpu/pipeline.sh "$W/pipe/out"
 job v1 $other env GPU_PHASE=validate sh tests/gpu/run.sh transfer_entropy spike_burst kl_divergence relu sigmoid
 job v2 $other env GPU_PHASE=validate sh tests/gpu/run.sh transfer_entropy_shard spike_burst_shard softmax tanh vector_add
 job v3 $other env GPU_PHASE=validate sh tests/gpu/run.sh belief_update active_inference_step batchnorm_inference gemv_axpby_sum prediction_error colstats
-job v4 $other env GPU_PHASE=validate sh tests/gpu/run.sh attention attention_lse attention_causal add_rmsnorm
+job v4 $other env GPU_PHASE=validate sh tests/gpu/run.sh attention attention_lse attention_causal add_rmsnorm groupnorm
 job san $other env GPU_PHASE=sanitize sh tests/gpu/run.sh $SANITIZE
 job tiles $other sh tests/gpu/tiles.sh validate
 job rt $other sh runtime/tests/gpu.sh

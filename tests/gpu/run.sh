@@ -34,6 +34,9 @@ sizes() {
 	kl_divergence|prediction_error|vector_add|relu|sigmoid|tanh) echo "N=1 N=1000003 N=1000004 N=67108864" ;;
 	add_rmsnorm) echo "R=1,C=1 R=37,C=1001 R=5,C=40000 R=16384,C=4096" ;; # 40000: streamed
 	softmax) echo "R=1,C=1 R=37,C=1001 R=5,C=40000 R=8192,C=8192" ;; # 40000: streamed, wider than the registers
+	# rows over two axes: one element, odd extents (the scalar path, gamma's
+	# column split from the flat one), rows wider than the registers (streamed)
+	groupnorm) echo "N=1,G=1,CG=1,HW=1 N=3,G=5,CG=7,HW=33 N=2,G=4,CG=16,HW=4096 N=2,G=3,CG=3,HW=50001 N=32,G=32,CG=16,HW=1024" ;;
 	batchnorm_inference) echo "B=1,C=1 B=1001,C=37 B=37,C=1004 B=65536,C=1024" ;;
 	# rows split over blocks: few columns (5: one tile, many shares), a
 	# partial tile (1004), a share shorter than the rest (100003 rows)
