@@ -35,7 +35,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs unit layering tune artifacts runtime install gpurun mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs corpus unit layering tune artifacts runtime install gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -526,6 +526,12 @@ group_specs() {
 	why=
 	[ "$ndoc" -ge 3 ] || why="found $ndoc complete examples in dsl/README.md, expected at least 3"
 	check "specs/dsl/README.md examples found" "$why"
+}
+
+# --- corpus: bench/corpus/'s chains keep their contract (tests/corpus.sh) ---
+
+group_corpus() {
+	sub_suite corpus env FUSEC="$FUSEC" sh tests/corpus.sh
 }
 
 # --- unit: lexer, parser and diagnostics; the planner's schedules; in C ---
