@@ -244,6 +244,26 @@ void fz_artifact_info_free(fz_artifact_info *info);
 int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *sizes, long long *dims,
                     long long *elements, char *errbuf);
 
+/* What an integer input must hold, from the manifest's line `values NAME
+   LO..HI [nondecreasing] [nonzero]` (fusec writes one for each integer input
+   without a domain that some use bounds: a subscript, a ragged `for` bound,
+   a divisor; runtime/README.md). LO and HI are numbers, or a size plus or
+   minus a number, evaluated at sizes[] (sizes[i] for info->sizes[i]). */
+typedef struct fz_values_info {
+	int known;                         /* 0: no values line for the tensor (nothing said; older fusec wrote none) */
+	long long lo, hi;                  /* at these sizes, lo <= hi (0 when sizes is NULL and the bound names a size) */
+	int nondecreasing;                 /* sorted across the tensor, its first element lo: a CSR row pointer */
+	int nonzero;                       /* never 0: a divisor */
+	const char *range;                 /* LO..HI as the manifest writes it */
+} fz_values_info;
+/* Fills *out for tensor `tensor` (out->known 0 when the manifest says
+   nothing of it). sizes may be NULL: then a bound that names a size is not
+   evaluated. FZ_ERR_BAD_SIZE if a size is not from 1 to 2^62, a bound
+   overflows, or the range holds no value at these sizes (lo > hi, or only 0
+   and nonzero); FZ_ERR_INVALID for a bad argument. */
+int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *sizes, fz_values_info *out,
+                     char *errbuf);
+
 /* The checks fz_run makes before launching anything, usable without a GPU:
    the args size, every launch naming a kernel of the artifact, every memset
    a non-null pointer, and (fz_check_sizes) every size symbol > 0. */

@@ -66,6 +66,16 @@ char *fr_dir_of(const char *path);                        /* malloc'd; "." for a
 /* The path of a file of a verified artifact, next to its manifest (malloc'd). */
 char *fr_artifact_path(const fz_artifact_info *info, const char *name);
 
+/* A `values NAME LO..HI [nondecreasing] [nonzero]` line of the manifest:
+   each bound a size (index into sizes[]; -1: none) plus a number. */
+typedef struct fr_values {
+	int set;
+	int lo_size, hi_size;
+	long long lo, hi;
+	int nondecreasing, nonzero;
+	const char *range;       /* LO..HI as written */
+} fr_values;
+
 /* What a verified fz_artifact_info points into (info->storage_). Every
    array is bounded by the FZ_MAX_* limits. */
 typedef struct fr_store {
@@ -76,6 +86,7 @@ typedef struct fr_store {
 	fz_tensor_info tensors[FZ_MAX_TENSORS];
 	fz_kernel_info kernels[FZ_MAX_KERNELS];
 	const char **plan;       /* at most FZ_MAX_PLAN */
+	fr_values values[FZ_MAX_TENSORS]; /* per tensor, from its values line */
 	char layout[65];         /* recomputed from the manifest's lines */
 } fr_store;
 

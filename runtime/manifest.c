@@ -4,6 +4,7 @@
  * checks that need the whole manifest (required lines, agreement between
  * lines, the layout fingerprint) are in verify.c. */
 #include <limits.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -245,6 +246,76 @@ static int parse_tensor(parser *p, char **t, int n, int temp)
 	return FZ_OK;
 }
 
+/* A bound of a values line, the text [s, end): a number (-2^63 to 2^63-1,
+   no '+', no leading zero, no "-0"), or a size's name alone or plus or
+   minus a number from 1 (S, S+3, S-1), as fusec writes them
+   (fusec/artifact/manifest.c, value_bound). *size: the size's index or -1;
+   *c: the number, or what is added to the size. */
+static int value_bound(const fz_artifact_info *info, const char *s, const char *end, int *size, long long *c)
+{
+	char buf[FZ_MAX_NAME + 32];
+	if (end <= s || (size_t)(end - s) >= sizeof buf) return 0;
+	memcpy(buf, s, (size_t)(end - s)), buf[end - s] = 0;
+	char *q = buf;
+	long long v;
+	*size = -1;
+	if ((*q >= 'A' && *q <= 'Z') || (*q >= 'a' && *q <= 'z') || *q == '_') {
+		size_t n = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_");
+		char sign = q[n];
+		q[n] = 0;
+		if ((*size = size_index(info, q)) < 0) return 0;
+		if (!sign) return *c = 0, 1;
+		if ((sign != '+' && sign != '-') || !strict_count(q + n + 1, LLONG_MAX, &v) || v == 0) return 0;
+		*c = sign == '-' ? -v : v;
+		return 1;
+	}
+	const int neg = *q == '-';
+	q += neg;
+	if (neg && !strcmp(q, "9223372036854775808")) return *c = LLONG_MIN, 1;
+	if (!strict_count(q, LLONG_MAX, &v) || (neg && v == 0)) return 0;
+	*c = neg ? -v : v;
+	return 1;
+}
+
+/* values NAME LO..HI [nondecreasing] [nonzero]: what an integer input
+   listed before it must hold (fusec/plan/values.c) */
+static int parse_values(parser *p, char **t, int n)
+{
+	fz_artifact_info *info = p->info;
+	if (n < 3 || n > 5) return bad(p, "malformed values line (values NAME LO..HI [nondecreasing] [nonzero])");
+	int i = 0;
+	while (i < info->ntensors && strcmp(info->tensors[i].name, t[1])) i++;
+	if (i == info->ntensors) return bad(p, "values %s: no param line of that name before it", t[1]);
+	const fz_tensor_info *x = &info->tensors[i];
+	fr_values *v = &p->st->values[i];
+	if (x->role != FZ_INPUT && x->role != FZ_INOUT) return bad(p, "values %s: not an input", t[1]);
+	const int i32 = !strcmp(x->type, "i32");
+	if (!i32 && strcmp(x->type, "i64")) return bad(p, "values %s: a %s tensor (values lines are for integer inputs)", t[1], x->type);
+	if (x->has_domain) return bad(p, "values %s: its param line gives a domain too", t[1]);
+	if (v->set) return bad(p, "values %s listed twice", t[1]);
+	const char *dots = strstr(t[2], "..");
+	if (!dots || !value_bound(info, t[2], dots, &v->lo_size, &v->lo) ||
+	    !value_bound(info, dots + 2, t[2] + strlen(t[2]), &v->hi_size, &v->hi))
+		return bad(p, "values %s: malformed range '%s' (LO..HI, each a number or a size plus or minus a number)", t[1], t[2]);
+	const long long tlo = i32 ? INT32_MIN : LLONG_MIN, thi = i32 ? INT32_MAX : LLONG_MAX;
+	if ((v->lo_size < 0 && (v->lo < tlo || v->lo > thi)) || (v->hi_size < 0 && (v->hi < tlo || v->hi > thi)))
+		return bad(p, "values %s: %s is outside %s", t[1], t[2], x->type);
+	for (int k = 3; k < n; k++) {
+		if (!strcmp(t[k], "nondecreasing") && !v->nondecreasing) v->nondecreasing = 1;
+		else if (!strcmp(t[k], "nonzero") && !v->nonzero) v->nonzero = 1;
+		else return bad(p, "values %s: unexpected or repeated '%s'", t[1], t[k]);
+	}
+	/* empty whatever the sizes (each at least 1) */
+	long long least;
+	int empty = v->lo_size == v->hi_size ? v->lo > v->hi
+	          : v->lo_size >= 0 && v->hi_size < 0 ? !__builtin_add_overflow(v->lo, 1, &least) && least > v->hi : 0;
+	if (empty) return bad(p, "values %s: empty range %s (LO > HI)", t[1], t[2]);
+	if (v->nonzero && v->lo_size < 0 && v->hi_size < 0 && !v->lo && !v->hi)
+		return bad(p, "values %s: %s nonzero holds no value", t[1], t[2]);
+	v->range = t[2], v->set = 1;
+	return FZ_OK;
+}
+
 /* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic]
    [across=T,...] [smem=B tma=A,B] */
 static int parse_kernel(parser *p, char **t, int n)
@@ -376,6 +447,7 @@ static int parse_line(parser *p, char *line)
 	if (!strcmp(k, "param")) return parse_tensor(p, t, n, 0);
 	if (!strcmp(k, "temp")) return parse_tensor(p, t, n, 1);
 	if (!strcmp(k, "kernel")) return parse_kernel(p, t, n);
+	if (!strcmp(k, "values")) return parse_values(p, t, n);
 	for (const char *c = k; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-')) return bad(p, "malformed key '%s'", k);
 	return FZ_OK; /* a line a later fusec 0.x added: covered by the hash, ignored */

@@ -2,7 +2,10 @@
  * code computes them (fusec/core/ir.c, dim_write_c): a derived dimension
  * max(B + K, 0) / D, or / S. Every step is overflow-checked, so no size on
  * a command line and no manifest can make a caller allocate a wrapped-round
- * count. */
+ * count. fz_tensor_values: an integer input's values line at given sizes,
+ * overflow-checked the same way. */
+#include <string.h>
+
 #include "internal.h"
 
 #define LIMIT (1ll << 62)
@@ -30,5 +33,41 @@ int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *s
 			return fr_err(err, FZ_ERR_BAD_SIZE, "%s: more than 2^62 bytes at these sizes", t->name);
 	}
 	*elements = n;
+	return FZ_OK;
+}
+
+/* a values line's bound at sizes[]: size use (or -1) plus c */
+static int value_at(const fz_artifact_info *info, const fz_tensor_info *t, int use, long long c, const long long *sizes,
+                    long long *out, char *err)
+{
+	if (use < 0) return *out = c, FZ_OK;
+	if (use >= info->nsizes) return fr_err(err, FZ_ERR_INVALID, "fz_tensor_values: %s: no size %d", t->name, use);
+	if (sizes[use] < 1 || sizes[use] > LIMIT)
+		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: size %s is %lld, not from 1 to 2^62", t->name, info->sizes[use], sizes[use]);
+	if (__builtin_add_overflow(sizes[use], c, out))
+		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: values: %s%+lld overflows", t->name, info->sizes[use], c);
+	return FZ_OK;
+}
+
+int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *sizes, fz_values_info *out, char *err)
+{
+	if (!info || !out || tensor < 0 || tensor >= info->ntensors)
+		return fr_err(err, FZ_ERR_INVALID, "fz_tensor_values: a NULL argument or no tensor %d", tensor);
+	memset(out, 0, sizeof *out);
+	const fr_store *st = info->storage_;
+	if (!st || !st->values[tensor].set) return FZ_OK; /* an info filled by hand says nothing */
+	const fr_values *v = &st->values[tensor];
+	const fz_tensor_info *t = &info->tensors[tensor];
+	out->known = 1, out->nondecreasing = v->nondecreasing, out->nonzero = v->nonzero, out->range = v->range;
+	if (!sizes) {
+		out->lo = v->lo_size < 0 ? v->lo : 0, out->hi = v->hi_size < 0 ? v->hi : 0;
+		return FZ_OK;
+	}
+	int rc = value_at(info, t, v->lo_size, v->lo, sizes, &out->lo, err);
+	if (!rc) rc = value_at(info, t, v->hi_size, v->hi, sizes, &out->hi, err);
+	if (rc) return rc;
+	if (out->lo > out->hi || (v->nonzero && !out->lo && !out->hi))
+		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: values %s%s hold nothing at these sizes (%lld..%lld): choose other sizes", t->name,
+		              v->range, v->nonzero ? " nonzero" : "", out->lo, out->hi);
 	return FZ_OK;
 }

@@ -19,6 +19,12 @@ for m in generated/*.manifest; do
 	# derived dimensions as fusec writes them ((N+1)/2, R,C/2; the dictionary has more): none of the shipped manifests has one
 	{ printf '\017\004'; sed '$d' "$m" | sed -e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\) /\1 (\2+1)\/2 /' \
 		-e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\),\([A-Z][A-Z0-9]*\) /\1 \2,\3\/2 /'; } >"$seeds/$n.derived"
+	# values lines (what an integer input holds): ranges at their edges, the flags
+	if grep -q '^values ' "$m"; then
+		{ printf '\017\052'; sed '$d' "$m" | sed -e 's/^values \([a-z_0-9]*\) .*nondecreasing$/values \1 -2..S nondecreasing nonzero/' \
+			-e 's/^values \([a-z_0-9]*\) [^ ]*$/values \1 -2147483648..2147483647 nonzero/'; } >"$seeds/$n.values"
+		{ printf '\017\053'; sed '$d' "$m" | sed -e 's/^values \([a-z_0-9]*\) 0\.\./values \1 N-3../'; } >"$seeds/$n.values2"
+	fi
 done
 # inputs that found a defect once: run first, as seeds, every time
 cp runtime/tests/fuzz-regress/* "$seeds"/ 2>/dev/null

@@ -30,6 +30,15 @@ for m in generated/*.manifest; do
 	fi
 done
 expect "fuserun list by fusion name" 0 "fusion softmax, verified" -- $FUSERUN list softmax
+expect "fuserun list shows what each integer input holds" 0 "row_ptr .*by input  values 0..S nondecreasing" -- $FUSERUN list spike_burst
+if command -v python3 >/dev/null 2>&1; then
+	if $FUSERUN list spike_burst --json | python3 -c '
+import json, sys
+d = {p["name"]: p for p in json.load(sys.stdin)["parameters"]}
+assert d["row_ptr"]["values"] == "0..S" and d["row_ptr"]["nondecreasing"] and not d["row_ptr"]["nonzero"]
+assert d["fired"]["values"] == "0..NP1-2" and "values" not in d["w"]' 2>/dev/null
+	then ok "fuserun list --json: values lines"; else bad "fuserun list --json: values lines"; fi
+fi
 expect "fuserun list refuses a damaged artifact" 1 "truncated or edited" -- $FUSERUN list $T/truncated_ptx/kl_divergence.manifest
 expect "fuserun list refuses a missing artifact" 1 "No such file" -- $FUSERUN list $T/none.manifest
 expect "fuserun list of an unknown fusion names where it looked" 1 "generated/no_such_fusion.manifest: No such file" -- $FUSERUN list no_such_fusion
@@ -235,6 +244,23 @@ EOF2
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/idiv/idiv_free.manifest --size N=1000 --reps 3
 	else
 		bad "fusec compiles specs with integer inputs without a domain" "$(cat $U/fusec.log)"
+	fi
+	# integer inputs from the manifest's values lines (fusec: what each must
+	# hold): a shifted gather x(g(i) - 5) needs g in 5..N+4, which no range
+	# the search tries (0..m-1, 1..m-1) holds; a divisor beside a gather
+	# x(g(i) + 2) / d(i) gets d nonzero over all of i32 (no SIGFPE at N=1000)
+	printf 'fusion gather_shift(g: i32[M], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i) - 5) }\n}\n' > $U/vals.fuse
+	printf 'fusion idiv_gather(g: i32[M], d: i32[M], x: i32[N] in [0, 9]) -> (y: i32[M]) {\n    stage s { y(i) = x(g(i) + 2) / d(i) }\n}\n' >> $U/vals.fuse
+	if bin/fusec -o $U/vals $U/vals.fuse >$U/fusec.log 2>&1; then
+		expect "fuserun list shows a values line" 0 "g .*by input  values 5..N+4" -- $FUSERUN list $U/vals/gather_shift.manifest
+		expect "fuserun validate: a shifted gather x(g(i) - 5) from its values line (the search found none)" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/vals/gather_shift.manifest --size M=1000,N=7 --seed 3
+		expect "fuserun bench: a shifted gather x(g(i) - 5) from its values line" 0 "speed-up over unfused" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/vals/gather_shift.manifest --size M=1000,N=7 --reps 3
+		expect "fuserun validate: an integer divisor from its values line (nonzero), beside a gather, N=1000" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/vals/idiv_gather.manifest --size M=1000,N=1000 --seed 3
+	else
+		bad "fusec compiles specs whose integer inputs get values lines" "$(cat $U/fusec.log)"
 	fi
 	# inputs the reference refuses (a gather domain past its dimension: 0..99
 	# into N = 4) are never launched on: bench refuses them as validate does

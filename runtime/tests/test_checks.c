@@ -130,12 +130,145 @@ static void csr_shape(const rt_case *c, const fz_artifact_info *info, const char
 	check(ok && sorted && top_col >= N / 2 && top_rp >= S / 2, name, detail);
 }
 
-/* Integer inputs without a domain: values the reference accepts, found by
-   trying ranges on it; nothing by the fusion's name */
-static void test_free_integers(const fz_artifact_info *sb, const fr_spec *sbspec)
+/* a reference that accepts anything: what a values line gives is then all
+   that bounds the inputs */
+static int any_ref(const void *a) { (void)a; return 0; }
+
+/* min, max and whether tensor i's values are nondecreasing */
+static void int_stats(const rt_case *c, int i, long long *lo, long long *hi, int *sorted, int *zero)
 {
-	char err[FZ_ERRMSG_SIZE];
+	const rt_tensor *t = &c->t[i];
+	*lo = *hi = t->iref[0], *sorted = 1, *zero = 0;
+	for (long long k = 0; k < t->n; k++) {
+		const long long x = t->iref[k];
+		if (x < *lo) *lo = x;
+		if (x > *hi) *hi = x;
+		if (k && x < t->iref[k - 1]) *sorted = 0;
+		if (!x) *zero = 1;
+	}
+}
+
+/* Integer inputs with a values line (fusec's values NAME LO..HI
+   [nondecreasing] [nonzero]): drawn from it, no search */
+static void test_values_inputs(const fr_spec *sbspec)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096], detail[300];
 	rt_case c;
+	fz_artifact_info a;
+	long long lo, hi;
+	int sorted, zero, rc;
+	long long sizes[4] = {10, 101, 1000, 100}; /* F NP1 S N */
+	/* ranges narrower than the dimensions: the inputs stay inside them (the
+	   search drew col over all of 0..N-1 and row_ptr from 0) */
+	const char *dir = copy_artifact("spike_burst", "values_narrow");
+	edit(path2(p, dir, "spike_burst.manifest"), "values col 0..N-1", "values col 3..N-5", 0);
+	edit(p, "values row_ptr 0..S nondecreasing", "values row_ptr 7..S-3 nondecreasing", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: narrowed lines verify", err)) {
+		const int col = tensor_named(&a, "col"), rp = tensor_named(&a, "row_ptr"), fired = tensor_named(&a, "fired");
+		rc = rt_case_init(&c, &a, sbspec, sizes, 5, err);
+		if (check(!rc, "values: a case from narrowed lines, its reference accepts it", err)) {
+			int_stats(&c, col, &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "col in %lld..%lld", lo, hi);
+			check(lo >= 3 && hi <= 95 && lo <= 5 && hi >= 93, "values col 3..N-5: every col inside 3..95, both ends reached", detail);
+			int_stats(&c, rp, &lo, &hi, &sorted, &zero);
+			const long long last = c.t[rp].iref[c.t[rp].n - 1];
+			snprintf(detail, sizeof detail, "row_ptr[0] %d, in %lld..%lld, sorted %d, last %lld", c.t[rp].iref[0], lo, hi, sorted, last);
+			check(c.t[rp].iref[0] == 7 && sorted && hi <= 997 && last >= 997 - 30,
+			      "values row_ptr 7..S-3 nondecreasing: sorted, first 7, last near and at most 997", detail);
+			int_stats(&c, fired, &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "fired in %lld..%lld", lo, hi);
+			check(lo >= 0 && hi <= 99, "values fired 0..NP1-2: inside 0..99", detail);
+		}
+		rt_case_free(&c);
+		/* one seed is no proof: a few more, each inside its ranges */
+		int inside = 1;
+		for (unsigned long long seed = 100; seed < 110 && inside; seed++) {
+			inside = !rt_case_init(&c, &a, sbspec, sizes, seed, err);
+			int_stats(&c, col, &lo, &hi, &sorted, &zero), inside &= lo >= 3 && hi <= 95;
+			int_stats(&c, rp, &lo, &hi, &sorted, &zero), inside &= sorted && lo == 7 && hi <= 997;
+			rt_case_free(&c);
+		}
+		check(inside, "values: ten more seeds, each inside its ranges", err);
+		fz_artifact_info_free(&a);
+	}
+	/* nonzero: never 0, negatives too (the search tried 0..m-1, then 1..m-1:
+	   with a reference that accepts anything it kept the 0) */
+	fr_spec any = *sbspec;
+	any.reference = any_ref;
+	dir = copy_artifact("spike_burst", "values_nonzero");
+	edit(path2(p, dir, "spike_burst.manifest"), "values fired 0..NP1-2", "values fired -3..3 nonzero", 1);
+	long long many[4] = {1000, 101, 1000, 100};
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nonzero line verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (check(!rc, "values: a case from a nonzero line", err)) {
+			int_stats(&c, tensor_named(&a, "fired"), &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "fired in %lld..%lld, a zero %d", lo, hi, zero);
+			check(!zero && lo == -3 && hi == 3, "values fired -3..3 nonzero: never 0, both ends drawn", detail);
+		}
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	/* nondecreasing and nonzero from 0: sorted, starting at 1 */
+	dir = copy_artifact("spike_burst", "values_sorted_nonzero");
+	edit(path2(p, dir, "spike_burst.manifest"), "values row_ptr 0..S nondecreasing", "values row_ptr -2..S nondecreasing nonzero", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nondecreasing nonzero line verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (check(!rc, "values: a case from a nondecreasing nonzero line", err)) {
+			const int rp = tensor_named(&a, "row_ptr");
+			int_stats(&c, rp, &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "row_ptr[0] %d, in %lld..%lld, sorted %d, a zero %d", c.t[rp].iref[0], lo, hi, sorted, zero);
+			check(c.t[rp].iref[0] == -2 && sorted && !zero && hi <= 1000, "values row_ptr -2..S nondecreasing nonzero: sorted from -2, no 0",
+			      detail);
+		}
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	/* a range that holds nothing at these sizes, or nothing an i32 can hold: refused, saying which */
+	dir = copy_artifact("spike_burst", "values_empty");
+	edit(path2(p, dir, "spike_burst.manifest"), "values col 0..N-1", "values col 5..N-1", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: 5..N-1 verifies", err)) {
+		long long small[4] = {10, 101, 1000, 3};
+		rc = rt_case_init(&c, &a, &any, small, 3, err);
+		check(rc && strstr(err, "col: values 5..N-1 hold nothing at these sizes (5..2)"), "values 5..N-1 at N = 3: refused, saying so", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	edit(p, "values col 5..N-1", "values col N+2147483647..N+2147483647", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: N+2147483647..N+2147483647 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, sizes, 3, err);
+		check(rc && strstr(err, "col: values N+2147483647..N+2147483647") && strstr(err, "nothing fuserun can draw into i32"),
+		      "values past i32 at these sizes: refused, saying so", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	/* within the type: a range past it is cut to it (a subset of what is valid) */
+	edit(p, "values col N+2147483647..N+2147483647", "values col N+2147483000..N+2147483647", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: N+2147483000..N+2147483647 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, sizes, 3, err);
+		if (check(!rc, "values partly past i32: a case", err)) {
+			int_stats(&c, tensor_named(&a, "col"), &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "col in %lld..%lld", lo, hi);
+			check(lo >= 2147483100 && hi <= 2147483647, "values partly past i32: cut to i32", detail);
+		}
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+}
+
+/* Integer inputs without a domain or a values line (a manifest of a fusec
+   that wrote none): values the reference accepts, found by trying ranges
+   on it; nothing by the fusion's name */
+static void test_free_integers(const fr_spec *sbspec)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	rt_case c;
+	fz_artifact_info nv;
+	const char *dir = copy_artifact("spike_burst", "no_values");
+	edit(path2(p, dir, "spike_burst.manifest"), "values fired 0..NP1-2\n", "", 0);
+	edit(p, "values row_ptr 0..S nondecreasing\n", "", 0);
+	edit(p, "values col 0..N-1\n", "", 1);
+	if (!check(!fz_artifact_verify(p, &nv, err), "spike_burst without values lines verifies", err)) return;
+	const fz_artifact_info *sb = &nv;
 	/* the same artifact under another name: fuserun special-cased spike_burst by name */
 	fz_artifact_info lif = *sb;
 	lif.fusion = "lif_step";
@@ -170,6 +303,7 @@ static void test_free_integers(const fz_artifact_info *sb, const fr_spec *sbspec
 	check(rc && strstr(err, "lif_step: no values of its integer inputs without a domain (fired, row_ptr, col)") &&
 	          strstr(err, "it crashed (SIGILL"), "no range accepted: refused, naming the inputs and why", err);
 	rt_case_free(&c);
+	fz_artifact_info_free(&nv);
 }
 
 void test_compare(void)
@@ -293,6 +427,18 @@ void test_compare(void)
 		check(r.score <= 1 && r.tolerance == 1e-5, "a map output within 1e-5 passes", NULL);
 	}
 	rt_case_free(&c);
-	test_free_integers(&sb, &sbspec);
+	/* with its values lines, as generated: spike_burst renamed, and at sizes its contract (NP1 = N + 1) does not hold */
+	fz_artifact_info lif = sb;
+	lif.fusion = "lif_step";
+	rc = rt_case_init(&c, &lif, &sbspec, sizes, 5, err);
+	if (check(!rc && !rt_case_reference(&c, err), "spike_burst renamed, from its values lines", err))
+		csr_shape(&c, &lif, "spike_burst renamed, from its values lines");
+	rt_case_free(&c);
+	long long nocsr[4] = {10, 100, 1000, 100};
+	rc = rt_case_init(&c, &sb, &sbspec, nocsr, 3, err);
+	check(!rc, "spike_burst with NP1 = N, from its values lines", err);
+	rt_case_free(&c);
+	test_values_inputs(&sbspec);
+	test_free_integers(&sbspec);
 	fz_artifact_info_free(&kl), fz_artifact_info_free(&sb);
 }

@@ -21,6 +21,7 @@ int main(int argc, char **argv)
 	test_generated();
 	test_op_block();
 	test_refusals();
+	test_values_lines();
 	test_hostile();
 	test_shapes();
 	test_strerror();

@@ -1,6 +1,7 @@
 /* Artifact verification: every generated artifact passes; damaged,
  * edited, incomplete and incompatible copies are refused, saying why. */
 #include <dirent.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -143,4 +144,130 @@ void test_strerror(void)
 		for (int j = 0; j < i; j++) ok &= fz_strerror(i) && *fz_strerror(i) && strcmp(fz_strerror(i), fz_strerror(j));
 	ok &= strstr(fz_strerror(-1), "unknown") && strstr(fz_strerror(FZ_ERR_COUNT_), "unknown");
 	check(ok, "fz_strerror names every code, distinctly", NULL);
+}
+
+/* values NAME LO..HI [nondecreasing] [nonzero] lines: parsed strictly (a
+   malformed one is a refusal naming the line, never a crash), evaluated at
+   sizes by fz_tensor_values */
+static int tensor_index(const fz_artifact_info *info, const char *name)
+{
+	for (int i = 0; i < info->ntensors; i++)
+		if (!strcmp(info->tensors[i].name, name)) return i;
+	return -1;
+}
+
+void test_values_lines(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096], name[300];
+	const char *M = "spike_burst.manifest";
+	const char *dir = copy_artifact("spike_burst", "values_lines");
+	size_t n;
+	char *orig = slurp(path2(p, dir, M), &n);
+	fz_artifact_info info;
+	fz_values_info v;
+	long long sizes[4] = {10, 101, 1000, 100}; /* F NP1 S N */
+	if (check(!fz_artifact_verify(p, &info, err), "values: spike_burst's manifest verifies", err)) {
+		int fired = tensor_index(&info, "fired"), rp = tensor_index(&info, "row_ptr"), col = tensor_index(&info, "col"),
+		    w = tensor_index(&info, "w");
+		int rc = fz_tensor_values(&info, fired, sizes, &v, err);
+		check(!rc && v.known && v.lo == 0 && v.hi == 99 && !v.nondecreasing && !v.nonzero && !strcmp(v.range, "0..NP1-2"),
+		      "values fired 0..NP1-2 at NP1 = 101: 0..99", err);
+		rc = fz_tensor_values(&info, rp, sizes, &v, err);
+		check(!rc && v.known && v.lo == 0 && v.hi == 1000 && v.nondecreasing && !v.nonzero, "values row_ptr 0..S nondecreasing", err);
+		rc = fz_tensor_values(&info, col, NULL, &v, err);
+		check(!rc && v.known && v.lo == 0 && v.hi == 0 && !strcmp(v.range, "0..N-1"), "values without sizes: the text, numbers only", err);
+		rc = fz_tensor_values(&info, w, sizes, &v, err);
+		check(!rc && !v.known, "no values line: nothing said", err);
+		expect("fz_tensor_values: no such tensor", fz_tensor_values(&info, 99, sizes, &v, err), FZ_ERR_INVALID, err, NULL);
+		long long zero[4] = {10, 101, 1000, 0};
+		expect("fz_tensor_values: a size of 0", fz_tensor_values(&info, col, zero, &v, err), FZ_ERR_BAD_SIZE, err, "size N", NULL);
+		fz_artifact_info_free(&info);
+	}
+	/* valid lines: each verifies and evaluates as written */
+	static const struct { const char *line; long long lo, hi; int nd, nz; } good[] = {
+		{"values col -5..N+3 nonzero", -5, 103, 0, 1},
+		{"values col -2147483648..2147483647 nonzero", INT32_MIN, INT32_MAX, 0, 1},
+		{"values col 2..S-1 nonzero nondecreasing", 2, 999, 1, 1},
+		{"values col N-7..N", 93, 100, 0, 0},
+		{"values col 0..0", 0, 0, 0, 0},
+		{"values col -1..0 nonzero", -1, 0, 0, 1},
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		spit(p, orig, n);
+		edit(p, "values col 0..N-1", good[i].line, 1);
+		snprintf(name, sizeof name, "values: '%s' verifies and evaluates", good[i].line);
+		int ok = !fz_artifact_verify(p, &info, err);
+		if (ok) {
+			int rc = fz_tensor_values(&info, tensor_index(&info, "col"), sizes, &v, err);
+			ok = !rc && v.known && v.lo == good[i].lo && v.hi == good[i].hi && v.nondecreasing == good[i].nd && v.nonzero == good[i].nz;
+			fz_artifact_info_free(&info);
+		}
+		check(ok, name, err);
+	}
+	/* ranges that hold nothing at some sizes, or overflow there */
+	static const struct { const char *line; long long N; const char *why; } empty[] = {
+		{"values col 5..N-1", 3, "hold nothing at these sizes (5..2)"},
+		{"values col N+1..S nonzero", 1000, "hold nothing"},
+		{"values col 0..N+9223372036854775807", 1, "overflows"},
+		{"values col N-9223372036854775807..N", 100, NULL}, /* no overflow: fine */
+	};
+	for (size_t i = 0; i < sizeof empty / sizeof empty[0]; i++) {
+		spit(p, orig, n);
+		edit(p, "values col 0..N-1", empty[i].line, 1);
+		long long sz[4] = {10, 101, 1000, empty[i].N};
+		snprintf(name, sizeof name, "values: '%s' verifies", empty[i].line);
+		if (!check(!fz_artifact_verify(p, &info, err), name, err)) continue;
+		snprintf(name, sizeof name, "values: '%s' at N = %lld", empty[i].line, empty[i].N);
+		int rc = fz_tensor_values(&info, tensor_index(&info, "col"), sz, &v, err);
+		if (empty[i].why) expect(name, rc, FZ_ERR_BAD_SIZE, err, "col", empty[i].why, NULL);
+		else check(!rc && v.lo == 100 - 9223372036854775807LL, name, err);
+		fz_artifact_info_free(&info);
+	}
+	/* malformed lines: refused with the line's number and why */
+	static const struct { const char *from, *to, *why; } badl[] = {
+		{"values col 0..N-1", "values col", "malformed values line"},
+		{"values col 0..N-1", "values col 0..N-1 nondecreasing nonzero nonzero", "malformed values line"},
+		{"values col 0..N-1", "values col 0..N-1 nonzero nonzero", "repeated 'nonzero'"},
+		{"values col 0..N-1", "values col 0..N-1 sorted", "unexpected or repeated 'sorted'"},
+		{"values col 0..N-1", "values col 0-N", "malformed range '0-N'"},
+		{"values col 0..N-1", "values col 0..", "malformed range"},
+		{"values col 0..N-1", "values col ..N", "malformed range"},
+		{"values col 0..N-1", "values col 0..Q", "malformed range '0..Q'"},
+		{"values col 0..N-1", "values col 00..N", "malformed range"},
+		{"values col 0..N-1", "values col -0..N", "malformed range"},
+		{"values col 0..N-1", "values col +1..N", "malformed range"},
+		{"values col 0..N-1", "values col 0..N+0", "malformed range"},
+		{"values col 0..N-1", "values col 0..N+", "malformed range"},
+		{"values col 0..N-1", "values col 0..N-01", "malformed range"},
+		{"values col 0..N-1", "values col 0..N*2", "malformed range"},
+		{"values col 0..N-1", "values col 0..N-1..3", "malformed range"},
+		{"values col 0..N-1", "values col 0...N", "malformed range"},
+		{"values col 0..N-1", "values col 0x1..N", "malformed range"},
+		{"values col 0..N-1", "values col 0..9223372036854775808", "malformed range"},
+		{"values col 0..N-1", "values col -9223372036854775809..0", "malformed range"},
+		{"values col 0..N-1", "values col 0..N+9223372036854775808", "malformed range"},
+		{"values col 0..N-1", "values col 0..99999999999999999999999", "malformed range"},
+		{"values col 0..N-1", "values col -9223372036854775808..0", "outside i32"},
+		{"values col 0..N-1", "values col 0..2147483648", "outside i32"},
+		{"values col 0..N-1", "values col -2147483649..N", "outside i32"},
+		{"values col 0..N-1", "values col 5..3", "empty range 5..3 (LO > HI)"},
+		{"values col 0..N-1", "values col N..N-1", "empty range"},
+		{"values col 0..N-1", "values col N+5..5", "empty range"},
+		{"values col 0..N-1", "values col 0..0 nonzero", "holds no value"},
+		{"values col 0..N-1", "values w 0..N-1", "a f32 tensor"},
+		{"values col 0..N-1", "values v_next 0..N-1", "not an input"},
+		{"values col 0..N-1", "values nope 0..N-1", "no param line of that name before it"},
+		{"values col 0..N-1", "values col 0..N-1\nvalues col 0..N-1", "values col listed twice"},
+		{"param col ", "values col 0..N-1\nparam col ", "no param line of that name before it"},
+		{"param col input i32 S by=input", "param col input i32 S by=input domain=0..5", "gives a domain too"},
+	};
+	for (size_t i = 0; i < sizeof badl / sizeof badl[0]; i++) {
+		spit(p, orig, n);
+		edit(p, badl[i].from, badl[i].to, 1);
+		snprintf(name, sizeof name, "values: refuses '%s'", badl[i].to);
+		for (char *nl = strchr(name, '\n'); nl; nl = strchr(nl, '\n')) *nl = '|'; /* one line a check */
+		expect(name, verify(dir, M, err), FZ_ERR_FORMAT, err, "spike_burst.manifest:", badl[i].why, NULL);
+	}
+	spit(p, orig, n);
+	free(orig);
 }

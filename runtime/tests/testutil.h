@@ -36,6 +36,7 @@ int verify(const char *dir, const char *name, char *err);
 void test_generated(void);
 void test_op_block(void);
 void test_refusals(void);
+void test_values_lines(void);
 void test_hostile(void);
 void test_shapes(void);
 void test_strerror(void);

@@ -30,7 +30,13 @@ static void list_json(const fz_artifact_info *a)
 		printf(", \"role\": \"%s\", \"type\": ", role_name[t->role]), json_str(stdout, t->type);
 		printf(", \"dims\": [");
 		for (int d = 0; d < t->rank; d++) printf("%s", d ? ", " : ""), json_str(stdout, t->dim[d]);
-		printf("], \"by\": "), json_str(stdout, t->by), printf("}");
+		printf("], \"by\": "), json_str(stdout, t->by);
+		fz_values_info v;
+		if (!fz_tensor_values(a, i, NULL, &v, NULL) && v.known) {
+			printf(", \"values\": "), json_str(stdout, v.range);
+			printf(", \"nondecreasing\": %s, \"nonzero\": %s", v.nondecreasing ? "true" : "false", v.nonzero ? "true" : "false");
+		}
+		printf("}");
 	}
 	printf("], \"targets\": [");
 	for (int i = 0; i < a->ntargets; i++) {
@@ -69,7 +75,11 @@ static void list_text(const fz_artifact_info *a)
 	for (int i = 0; i < a->ntensors; i++) {
 		const fz_tensor_info *t = &a->tensors[i];
 		dims(t, buf, sizeof buf);
-		printf("  %-12s %-6s %-4s %-14s by %s\n", t->name, role_name[t->role], t->type, buf, t->by);
+		fz_values_info v;
+		printf("  %-12s %-6s %-4s %-14s by %s", t->name, role_name[t->role], t->type, buf, t->by);
+		if (!fz_tensor_values(a, i, NULL, &v, NULL) && v.known) /* identifiers and numbers (the parser checks them) */
+			printf("  values %s%s%s", v.range, v.nondecreasing ? " nondecreasing" : "", v.nonzero ? " nonzero" : "");
+		printf("\n");
 	}
 	printf("targets:\n");
 	for (int i = 0; i < a->ntargets; i++)

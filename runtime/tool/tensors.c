@@ -283,11 +283,48 @@ static void reference_failure(int r, int why, char *buf, size_t n)
 	else snprintf(buf, n, "unknown error");
 }
 
+/* ---- integer inputs with a values line ---- */
+
+/* fusec says what an integer input without a domain must hold (a values
+   line: LO..HI, nondecreasing for a CSR row pointer, nonzero for a
+   divisor; fz_tensor_values): drawn from it, uniform in LO..HI (0 left
+   out for nonzero), or for nondecreasing a sorted sequence whose first
+   element is LO, each element uniform in its own stretch of the range, so
+   that the last is near HI and never past it (s in rp(i) .. rp(i+1) then
+   stays inside what rp points into, and most of it is reached). Inputs go
+   through doubles (the reference's view): the range is cut to the type and
+   to -2^53..2^53, a subset of what is valid. */
+static int values_input(rt_case *c, int i, char *err)
+{
+	rt_tensor *t = &c->t[i];
+	fz_values_info v;
+	int rc = fz_tensor_values(c->info, i, c->size, &v, err);
+	if (rc || !v.known) return rc ? 1 : 0;
+	const int code = tcode(t->ti);
+	const long long top = 9007199254740992ll, tlo = code == T_I32 ? INT32_MIN : -top, thi = code == T_I32 ? INT32_MAX : top;
+	long long lo = v.lo > tlo ? v.lo : tlo, hi = v.hi < thi ? v.hi : thi;
+	/* candidates: lo..hi without 0 when nonzero (hi - lo < 2^54: exact enough in a double) */
+	const double w = (double)(hi - lo) + 1 - (v.nonzero && lo <= 0 && hi >= 0);
+	if (lo > hi || w < 1)
+		return snprintf(err, FZ_ERRMSG_SIZE, "%s: values %s%s (%lld..%lld at these sizes) hold nothing fuserun can draw into %s "
+		                "(%lld..%lld)", t->ti->name, v.range, v.nonzero ? " nonzero" : "", v.lo, v.hi, t->ti->type, tlo, thi), 1;
+	for (long long k = 0; k < t->n; k++) {
+		double x = v.nondecreasing ? (k ? floor(((double)k + urand(&c->rng)) * w / (double)t->n) : 0) : floor(urand(&c->rng) * w);
+		long long d = x < w - 1 ? (long long)x : (long long)(w - 1), val = lo + d;
+		if (v.nonzero && lo <= 0 && val >= 0) val++;
+		put(code, t->host, k, (double)val);
+	}
+	t->valued = 1;
+	sync_input(c, i);
+	return 0;
+}
+
 /* ---- integer inputs without a domain ---- */
 
-/* An integer input the spec gave no domain is an index into some
-   dimension, a CSR row pointer, a divisor, a count: which, the manifest
-   does not say (fusec records no such role), and a name says nothing.
+/* An integer input the spec gave no domain and the manifest no values
+   line (a fusec that wrote none, or no use that bounds it) is an index
+   into some dimension, a CSR row pointer, a divisor, a count: which, the
+   manifest does not say, and a name says nothing.
    What the artifact does carry is its reference, which checks every
    subscript it reads and refuses a bad one, and runs apart, so that a trap
    (a division by 0) is a refusal too: the values are found by trying
@@ -301,7 +338,8 @@ typedef struct free_int {
 
 static int free_integer(const rt_tensor *t)
 {
-	return view_of(t) && (t->ti->role == FZ_INPUT || t->ti->role == FZ_INOUT) && !is_float(tcode(t->ti)) && !t->ti->has_domain;
+	return view_of(t) && (t->ti->role == FZ_INPUT || t->ti->role == FZ_INOUT) && !is_float(tcode(t->ti)) && !t->ti->has_domain &&
+	       !t->valued;
 }
 
 /* draws f's values in lo..hi (hi within the type), remembering how */
@@ -517,6 +555,8 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 		         info->fusion, spec->ref_args_size);
 		return 1;
 	}
+	for (int i = 0; i < info->ntensors; i++)
+		if (view_of(&c->t[i]) && (c->t[i].ti->role == FZ_INPUT || c->t[i].ti->role == FZ_INOUT) && values_input(c, i, err)) return 1;
 	if (free_integers(c, err)) return 1;
 	/* inputs the reference refuses are never launched on: its refusal is a
 	   subscript out of range, which a kernel would read or write outside

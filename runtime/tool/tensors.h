@@ -18,6 +18,7 @@ typedef struct rt_tensor {
 	int32_t *iref;      /* i32 tensors */
 	int64_t *lref;      /* i64 tensors */
 	int rarg;           /* its field in the reference's args */
+	int valued;         /* an integer input drawn from the manifest's values line */
 	fz_ptr dev;
 } rt_tensor;
 
@@ -38,7 +39,8 @@ typedef struct rt_case {
 int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from
    each domain, else by name for floats; integer inputs without a domain
-   get values the reference accepts (ranges tried on it, tensors.c). Then
+   from the manifest's values line (fz_tensor_values), else values the
+   reference accepts (ranges tried on it, tensors.c). Then
    runs the reference on them (rt_case_reference): 0 only for inputs it
    accepts, with its outputs computed, so that nothing launches on inputs
    that would take a kernel outside its buffers. */
