@@ -27,7 +27,7 @@ def textbook(x, gamma, beta, g, eps):
 ce, ct = torch.compile(expert), torch.compile(textbook)
 big = torch.empty(1 << 28, device="cuda")
 cp = do_bench(lambda: big.clone(), return_mode="median")
-print(f"copy ceiling: {2 * big.numel() * 4 / cp / 1e9:.0f} GB/s", flush=True)
+print(f"copy ceiling: {2 * big.numel() * 4 / (cp * 1e-3) / 1e9:.0f} GB/s", flush=True)
 for arg in sys.argv[1:]:
     n, g, cg, hw = (int(v) for v in arg.split(","))
     x = torch.randn(n, g * cg, hw, device="cuda")

@@ -16,4 +16,4 @@ for sz in "N=32 G=32 CG=16 HW=1024" "N=32 G=32 CG=16 HW=4096" "N=16 G=32 CG=8 HW
 	build/gpu/v_groupnorm $sz --flush --time-only --reps 50 --seed 3 2>&1 | grep -v '^  '
 done > "$O/ours.txt"
 PYTHONUNBUFFERED=1 timeout 240 python3 bench/groupnorm_peers.py 32,32,16,1024 32,32,16,4096 16,32,8,3136 128,32,4,1024 > "$O/peers.txt" 2>&1
-tail -3 "$O/validate.tail" "$O/sanitize.txt"; tail -5 "$O/runtime.out"; cat "$O/ours.txt" "$O/peers.txt"
+tail -n 3 "$O/validate.tail" "$O/sanitize.txt"; tail -5 "$O/runtime.out"; cat "$O/ours.txt" "$O/peers.txt"
