@@ -398,7 +398,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_C & 3) == 0;
+	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_x & 7) == 0 && ((unsigned long long)a.t_res & 7) == 0 && ((unsigned long long)a.t_h & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -411,14 +411,20 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add
 		const long long s1_2 = s1_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
-		const float v_h_0 = (float)((fz_b2f(__ldg(&a.t_x[((long long)(s0_0) * a.n_C + (long long)(s1_0))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0_0) * a.n_C + (long long)(s1_0))]))));
-		const float v_h_1 = (float)((fz_b2f(__ldg(&a.t_x[((long long)(s0_1) * a.n_C + (long long)(s1_1))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0_1) * a.n_C + (long long)(s1_1))]))));
-		const float v_h_2 = (float)((fz_b2f(__ldg(&a.t_x[((long long)(s0_2) * a.n_C + (long long)(s1_2))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0_2) * a.n_C + (long long)(s1_2))]))));
-		const float v_h_3 = (float)((fz_b2f(__ldg(&a.t_x[((long long)(s0_3) * a.n_C + (long long)(s1_3))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0_3) * a.n_C + (long long)(s1_3))]))));
-		a.t_h[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = fz_f2b(v_h_0);
-		a.t_h[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = fz_f2b(v_h_1);
-		a.t_h[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = fz_f2b(v_h_2);
-		a.t_h[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = fz_f2b(v_h_3);
+		float fz_vl0[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_x[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		float fz_vl1[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_res[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl1[0] = fz_b2f(fz_t.x), fz_vl1[1] = fz_b2f(fz_t.y), fz_vl1[2] = fz_b2f(fz_t.z), fz_vl1[3] = fz_b2f(fz_t.w); }
+		unsigned short fz_vs0[4];
+		const float v_h_0 = (float)((fz_vl0[0] + fz_vl1[0]));
+		const float v_h_1 = (float)((fz_vl0[1] + fz_vl1[1]));
+		const float v_h_2 = (float)((fz_vl0[2] + fz_vl1[2]));
+		const float v_h_3 = (float)((fz_vl0[3] + fz_vl1[3]));
+		fz_vs0[0] = fz_f2b(v_h_0);
+		fz_vs0[1] = fz_f2b(v_h_1);
+		fz_vs0[2] = fz_f2b(v_h_2);
+		fz_vs0[3] = fz_f2b(v_h_3);
+		*(ushort4 *)&a.t_h[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
@@ -483,7 +489,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add
 {
 	const long long total = a.n_R * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_C & 3) == 0;
+	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_w & 7) == 0 && ((unsigned long long)a.t_y & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -496,14 +502,18 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add
 		const long long s1_2 = s1_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
-		const float v_y_0 = (float)(((fz_b2f((a.t_h[((long long)(s0_0) * a.n_C + (long long)(s1_0))])) * rsqrtf((((a.t_ms[(long long)(s0_0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_0)]))));
-		const float v_y_1 = (float)(((fz_b2f((a.t_h[((long long)(s0_1) * a.n_C + (long long)(s1_1))])) * rsqrtf((((a.t_ms[(long long)(s0_1)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_1)]))));
-		const float v_y_2 = (float)(((fz_b2f((a.t_h[((long long)(s0_2) * a.n_C + (long long)(s1_2))])) * rsqrtf((((a.t_ms[(long long)(s0_2)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_2)]))));
-		const float v_y_3 = (float)(((fz_b2f((a.t_h[((long long)(s0_3) * a.n_C + (long long)(s1_3))])) * rsqrtf((((a.t_ms[(long long)(s0_3)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_3)]))));
-		a.t_y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = fz_f2b(v_y_0);
-		a.t_y[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = fz_f2b(v_y_1);
-		a.t_y[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = fz_f2b(v_y_2);
-		a.t_y[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = fz_f2b(v_y_3);
+		float fz_vl0[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_w[(long long)(s1_0)]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		unsigned short fz_vs0[4];
+		const float v_y_0 = (float)(((fz_b2f((a.t_h[((long long)(s0_0) * a.n_C + (long long)(s1_0))])) * rsqrtf((((a.t_ms[(long long)(s0_0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[0]));
+		const float v_y_1 = (float)(((fz_b2f((a.t_h[((long long)(s0_1) * a.n_C + (long long)(s1_1))])) * rsqrtf((((a.t_ms[(long long)(s0_1)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[1]));
+		const float v_y_2 = (float)(((fz_b2f((a.t_h[((long long)(s0_2) * a.n_C + (long long)(s1_2))])) * rsqrtf((((a.t_ms[(long long)(s0_2)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[2]));
+		const float v_y_3 = (float)(((fz_b2f((a.t_h[((long long)(s0_3) * a.n_C + (long long)(s1_3))])) * rsqrtf((((a.t_ms[(long long)(s0_3)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[3]));
+		fz_vs0[0] = fz_f2b(v_y_0);
+		fz_vs0[1] = fz_f2b(v_y_1);
+		fz_vs0[2] = fz_f2b(v_y_2);
+		fz_vs0[3] = fz_f2b(v_y_3);
+		*(ushort4 *)&a.t_y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {

@@ -1284,7 +1284,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u6(const f
 {
 	const long long total = a.n_B * a.n_T * a.n_D;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0;
+	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -1304,14 +1304,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u6(const f
 		const long long s2_3 = s2_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_o[(((long long)(s0_0) * a.n_T + (long long)(s1_0)) * a.n_D + (long long)(s2_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
 		const float v_O_0 = (float)(fz_vl0[0]);
 		const float v_O_1 = (float)(fz_vl0[1]);
 		const float v_O_2 = (float)(fz_vl0[2]);
 		const float v_O_3 = (float)(fz_vl0[3]);
-		a.t_O[(((long long)(s0_0) * a.n_T + (long long)(s1_0)) * a.n_D + (long long)(s2_0))] = fz_f2b(v_O_0);
-		a.t_O[(((long long)(s0_1) * a.n_T + (long long)(s1_1)) * a.n_D + (long long)(s2_1))] = fz_f2b(v_O_1);
-		a.t_O[(((long long)(s0_2) * a.n_T + (long long)(s1_2)) * a.n_D + (long long)(s2_2))] = fz_f2b(v_O_2);
-		a.t_O[(((long long)(s0_3) * a.n_T + (long long)(s1_3)) * a.n_D + (long long)(s2_3))] = fz_f2b(v_O_3);
+		fz_vs0[0] = fz_f2b(v_O_0);
+		fz_vs0[1] = fz_f2b(v_O_1);
+		fz_vs0[2] = fz_f2b(v_O_2);
+		fz_vs0[3] = fz_f2b(v_O_3);
+		*(ushort4 *)&a.t_O[(((long long)(s0_0) * a.n_T + (long long)(s1_0)) * a.n_D + (long long)(s2_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {

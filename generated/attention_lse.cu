@@ -1139,7 +1139,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_lse_u4(const fz_a
 {
 	const long long total = a.n_T * a.n_S;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_z & 15) == 0;
+	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_z & 15) == 0 && ((unsigned long long)a.t_p & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -1154,14 +1154,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_lse_u4(const fz_a
 		const long long s1_3 = s1_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_z[((long long)(s0_0) * a.n_S + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
 		const float v_p_0 = (float)((fz_expf((fz_vl0[0] - (a.t_mx[(long long)(s0_0)]))) * (1.0f / (a.t_l[(long long)(s0_0)]))));
 		const float v_p_1 = (float)((fz_expf((fz_vl0[1] - (a.t_mx[(long long)(s0_1)]))) * (1.0f / (a.t_l[(long long)(s0_1)]))));
 		const float v_p_2 = (float)((fz_expf((fz_vl0[2] - (a.t_mx[(long long)(s0_2)]))) * (1.0f / (a.t_l[(long long)(s0_2)]))));
 		const float v_p_3 = (float)((fz_expf((fz_vl0[3] - (a.t_mx[(long long)(s0_3)]))) * (1.0f / (a.t_l[(long long)(s0_3)]))));
-		a.t_p[((long long)(s0_0) * a.n_S + (long long)(s1_0))] = fz_f2h(v_p_0);
-		a.t_p[((long long)(s0_1) * a.n_S + (long long)(s1_1))] = fz_f2h(v_p_1);
-		a.t_p[((long long)(s0_2) * a.n_S + (long long)(s1_2))] = fz_f2h(v_p_2);
-		a.t_p[((long long)(s0_3) * a.n_S + (long long)(s1_3))] = fz_f2h(v_p_3);
+		fz_vs0[0] = fz_f2h(v_p_0);
+		fz_vs0[1] = fz_f2h(v_p_1);
+		fz_vs0[2] = fz_f2h(v_p_2);
+		fz_vs0[3] = fz_f2h(v_p_3);
+		*(ushort4 *)&a.t_p[((long long)(s0_0) * a.n_S + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
@@ -1255,7 +1257,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_lse_u6(const fz_a
 {
 	const long long total = a.n_T * a.n_D;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0;
+	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -1270,14 +1272,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_lse_u6(const fz_a
 		const long long s1_3 = s1_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_o[((long long)(s0_0) * a.n_D + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
 		const float v_O_0 = (float)(fz_vl0[0]);
 		const float v_O_1 = (float)(fz_vl0[1]);
 		const float v_O_2 = (float)(fz_vl0[2]);
 		const float v_O_3 = (float)(fz_vl0[3]);
-		a.t_O[((long long)(s0_0) * a.n_D + (long long)(s1_0))] = fz_f2h(v_O_0);
-		a.t_O[((long long)(s0_1) * a.n_D + (long long)(s1_1))] = fz_f2h(v_O_1);
-		a.t_O[((long long)(s0_2) * a.n_D + (long long)(s1_2))] = fz_f2h(v_O_2);
-		a.t_O[((long long)(s0_3) * a.n_D + (long long)(s1_3))] = fz_f2h(v_O_3);
+		fz_vs0[0] = fz_f2h(v_O_0);
+		fz_vs0[1] = fz_f2h(v_O_1);
+		fz_vs0[2] = fz_f2h(v_O_2);
+		fz_vs0[3] = fz_f2h(v_O_3);
+		*(ushort4 *)&a.t_O[((long long)(s0_0) * a.n_D + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {

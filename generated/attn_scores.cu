@@ -618,7 +618,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) attn_scores_u1(const fz_att
 {
 	const long long total = a.n_Bt * a.n_M * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_S & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -638,14 +638,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attn_scores_u1(const fz_att
 		const long long s2_3 = s2_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = *((const float4 *)&a.t_acc[(((long long)(s0_0) * a.n_M + (long long)(s1_0)) * a.n_N + (long long)(s2_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
 		const float v_S_0 = (float)((((float)a.t_scale) * fz_vl0[0]));
 		const float v_S_1 = (float)((((float)a.t_scale) * fz_vl0[1]));
 		const float v_S_2 = (float)((((float)a.t_scale) * fz_vl0[2]));
 		const float v_S_3 = (float)((((float)a.t_scale) * fz_vl0[3]));
-		a.t_S[(((long long)(s0_0) * a.n_M + (long long)(s1_0)) * a.n_N + (long long)(s2_0))] = fz_f2h(v_S_0);
-		a.t_S[(((long long)(s0_1) * a.n_M + (long long)(s1_1)) * a.n_N + (long long)(s2_1))] = fz_f2h(v_S_1);
-		a.t_S[(((long long)(s0_2) * a.n_M + (long long)(s1_2)) * a.n_N + (long long)(s2_2))] = fz_f2h(v_S_2);
-		a.t_S[(((long long)(s0_3) * a.n_M + (long long)(s1_3)) * a.n_N + (long long)(s2_3))] = fz_f2h(v_S_3);
+		fz_vs0[0] = fz_f2h(v_S_0);
+		fz_vs0[1] = fz_f2h(v_S_1);
+		fz_vs0[2] = fz_f2h(v_S_2);
+		fz_vs0[3] = fz_f2h(v_S_3);
+		*(ushort4 *)&a.t_S[(((long long)(s0_0) * a.n_M + (long long)(s1_0)) * a.n_N + (long long)(s2_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {

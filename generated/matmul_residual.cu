@@ -619,7 +619,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_residual_u1(const fz
 {
 	const long long total = a.n_M * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0;
+	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_R & 7) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 7) == 0 && ((unsigned long long)a.t_C & 7) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		long long fz_rem_0 = 4 * q;
@@ -633,15 +633,21 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_residual_u1(const fz
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
 		float fz_vl0[4];
-		{ const float4 fz_t = *((const float4 *)&a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
-		const float v_C_0 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_0) * a.n_N + (long long)(s1_0))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_0)]) * fz_vl0[0]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_0)]))))));
-		const float v_C_1 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_1) * a.n_N + (long long)(s1_1))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_1)]) * fz_vl0[1]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_1)]))))));
-		const float v_C_2 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_2) * a.n_N + (long long)(s1_2))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_2)]) * fz_vl0[2]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_2)]))))));
-		const float v_C_3 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_3) * a.n_N + (long long)(s1_3))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_3)]) * fz_vl0[3]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_3)]))))));
-		a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = fz_f2b(v_C_0);
-		a.t_C[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = fz_f2b(v_C_1);
-		a.t_C[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = fz_f2b(v_C_2);
-		a.t_C[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = fz_f2b(v_C_3);
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_R[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		float fz_vl1[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_bias[(long long)(s1_0)]); fz_vl2[0] = fz_b2f(fz_t.x), fz_vl2[1] = fz_b2f(fz_t.y), fz_vl2[2] = fz_b2f(fz_t.z), fz_vl2[3] = fz_b2f(fz_t.w); }
+		unsigned short fz_vs0[4];
+		const float v_C_0 = (float)((fz_vl0[0] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_0)]) * fz_vl1[0]) + fz_vl2[0]))));
+		const float v_C_1 = (float)((fz_vl0[1] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_1)]) * fz_vl1[1]) + fz_vl2[1]))));
+		const float v_C_2 = (float)((fz_vl0[2] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_2)]) * fz_vl1[2]) + fz_vl2[2]))));
+		const float v_C_3 = (float)((fz_vl0[3] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_3)]) * fz_vl1[3]) + fz_vl2[3]))));
+		fz_vs0[0] = fz_f2b(v_C_0);
+		fz_vs0[1] = fz_f2b(v_C_1);
+		fz_vs0[2] = fz_f2b(v_C_2);
+		fz_vs0[3] = fz_f2b(v_C_3);
+		*(ushort4 *)&a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {

@@ -155,7 +155,7 @@ const char *cuda_contract_value(Cx *cx, const Stmt *c, const char *acc, int dept
 void cuda_leaf(ExprWriter *w, int e, void *outp);
 int cuda_eager_ok(ExprWriter *w, int e);
 void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store);
+int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store);
 
 /* cuda_remat.c */
 /* The value (or mask) e of statement s, in its compute type. Locals it

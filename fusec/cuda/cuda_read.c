@@ -71,7 +71,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		w->compute = c, w->half = h;
 		for (int i = 0; i < P->nfree; i++)
 			cx->bind[P->first_index + i - cx->first_index] = saved[i], cx->role[P->first_index + i - cx->first_index] = saved_role[i];
-	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->nargs, 0)) >= 0) {
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->args, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
 		char *lin = cuda_linear(cx, t, subs);
@@ -174,11 +174,12 @@ int cuda_eager_ok(ExprWriter *w, int e)
 /* In the POINT vector path: an access of one of the kernel's vector
  * tensors (Kernel.vec_tensors) at the copy's point, its innermost subscript
  * the space's innermost coordinate, the others outer coordinates of the
- * space (roles: the subscripts' cuda_role). The four copies then touch four consecutive elements
+ * space or whole constants (roles: the subscripts' cuda_role; args: their
+ * expressions). The four copies then touch four consecutive elements
  * starting at copy 0's, 16-byte aligned when the tensor is and the extent
  * is a multiple of 4 (the kernel checks both). Returns the access's slot in
  * cx->vl (loads) or cx->vs (stores), or -1. */
-int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store)
+int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
@@ -187,6 +188,13 @@ int cuda_vec_access(Cx *cx, int t, const int *roles, int n, int store)
 	char names[MAX_RANK][24], *subs0[MAX_RANK];
 	for (int i = 0; i < n; i++) {
 		const int j = roles[i];
+		const Expr *a = &cx->m->expr[args[i]];
+		/* an outer subscript may be a whole constant, the same for the copies
+		   (the halves of a gated product's X(r, 0, c) and X(r, 1, c)) */
+		if (i < n - 1 && j == CUDA_ROLE_NONE && a->op == IR_CONST && a->value == (double)(long long)a->value && a->value >= 0) {
+			snprintf(names[i], sizeof names[i], "%lld", (long long)a->value), subs0[i] = names[i];
+			continue;
+		}
 		if (j < 0 || j >= ns || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}

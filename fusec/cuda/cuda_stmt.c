@@ -44,7 +44,7 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	int roles[MAX_RANK];
 	for (int i = 0; i < s->nlhs; i++) subs[i] = emit_render(&cx->w, s->lhs[i]), roles[i] = cuda_role(cx, s->lhs[i]);
 	FILE *o = cx->sink ? cx->sink : cx->out;
-	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, roles, s->nlhs, 1) : -1;
+	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, roles, s->lhs, s->nlhs, 1) : -1;
 	cuda_ind(o, depth);
 	if (vi >= 0) { /* collected, stored as one vector after the copies */
 		fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);

@@ -10,11 +10,15 @@
 
 /* The vector path (KernelParams.vec): a thread takes the 4 consecutive
  * points 4q..4q+3 along the innermost index; the f32 accesses the copies
- * share along it (cuda_vec_access) become one 16-byte load or store each. Taken
+ * share along it (cuda_vec_access) become one 16-byte load or store each
+ * (f16 and bf16: 8 bytes, converted to f32 and back). Taken
  * when the innermost extent is a multiple of 4 and every such tensor is
  * 16-byte aligned, decided by the kernel from its arguments (uniform); the
  * strided copies below handle everything otherwise. Returns the text of the
  * path, printed by emit before the strided loop. */
+/* the alignment mask of a vector of 4 of t: 16 bytes for f32, 8 for f16 and bf16 */
+static int vec_align(const Tensor *t) { return t->type == ET_F32 ? 15 : 7; }
+
 static char *vec_path(Cx *cx)
 {
 	const Module *m = cx->m;
@@ -62,24 +66,29 @@ static char *vec_path(Cx *cx)
 	fputs("\tconst bool fz_vec = (", o);
 	cuda_dim(cx, k->space[ns - 1], o);
 	fputs(" & 3) == 0", o);
-	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vl[i].t].name);
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & 15) == 0", m->tensor[cx->vs[i].t].name);
+	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, vec_align(&m->tensor[cx->vl[i].t]));
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, vec_align(&m->tensor[cx->vs[i].t]));
 	fputs(";\n\tif (fz_vec) {\n", o);
 	fputs("\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {\n", o);
 	/* the copies' indices, every vector load, the copies, their stores */
 	fputs(idx, o);
 	for (int i = 0; i < cx->nvl; i++) {
 		const Tensor *x = &m->tensor[cx->vl[i].t];
+		const int f = x->type == ET_F32;
+		const char *cv = f ? "" : x->type == ET_F16 ? "fz_h2f(" : "fz_b2f(", *cz = f ? "" : ")";
 		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
-		fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s]); fz_vl%d[0] = fz_t.x, fz_vl%d[1] = fz_t.y, fz_vl%d[2] = fz_t.z, fz_vl%d[3] = fz_t.w; }\n",
-		        cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", x->name, cx->vl[i].lin0, i, i, i, i);
+		fprintf(o, "\t\t{ const %s4 fz_t = %s(const %s4 *)&a.t_%s[%s]); fz_vl%d[0] = %sfz_t.x%s, fz_vl%d[1] = %sfz_t.y%s, fz_vl%d[2] = %sfz_t.z%s, fz_vl%d[3] = %sfz_t.w%s; }\n",
+		        f ? "float" : "ushort", cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", f ? "float" : "ushort", x->name, cx->vl[i].lin0, i, cv, cz,
+		        i, cv, cz, i, cv, cz, i, cv, cz);
 	}
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\tfloat fz_vs%d[4];\n", i);
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\t%s fz_vs%d[4];\n", emit_device_type(&m->tensor[cx->vs[i].t]), i);
 	fputs(body, o);
 	fputs(stores, o);
-	for (int i = 0; i < cx->nvs; i++)
-		fprintf(o, "\t\t*(float4 *)&a.t_%s[%s] = make_float4(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n",
-		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, i, i, i, i);
+	for (int i = 0; i < cx->nvs; i++) {
+		const char *v4 = m->tensor[cx->vs[i].t].type == ET_F32 ? "float4" : "ushort4";
+		fprintf(o, "\t\t*(%s *)&a.t_%s[%s] = make_%s(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n", v4,
+		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, v4, i, i, i, i);
+	}
 	fputs("\t}\n\t} else\n", o);
 	fclose(o);
 	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0);

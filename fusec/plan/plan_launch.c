@@ -8,7 +8,7 @@
 #include "core/die.h"
 
 /* A POINT kernel's vector path: four consecutive points a thread, so an f32
- * tensor along the space's innermost extent (the same dimension, derived
+ * (f16, bf16: 8-byte) tensor along the space's innermost extent (the same dimension, derived
  * ones too: C/2 is not C) that the kernel touches (its statements, or one
  * inlined into the variant: its readers compute it where they are), read
  * or written at the point, is one 16-byte access for the four
@@ -26,7 +26,8 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 	k->vec_tensors = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *k->vec_tensors);
 	for (int t = p->first_tensor; t < p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (touched[t - p->first_tensor] && x->type == ET_F32 && x->rank >= 1 && dim_same(x->dim[x->rank - 1], e))
+		if (touched[t - p->first_tensor] && (x->type == ET_F32 || x->type == ET_F16 || x->type == ET_BF16) && x->rank >= 1 &&
+		    dim_same(x->dim[x->rank - 1], e))
 			k->vec_tensors[k->nvec++] = t;
 	}
 	free(touched);
