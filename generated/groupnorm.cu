@@ -355,49 +355,229 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u0(const fz_groupnorm_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_groupnorm_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_lane = threadIdx.x & 31;
-	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
+	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 5); /* threads a row: a power of two */
+	const int fz_lane = threadIdx.x & (fz_g - 1);
+	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
+	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
+	const bool fz_fit = (a.n_CG * a.n_HW) <= 5LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
 		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
-		float acc_mu = 0;
-		#pragma unroll 4
-		for (long long r2_c = fz_lane; r2_c < (a.n_CG * a.n_HW); r2_c += 32) {
-			acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			float acc_mu = 0;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r2_c = fz_c0 + fz_j;
+						{
+							acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((fz_rc_x[fz_k][fz_j] * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+						}
+					}
+					}
+				}
+			}
+			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
+			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_mu);
+	}
+	} else {
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
+		long long fz_rem = row;
+		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		if (fz_v4) {
+			float fz_rc_x[5][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+			}
+			float acc_mu = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r2_c = fz_c0 + fz_j;
+					{
+						acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((fz_rc_x[fz_k][fz_j] * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+					}
+				}
+				}
+			}
+			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_mu);
+		} else {
+			float fz_rc_x[2][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_x[fz_k][fz_j] = fz_c0 + fz_j < fz_cn ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0 + fz_j))]) : 0;
+			}
+			float acc_mu = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r2_c = fz_c0 + fz_j;
+					if (fz_live && r2_c < fz_cn) {
+						acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((fz_rc_x[fz_k][fz_j] * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+					}
+				}
+			}
+			for (long long r2_c = 2LL * 4 * fz_g + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
+			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_mu);
 		}
-		const float v_mu = fz_warp_reduce<float, FZ_SUM>(acc_mu);
-		if (fz_lane == 0)
-			a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_mu);
+	}
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u1(const fz_groupnorm_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_groupnorm_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_lane = threadIdx.x & 31;
-	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
+	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 5); /* threads a row: a power of two */
+	const int fz_lane = threadIdx.x & (fz_g - 1);
+	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
+	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
+	const bool fz_fit = (a.n_CG * a.n_HW) <= 5LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
 		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
-		float acc_va = 0;
-		#pragma unroll 4
-		for (long long r2_c = fz_lane; r2_c < (a.n_CG * a.n_HW); r2_c += 32) {
-			acc_va = fz_op<FZ_SUM>(acc_va, (float)((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			float acc_va = 0;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r2_c = fz_c0 + fz_j;
+						{
+							acc_va = fz_op<FZ_SUM>(acc_va, (float)((((fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+						}
+					}
+					}
+				}
+			}
+			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
+			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_va[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_va);
+	}
+	} else {
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
+		long long fz_rem = row;
+		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		if (fz_v4) {
+			float fz_rc_x[5][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+			}
+			float acc_va = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r2_c = fz_c0 + fz_j;
+					{
+						acc_va = fz_op<FZ_SUM>(acc_va, (float)((((fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+					}
+				}
+				}
+			}
+			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_va[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_va);
+		} else {
+			float fz_rc_x[2][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_x[fz_k][fz_j] = fz_c0 + fz_j < fz_cn ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0 + fz_j))]) : 0;
+			}
+			float acc_va = 0;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r2_c = fz_c0 + fz_j;
+					if (fz_live && r2_c < fz_cn) {
+						acc_va = fz_op<FZ_SUM>(acc_va, (float)((((fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (fz_rc_x[fz_k][fz_j] - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+					}
+				}
+			}
+			for (long long r2_c = 2LL * 4 * fz_g + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
+			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_va[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_va);
 		}
-		const float v_va = fz_warp_reduce<float, FZ_SUM>(acc_va);
-		if (fz_lane == 0)
-			a.t_va[((long long)(s0) * a.n_G + (long long)(s1))] = (float)(v_va);
+	}
 	}
 }
 

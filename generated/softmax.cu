@@ -343,21 +343,108 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 6) softmax_u0(const fz_softmax_args a)
+extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softmax_args a)
 {
 	__shared__ double fz_sh[32];
 	const long long rows = a.n_R;
-	const int fz_lane = threadIdx.x & 31;
-	for (long long row = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows; row += ((long long)gridDim.x * blockDim.x) >> 5) {
+	const int fz_g = fz_row_lanes(a.n_C, 6); /* threads a row: a power of two */
+	const int fz_lane = threadIdx.x & (fz_g - 1);
+	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
+	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0;
+	const bool fz_fit = a.n_C <= 6LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
-		float acc_rmax = -FZ_INF_F;
-		#pragma unroll 4
-		for (long long r1_c = fz_lane; r1_c < a.n_C; r1_c += 32) {
-			acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll 1
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
+#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+				}
+				#pragma unroll
+				for (int fz_k = 0; fz_k < 4; ++fz_k) {
+					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cn) {
+					#pragma unroll
+					for (int fz_j = 0; fz_j < 4; ++fz_j) {
+						const long long r1_c = fz_c0 + fz_j;
+						{
+							acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+						}
+					}
+					}
+				}
+			}
+			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_rmax[(long long)(s0)] = (float)(v_rmax);
+	}
+	} else {
+	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
+		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
+		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
+		const long long s0 = row;
+		if (fz_v4) {
+			float fz_rc_X[6][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_c0 < fz_cn) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
+			}
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 6; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cn) {
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					{
+						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+					}
+				}
+				}
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_rmax[(long long)(s0)] = (float)(v_rmax);
+		} else {
+			float fz_rc_X[2][4];
+#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_X[fz_k][fz_j] = fz_c0 + fz_j < fz_cn ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0 + fz_j))]) : 0;
+			}
+			float acc_rmax = -FZ_INF_F;
+			#pragma unroll
+			for (int fz_k = 0; fz_k < 2; ++fz_k) {
+				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
+				#pragma unroll
+				for (int fz_j = 0; fz_j < 4; ++fz_j) {
+					const long long r1_c = fz_c0 + fz_j;
+					if (fz_live && r1_c < fz_cn) {
+						acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
+					}
+				}
+			}
+			for (long long r1_c = 2LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			if (fz_lane == 0 && fz_live)
+				a.t_rmax[(long long)(s0)] = (float)(v_rmax);
 		}
-		const float v_rmax = fz_warp_reduce<float, FZ_MAX>(acc_rmax);
-		if (fz_lane == 0)
-			a.t_rmax[(long long)(s0)] = (float)(v_rmax);
+	}
 	}
 }
 

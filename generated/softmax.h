@@ -154,13 +154,13 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* softmax_u0: row */
-		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
+		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u1: point */

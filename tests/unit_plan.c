@@ -407,6 +407,22 @@ static void test_row_axes(void)
 		}
 }
 
+/* A row kernel walking its rows once takes the row template (its group
+ * sized by the width at launch) unless it reads a vector along the row:
+ * gemv's W(m,n) x(n) stays a warp a row. */
+static void test_row_once(void)
+{
+	Case c;
+	if (load(&c, "row sum", "fusion rs(x: f32[R,C]) -> (s: f32[R]) {\n  stage m [reduction] { s(r) +=! x(r,c) * x(r,c) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache > 0 && !c.fu.k[0].par.warp_rows);
+		done(&c);
+	}
+	if (load(&c, "gemv", "fusion gv(W: f32[M,N], x: f32[N]) -> (y: f32[M]) {\n  stage m [reduction] { y(i) +=! W(i,j) * x(j) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache == 0 && c.fu.k[0].par.warp_rows);
+		done(&c);
+	}
+}
+
 /* The values each integer input must take (values.c), for the manifest's
  * `values` lines: subscripts of a dimension, ragged bounds, divisors; a
  * `where` that reads the input guards its uses. */
@@ -523,6 +539,7 @@ int main(void)
 	test_attention();
 	test_row_ahead();
 	test_row_axes();
+	test_row_once();
 	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();

@@ -24,15 +24,18 @@ CC=${CC:-cc}
 CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 GEN=bench/corpus/gen
 O=${OUT:-build/corpus}
-B=$O/bin
+# the drivers and the per-job files stay out of $OUT: the device tool brings
+# back only so many files, and left out table.md for 600 drivers (2026-11-26)
+W=${WORK:-build/corpus-work}
+B=$W/bin
 
-# one validation (a job of phase B): NAME WHAT SIZE... -> $O/v/NAME.WHAT.txt
+# one validation (a job of phase B): NAME WHAT SIZE... -> $W/v/NAME.WHAT.txt
 if [ "${1:-}" = --validate-one ]; then
 	n=$2 what=$3 tag=$4
 	shift 4
 	extra=
 	[ "$what" = misalign ] && extra=--misalign
-	f=$O/v/$n.$tag.txt
+	f=$W/v/$n.$tag.txt
 	if [ ! -x $B/v_$n ]; then
 		printf '%s\t%s\t%s\tERROR\n' "$n" "$what" "$*" >$f.tsv
 		echo "ERROR $n $what $*: no driver (build.txt)" >$f
@@ -48,8 +51,8 @@ fi
 if [ "${1:-}" = --build-one ]; then
 	n=$2
 	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$n -I$GEN -I$CUDA_HOME/include -include $n.h \
-		tests/gpu/validate.c $GEN/${n}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$n >$O/v/build.$n.txt 2>&1 ||
-		echo "driver of $n does not build" >>$O/v/build.$n.txt
+		tests/gpu/validate.c $GEN/${n}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$n >$W/v/build.$n.txt 2>&1 ||
+		echo "driver of $n does not build" >>$W/v/build.$n.txt
 	exit 0
 fi
 
@@ -60,8 +63,8 @@ PJOBS=${PJOBS:-6}
 REPS=${REPS:-50}
 start=$(date +%s)
 elapsed() { echo $(($(date +%s) - start)); }
-rm -rf $O/v
-mkdir -p $O $B $O/v
+rm -rf $W/v
+mkdir -p $O $B $W/v
 log() { echo "[$(elapsed)s] $*" | tee -a $O/log.txt; }
 : >$O/log.txt
 names=${*:-$(ls bench/corpus/*.fuse | sed 's|.*/||; s/\.fuse$//')}
@@ -82,7 +85,7 @@ pre=$!
 log "B: drivers"
 for n in $names; do [ -f $GEN/$n.manifest ] && echo $n || echo "no artifact for $n in $GEN" >>$O/build.txt; done |
 	xargs -P 8 -n 1 sh bench/corpus/run.sh --build-one
-cat $O/v/build.*.txt >>$O/build.txt 2>/dev/null
+cat $W/v/build.*.txt >>$O/build.txt 2>/dev/null
 grep 'does not build' $O/build.txt | tee -a $O/log.txt
 log "B: validations, $VJOBS at once"
 awk '$2 == "check" { k[$1]++; printf "%s check c%d", $1, k[$1]; for (i = 3; i <= NF; i++) printf " %s", $i; print "";
@@ -92,7 +95,7 @@ awk '$2 == "check" { k[$1]++; printf "%s check c%d", $1, k[$1]; for (i = 3; i <=
 : >$O/validate.txt
 : >$O/validate.tsv
 for n in $names; do
-	for f in $O/v/$n.*.txt; do
+	for f in $W/v/$n.*.txt; do
 		case $f in *.tsv|*/build.*) continue ;; esac
 		[ -f "$f" ] || continue
 		cat "$f" >>$O/validate.txt

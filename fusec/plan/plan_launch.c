@@ -34,6 +34,39 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
 }
 
+/* Does e read, along the row (at one of the row's inner indices ix0..),
+   a tensor that is not a row of the kernel (gemv's x(n))? */
+static int row_vector_in(const Module *m, const Kernel *k, int e, int ix0)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD) {
+		for (int i = 0; i < x->nargs; i++) {
+			for (int j = 0; j < k->ninner && m->tensor[x->tensor].rank != k->nspace + k->ninner; j++)
+				if (ir_expr_uses_index(m, x->args[i], ix0 + j)) return 1;
+			if (row_vector_in(m, k, x->args[i], ix0)) return 1;
+		}
+		return 0;
+	}
+	return row_vector_in(m, k, x->a, ix0) || row_vector_in(m, k, x->b, ix0) || row_vector_in(m, k, x->c, ix0);
+}
+
+/* A row kernel walking its rows once: a broadcast vector read along them
+   (gemv's W(m,n) x(n)) keeps it a warp a row, 8 rows a block (measured
+   so, 2026-11-23); rows alone (a row sum, a row max) take the row
+   template, whose group is sized by the width at launch: rows of 32
+   were a warp each, 4-byte loads (3.0-3.5x torch.compile, H200), and rows
+   of 65536 a warp streaming 256 KB (1.8-8.8x). */
+static int reads_row_vector(const Module *m, const Kernel *k)
+{
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		const int ix0 = s->first_index + (s->nfree == k->nspace ? s->nfree : k->nspace);
+		if (row_vector_in(m, k, s->rhs, ix0) || row_vector_in(m, k, s->mask, ix0)) return 1;
+	}
+	return 0;
+}
+
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 {
 	/* Schedules: pointwise kernels take several points a thread so their
@@ -95,8 +128,10 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		/* a row over several axes keeps registers for splitting its flat
 		   column (gamma(g, c) of a group norm): one vector less, or ptxas
 		   spilled 8 bytes at 6 (groupnorm.fuse, sm_80 to sm_90a) */
-		if (walks >= 2 && regs <= 4) k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 5 : 6) / (regs ? regs : 1);
-		else k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
+		if ((walks >= 2 || (walks == 1 && regs && !reads_row_vector(m, k))) && regs <= 4)
+			k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 5 : 6) / (regs ? regs : 1);
+		else
+			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with

@@ -6,7 +6,8 @@
  * Until libfuserun exists this speaks the Driver API itself.
  * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign] [--no-tma]
  * (--dir: the artifacts' folder, default generated/). An input with a
- * domain (the manifest's domain=LO..HI) is drawn from it; an inout tensor
+ * domain (the manifest's domain=LO..HI) is drawn from it, an integer input
+ * with a `values NAME LO..HI` line from that range; an inout tensor
  * (updated in place) is filled like an input before every run and
  * checked like an output. --misalign: every tensor one element past a
  * 16-byte boundary, for the kernels' scalar fallbacks. --no-tma: tile
@@ -47,6 +48,10 @@ typedef struct T {
 	char name[64], kind[64], type[64], by[64];
 	int rank, dimsym[4];
 	int has_dom;            /* domain=LO..HI: inputs are drawn from [lo, hi] */
+	int has_vals;           /* a manifest line `values NAME LO..HI` (plain: no nondecreasing, no nonzero):
+	                           integers drawn from it, each bound a size plus a number */
+	char vsym[2][64];
+	long long vadd[2];
 	double lo, hi;
 	long long dimval[4];
 	long long n;            /* elements */
@@ -152,6 +157,21 @@ static void read_manifest(const char *path)
 					t->dimval[t->rank++] = k < 0 ? atoll(tok) : 0;
 				}
 			(void)b;
+		} else if (!strncmp(line, "values ", 7) && !strstr(line, "nondecreasing") && !strstr(line, "nonzero")) {
+			char lo[64], hi[64];
+			if (sscanf(line, "values %63s %63[^.]..%63s", a, lo, hi) != 3) continue;
+			for (int i = 0; i < nt; i++) {
+				if (strcmp(ts[i].name, a)) continue;
+				const char *bd[2] = {lo, hi};
+				for (int j = 0; j < 2; j++) { /* SYM, SYM+K, SYM-K, K or -K */
+					const char *q = bd[j];
+					size_t n = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
+					if (n && !(q[0] >= '0' && q[0] <= '9')) snprintf(ts[i].vsym[j], 64, "%.*s", (int)n, q), q += n;
+					else ts[i].vsym[j][0] = 0;
+					ts[i].vadd[j] = *q ? atoll(q) : 0;
+				}
+				ts[i].has_vals = 1;
+			}
 		} else if (!strncmp(line, "kernel ", 7) && strstr(line, " smem=") && nkx < MAXK) {
 			char *sm = strstr(line, " smem="), *tm = strstr(line, " tma=");
 			if (sscanf(line, "kernel %63s %95s", a, kx[nkx].name) != 2) continue;
@@ -321,6 +341,11 @@ static void fill_inputs(void)
 				v = 0.02 + 0.2 * urand();
 			} else if (spike && !strcmp(t->name, "v")) {
 				v = urand(); /* about 1.5% fire: u = 0.9 v + I reaches 1 only with input */
+			} else if (t->has_vals) { /* what fusec says the input must hold */
+				long long b[2];
+				for (int j = 0; j < 2; j++) b[j] = (t->vsym[j][0] ? size_of(t->vsym[j]) : 0) + t->vadd[j];
+				v = b[1] < b[0] ? (double)b[0] : (double)(b[0] + (long long)(urand() * (double)(b[1] - b[0] + 1)));
+				if (v > (double)b[1] && b[1] >= b[0]) v = (double)b[1];
 			} else if (!is_float(t)) {
 				v = (double)(long long)(urand() * 100);
 			} else {
