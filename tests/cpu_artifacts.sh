@@ -142,6 +142,22 @@ else
 		[ "$n" -gt 0 ] || bad=" no PTX written"
 		if [ -z "$bad" ]; then ok "ptxas sm_100 sm_120: $n PTX files assemble ($spills with spills)"
 		else no "ptxas sm_100 sm_120" "ptxas refused:$bad"; fi
+		# the tensor-core kernels (tiles, attention) take the mma.sync path
+		# there: wgmma and setmaxnreg are sm_90a's only (mma_common.cuh,
+		# tile_gemm.cuh, attn.cuh choose on __CUDA_ARCH_FEAT_SM90_ALL)
+		bad= ntc=0
+		for ptx in generated/*.sm_90a.ptx; do
+			grep -q 'wgmma' "$ptx" || continue
+			base=$(basename "$ptx" .sm_90a.ptx)
+			for a in sm_100 sm_120; do
+				ntc=$((ntc + 1))
+				grep -q -e 'wgmma' -e 'setmaxnreg' "$B/bw/$base.$a.ptx" && bad="$bad $base.$a.ptx: wgmma or setmaxnreg;"
+				grep -q 'mma.sync' "$B/bw/$base.$a.ptx" || bad="$bad $base.$a.ptx: no mma.sync;"
+			done
+		done
+		[ "$ntc" -gt 0 ] || bad=" no wgmma kernel in generated/*.sm_90a.ptx to compare"
+		if [ -z "$bad" ]; then ok "sm_100 sm_120: the $ntc tensor-core PTX files use mma.sync, not wgmma"
+		else no "sm_100 sm_120: tensor-core kernels on mma.sync" "$bad"; fi
 	fi
 fi
 

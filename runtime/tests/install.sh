@@ -96,6 +96,14 @@ else bad "cc app.c \$(pkg-config --cflags --libs fuserun): builds, no diagnostic
 expect "the app starts and, without a driver, exits with the runtime's no-driver error (not the loader's)" 3 \
 	"^app: the CUDA driver (libcuda) is missing or unusable: cannot load the CUDA driver library /nonexistent" -- \
 	env -u LD_LIBRARY_PATH FUSERUN_LIBCUDA=/nonexistent "$T/app"
+# and exactly as a user runs it, nothing set, where this machine has no
+# driver to load (CI: the toolkit, no GPU): the default libcuda.so.1 is missing
+if command -v ldconfig >/dev/null 2>&1 && ! ldconfig -p 2>/dev/null | grep -q 'libcuda\.so\.1 ' &&
+	! ls /usr/lib*/libcuda.so.1 /usr/lib/*/libcuda.so.1 >/dev/null 2>&1; then
+	expect "the app, run with nothing set on this machine without a driver, says no driver (libcuda.so.1)" 3 \
+		"^app: the CUDA driver (libcuda) is missing or unusable: cannot load the CUDA driver library libcuda.so.1: " -- \
+		env -u LD_LIBRARY_PATH -u FUSERUN_LIBCUDA "$T/app"
+fi
 # (the library it loaded is the installed one: the rpath, not a copy in the tree)
 if command -v ldd >/dev/null 2>&1; then
 	expect "the app loads the installed libfuserun.so.$major" 0 "libfuserun.so.$major => $L/libfuserun.so.$major" -- env -u LD_LIBRARY_PATH ldd "$T/app"

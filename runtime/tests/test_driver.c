@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "testutil.h" /* fuserun.h first: the generated headers' typed launchers need it */
+#include "sha256.h"
 #include "kl_divergence.h"
 #include "spike_burst.h"
 
@@ -73,6 +74,57 @@ static fz_device *open_cc(const char *cc, char *err)
 	int rc = fz_device_open(0, &d, err);
 	setenv("FAKECUDA_CC", "90", 1);
 	return rc ? NULL : d;
+}
+
+/* softmax's artifact copied into CASENAME with a target ARCH added: its
+   sm_90 PTX with .target ARCH, listed after the others, re-hashed; the
+   manifest's path into p */
+static void add_target(char *p, const char *dir, const char *arch)
+{
+	char ptx[4096], to[64], line[512], hex[65];
+	size_t n;
+	char *data = slurp(path2(ptx, dir, "softmax.sm_90.ptx"), &n);
+	snprintf(ptx, sizeof ptx, "%s/softmax.%s.ptx", dir, arch);
+	spit(ptx, data, n);
+	free(data);
+	snprintf(to, sizeof to, "\n.target %s\n", arch);
+	edit(ptx, "\n.target sm_90\n", to, 0);
+	data = slurp(ptx, &n);
+	fr_sha256_hex(data, n, hex);
+	free(data);
+	manifest_line(path2(p, dir, "softmax.manifest"), "target sm_90a ", line, sizeof line);
+	char from[600], with[1200];
+	snprintf(from, sizeof from, "%s\n", line);
+	snprintf(with, sizeof with, "%s\ntarget %s softmax.%s.ptx %s\n", line, arch, arch, hex);
+	edit(p, from, with, 1);
+}
+
+static void test_blackwell_pick(char *p, char *name)
+{
+	char err[FZ_ERRMSG_SIZE];
+	static const struct { const char *casename, *cc, *want; } pick[] = {
+		{"bw_both", "100", "sm_100"}, {"bw_both", "103", "sm_100"}, {"bw_both", "110", "sm_100"},
+		{"bw_both", "120", "sm_120"}, {"bw_both", "121", "sm_120"}, {"bw_both", "90", "sm_90a"},
+		{"bw_both", "89", "sm_80"},   {"bw_100", "120", "sm_100"},  {"bw_100", "100", "sm_100"},
+	};
+	const char *dir = copy_artifact("softmax", "bw_both");
+	add_target(p, dir, "sm_100"), add_target(p, dir, "sm_120");
+	dir = copy_artifact("softmax", "bw_100");
+	add_target(p, dir, "sm_100");
+	for (size_t i = 0; i < sizeof pick / sizeof pick[0]; i++) {
+		fz_device *d = open_cc(pick[i].cc, err);
+		fz_artifact *a = NULL;
+		char dirbuf[4096];
+		snprintf(dirbuf, sizeof dirbuf, "%s/%s", tmp_dir, pick[i].casename);
+		setenv("FAKECUDA_CC", pick[i].cc, 1);
+		int rc = d ? fz_artifact_load(d, path2(p, dirbuf, "softmax.manifest"), &a) : -1;
+		setenv("FAKECUDA_CC", "90", 1);
+		snprintf(name, 128, "compute capability %s runs %s of an artifact with %s", pick[i].cc, pick[i].want,
+		         strcmp(pick[i].casename, "bw_both") ? "sm_100 (no sm_120)" : "sm_100 and sm_120");
+		check(!rc && !strcmp(fz_artifact_target(a), pick[i].want), name, d ? fz_device_error(d) : err);
+		fz_artifact_unload(a);
+		fz_device_close(d);
+	}
 }
 
 void test_fake_device(void)
@@ -215,6 +267,11 @@ void test_fake_device(void)
 		fz_artifact_unload(a);
 		fz_device_close(d);
 	}
+	/* an artifact made with --arch=...,sm_100,sm_120 (Blackwell; issue 24):
+	   10.x and 11.x get sm_100, 12.x sm_120; one without sm_120 gives 12.x
+	   sm_100; never sm_90a, which runs on 9.0 alone. The Blackwell PTX is
+	   softmax's sm_90 PTX retargeted (the fake driver runs none of it) */
+	test_blackwell_pick(p, name);
 	const char *dir = copy_artifact("kl_divergence", "only_sm90");
 	char line[512];
 	manifest_line(path2(p, dir, "kl_divergence.manifest"), "target sm_80 ", line, sizeof line);
