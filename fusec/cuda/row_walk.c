@@ -68,7 +68,7 @@ static char *row_axis(Cx *cx, const char *var, int j)
 {
 	const Kernel *k = cx->k;
 	if (k->ninner == 1) return xstrdup(var);
-	char *later = NULL, *ext = NULL, rp[16], re[16];
+	char *later = NULL, *ext = NULL, rp[32], re[32];
 	size_t len = 0;
 	FILE *f = xmemstream(&later, &len);
 	row_divisor(cx, j, 1, f);
