@@ -196,6 +196,10 @@ void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int d
 int cuda_row_store_deferred(Cx *cx, const Stmt *s);
 /* the types a row's vector path loads and stores 4 at a time */
 int cuda_row_vec_type(ElemType t);
+/* a vector of 4 elements of such a type: its CUDA type (float4, or ushort4
+   for f16 and bf16) and the alignment mask of its address (15 or 7) */
+static inline const char *cuda_vec4_type(ElemType t) { return t == ET_F32 ? "float4" : "ushort4"; }
+static inline int cuda_vec4_mask(ElemType t) { return t == ET_F32 ? 15 : 7; }
 /* vectors of 4 a thread keeps of a cached row, on the path being rendered */
 int cuda_row_cached(const Cx *cx);
 /* the row's width: its inner axes' product */
@@ -207,9 +211,10 @@ void cuda_row_bind(Cx *cx, int ix0, const char *var);
 void cuda_row_unbind(Cx *cx, int ix0);
 /* a row over several axes: the reciprocals its bindings divide by */
 void cuda_row_recips(Cx *cx, int depth);
-/* do load arguments args[0..n) name the kernel's point, then its row's
-   axes at the walk's column (roles as cuda_role gives them)? */
-int cuda_row_at(const Cx *cx, const int *roles, int n);
+/* do the n subscripts of tensor x (roles as cuda_role gives them) name
+   the kernel's point, then its row's axes at the walk's column, over x's
+   own trailing dimensions (a row of several axes contiguous in x)? */
+int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n);
 /* the register cache of tensor t's row (tail: count vectors past the registers') */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
 

@@ -35,9 +35,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	for (int i = 0; i < x->nargs && hit; i++) hit = cx->local_at[t - cx->first_tensor][i] && !strcmp(cx->local_at[t - cx->first_tensor][i], subs[i]);
 	int wr = cx->p->writer[t - cx->p->first_tensor];
 	/* an input's row at the point, read at the row walk's column */
-	int cached = cx->rc_var && tt->kind == TK_INPUT && cuda_row_at(cx, roles, x->nargs);
-	for (int j = 0; cached && j + 1 < cx->k->ninner; j++) /* a row over several axes: the tensor's own */
-		cached = dim_same(tt->dim[cx->k->nspace + j], cx->k->inner[j]);
+	int cached = cx->rc_var && tt->kind == TK_INPUT && cuda_row_at(cx, tt, roles, x->nargs);
 	int vi = -1;
 	if (cached) {
 		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);

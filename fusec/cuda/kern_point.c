@@ -16,9 +16,6 @@
  * 16-byte aligned, decided by the kernel from its arguments (uniform); the
  * strided copies below handle everything otherwise. Returns the text of the
  * path, printed by emit before the strided loop. */
-/* the alignment mask of a vector of 4 of t: 16 bytes for f32, 8 for f16 and bf16 */
-static int vec_align(const Tensor *t) { return t->type == ET_F32 ? 15 : 7; }
-
 static char *vec_path(Cx *cx)
 {
 	const Module *m = cx->m;
@@ -66,8 +63,8 @@ static char *vec_path(Cx *cx)
 	fputs("\tconst bool fz_vec = (", o);
 	cuda_dim(cx, k->space[ns - 1], o);
 	fputs(" & 3) == 0", o);
-	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, vec_align(&m->tensor[cx->vl[i].t]));
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, vec_align(&m->tensor[cx->vs[i].t]));
+	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, cuda_vec4_mask(m->tensor[cx->vl[i].t].type));
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, cuda_vec4_mask(m->tensor[cx->vs[i].t].type));
 	fputs(";\n\tif (fz_vec) {\n", o);
 	fputs("\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {\n", o);
 	/* the copies' indices, every vector load, the copies, their stores */
@@ -77,15 +74,15 @@ static char *vec_path(Cx *cx)
 		const int f = x->type == ET_F32;
 		const char *cv = f ? "" : x->type == ET_F16 ? "fz_h2f(" : "fz_b2f(", *cz = f ? "" : ")";
 		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
-		fprintf(o, "\t\t{ const %s4 fz_t = %s(const %s4 *)&a.t_%s[%s]); fz_vl%d[0] = %sfz_t.x%s, fz_vl%d[1] = %sfz_t.y%s, fz_vl%d[2] = %sfz_t.z%s, fz_vl%d[3] = %sfz_t.w%s; }\n",
-		        f ? "float" : "ushort", cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", f ? "float" : "ushort", x->name, cx->vl[i].lin0, i, cv, cz,
-		        i, cv, cz, i, cv, cz, i, cv, cz);
+		const char *v4 = cuda_vec4_type(x->type);
+		fprintf(o, "\t\t{ const %s fz_t = %s(const %s *)&a.t_%s[%s]); fz_vl%d[0] = %sfz_t.x%s, fz_vl%d[1] = %sfz_t.y%s, fz_vl%d[2] = %sfz_t.z%s, fz_vl%d[3] = %sfz_t.w%s; }\n",
+		        v4, cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", v4, x->name, cx->vl[i].lin0, i, cv, cz, i, cv, cz, i, cv, cz, i, cv, cz);
 	}
 	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\t%s fz_vs%d[4];\n", emit_device_type(&m->tensor[cx->vs[i].t]), i);
 	fputs(body, o);
 	fputs(stores, o);
 	for (int i = 0; i < cx->nvs; i++) {
-		const char *v4 = m->tensor[cx->vs[i].t].type == ET_F32 ? "float4" : "ushort4";
+		const char *v4 = cuda_vec4_type(m->tensor[cx->vs[i].t].type);
 		fprintf(o, "\t\t*(%s *)&a.t_%s[%s] = make_%s(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n", v4,
 		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, v4, i, i, i, i);
 	}

@@ -146,7 +146,7 @@ void cuda_kern_row(Cx *cx)
 		if (!vused[t - cx->first_tensor] || !cuda_row_vec_type(x->type)) continue;
 		if (k->ninner == 1 && !dim_same(x->dim[x->rank - 1], k->inner[0])) /* several: the row's own, checked */
 			fputs(" && (", out), cuda_dim(cx, x->dim[x->rank - 1], out), fputs(" & 3) == 0", out);
-		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, x->type == ET_F32 ? 15 : 7);
+		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, cuda_vec4_mask(x->type));
 	}
 	fputs(";\n", out);
 	fputs("\tconst bool fz_fit = ", out), cuda_row_width(cx, out);

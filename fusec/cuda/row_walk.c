@@ -12,13 +12,7 @@
 
 int cuda_row_vec_type(ElemType t) { return t == ET_F32 || t == ET_F16 || t == ET_BF16; }
 
-void cuda_row_width(Cx *cx, FILE *out)
-{
-	const Kernel *k = cx->k;
-	if (k->ninner > 1) fputc('(', out);
-	for (int i = 0; i < k->ninner; i++) fputs(i ? " * " : "", out), cuda_dim(cx, k->inner[i], out);
-	if (k->ninner > 1) fputc(')', out);
-}
+void cuda_row_width(Cx *cx, FILE *out) { emit_row_width(&cx->m->fusion[cx->fusion], cx->k, "a.n_", out); }
 
 /* A row over several axes: the walk's flat column split back into them
  * (an index read alone, gamma(g, c) of a group norm). A 64-bit division is
@@ -77,7 +71,7 @@ static char *row_axis(Cx *cx, const char *var, int j)
 	row_divisor(cx, j, 0, f);
 	fclose(f);
 	snprintf(rp, sizeof rp, "fz_rp%d", j), snprintf(re, sizeof re, "fz_re%d", j);
-	char *q = j + 1 < k->ninner ? row_div(var, later, rp, cx->row_small) : xasprintf("%s", var), *r;
+	char *q = j + 1 < k->ninner ? row_div(var, later, rp, cx->row_small) : xstrdup(var), *r;
 	if (j) {
 		char *qq = row_div(q, ext, re, cx->row_small);
 		r = xasprintf("(%s - %s * %s)", q, qq, ext);
@@ -125,14 +119,16 @@ static void row_rebind(Cx *cx, int small)
 		for (int i = 0; i < cx->nrow_ix; i++) row_bind_group(cx, cx->row_ix[i]);
 }
 
-int cuda_row_at(const Cx *cx, const int *roles, int n)
+int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n)
 {
 	const Kernel *k = cx->k;
-	if (n != k->nspace + k->ninner) return 0;
+	if (n != k->nspace + k->ninner || x->rank != n) return 0;
 	for (int i = 0; i < k->nspace; i++)
 		if (roles[i] != i) return 0;
 	for (int j = 0; j < k->ninner; j++)
 		if (roles[k->nspace + j] != (j == k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j)) return 0;
+	for (int j = 0; j + 1 < k->ninner; j++) /* several axes: the tensor's own, so its row is contiguous */
+		if (!dim_same(x->dim[k->nspace + j], k->inner[j])) return 0;
 	return 1;
 }
 
@@ -143,14 +139,10 @@ int cuda_row_store_deferred(Cx *cx, const Stmt *s)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[s->out];
-	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || s->nlhs != k->nspace + k->ninner ||
-	    x->rank != k->nspace + k->ninner || !cuda_row_vec_type(x->type))
-		return 0;
+	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || !cuda_row_vec_type(x->type)) return 0;
 	int roles[MAX_RANK];
 	for (int i = 0; i < s->nlhs; i++) roles[i] = cuda_role(cx, s->lhs[i]);
-	if (!cuda_row_at(cx, roles, s->nlhs)) return 0;
-	for (int j = 0; j + 1 < k->ninner; j++) /* a row over several axes: the tensor's own, so its row is contiguous */
-		if (!dim_same(x->dim[k->nspace + j], k->inner[j])) return 0;
+	if (!cuda_row_at(cx, x, roles, s->nlhs)) return 0;
 	cx->rc_used[s->out - cx->first_tensor] |= 2;
 	return 1;
 }
@@ -203,7 +195,7 @@ static void walk_steps(Cx *cx, int count, int tail, const char *text, const char
 		if (!(cx->rc_used[t - cx->first_tensor] & 2)) continue;
 		const Tensor *x = &m->tensor[t];
 		char *lin0 = row_lin(cx, t, "fz_c0");
-		const char *v4 = x->type == ET_F32 ? "float4" : "ushort4";
+		const char *v4 = cuda_vec4_type(x->type);
 		cuda_ind(out, depth + 1), fprintf(out, "*(%s *)&a.t_%s[%s] = make_%s(fz_ws_%s[0], fz_ws_%s[1], fz_ws_%s[2], fz_ws_%s[3]);\n",
 		                             v4, x->name, lin0, v4, x->name, x->name, x->name, x->name);
 		free(lin0);

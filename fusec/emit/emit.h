@@ -19,6 +19,9 @@
 extern const char emit_fz_op_block[];
 extern const char emit_row_lanes_fn[];
 
+/* A row kernel's width, its inner axes' product (parenthesized when
+   several), its sizes spelled PREFIX NAME: the kernel's a.n_, the header's a->n_ */
+void emit_row_width(const Fusion *f, const Kernel *k, const char *size_prefix, FILE *out);
 /* Element i's row-major linear offset in tensor t, given rendered subscripts. */
 void emit_linear(const Module *m, int fusion, int t, char **subs, const char *size_prefix, FILE *out);
 char *emit_render(ExprWriter *w, int e); /* caller frees */

@@ -23,6 +23,13 @@ char *emit_render(ExprWriter *w, int e)
 	return buf;
 }
 
+void emit_row_width(const Fusion *f, const Kernel *k, const char *size_prefix, FILE *out)
+{
+	if (k->ninner > 1) fputc('(', out);
+	for (int i = 0; i < k->ninner; i++) fputs(i ? " * " : "", out), dim_write_c(f, k->inner[i], size_prefix, out);
+	if (k->ninner > 1) fputc(')', out);
+}
+
 void emit_linear(const Module *m, int fusion, int t, char **subs, const char *size_prefix, FILE *out)
 {
 	const Tensor *x = &m->tensor[t];

@@ -120,7 +120,7 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 			/* a row kept in registers: the threads a row are chosen by
 			   its width, the same function as the kernel's */
 			fputs("\t\t\tops[n].block = fz_row_threads(", out);
-			host_row_width(f, k, out);
+			emit_row_width(f, k, "a->n_", out);
 			fprintf(out, ", %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache);
 		} else {
 			fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);

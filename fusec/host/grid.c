@@ -8,14 +8,6 @@
 
 void host_dim(const Fusion *f, Dim d, FILE *out) { dim_write_c(f, d, "a->n_", out); }
 
-/* a row kernel's width: its inner axes' product */
-void host_row_width(const Fusion *f, const Kernel *k, FILE *out)
-{
-	if (k->ninner > 1) fputc('(', out);
-	for (int i = 0; i < k->ninner; i++) fputs(i ? " * " : "", out), host_dim(f, k->inner[i], out);
-	if (k->ninner > 1) fputc(')', out);
-}
-
 static void host_space_product(const Fusion *f, const Kernel *k, FILE *out)
 {
 	fputs("1LL", out);
@@ -49,7 +41,7 @@ static void row_x(const Fusion *f, const Kernel *k, FILE *out)
 	if (k->has_tail) snprintf(cap, sizeof cap, "(long long)sm * %d", k->par.min_blocks);
 	if (k->par.rcache) {
 		fputs("fz_row_grid(", out), host_space_product(f, k, out);
-		fputs(", ", out), host_row_width(f, k, out);
+		fputs(", ", out), emit_row_width(f, k, "a->n_", out);
 		fprintf(out, ", %d, %s)", k->par.rcache, cap);
 		return;
 	}

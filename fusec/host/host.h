@@ -23,7 +23,6 @@ void host_pipeline(const Module *m, const PipePlan *pp, FILE *out);
 
 /* grid.c: launch geometry as C over the header's `a` and `sm` */
 void host_dim(const Fusion *f, Dim d, FILE *out);
-void host_row_width(const Fusion *f, const Kernel *k, FILE *out);
 void host_tensor_bytes(const Fusion *f, const Tensor *t, FILE *out);
 void host_grid_x(const Module *m, const Fusion *f, const Kernel *k, FILE *out);
 /* grid.y, when the kind has one; 0 (nothing printed) for 1 */

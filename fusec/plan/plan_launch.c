@@ -41,8 +41,9 @@ static int row_vector_in(const Module *m, const Kernel *k, int e, int ix0)
 	if (!e) return 0;
 	const Expr *x = &m->expr[e];
 	if (x->op == IR_LOAD) {
+		const int row = m->tensor[x->tensor].rank == k->nspace + k->ninner;
 		for (int i = 0; i < x->nargs; i++) {
-			for (int j = 0; j < k->ninner && m->tensor[x->tensor].rank != k->nspace + k->ninner; j++)
+			for (int j = 0; j < k->ninner && !row; j++)
 				if (ir_expr_uses_index(m, x->args[i], ix0 + j)) return 1;
 			if (row_vector_in(m, k, x->args[i], ix0)) return 1;
 		}
@@ -60,8 +61,10 @@ static int row_vector_in(const Module *m, const Kernel *k, int e, int ix0)
 static int reads_row_vector(const Module *m, const Kernel *k)
 {
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		/* a reduction's reduced indices, or an element's last free ones:
+		   both after the kernel's space */
 		const Stmt *s = &m->stmt[sid];
-		const int ix0 = s->first_index + (s->nfree == k->nspace ? s->nfree : k->nspace);
+		const int ix0 = s->first_index + k->nspace;
 		if (row_vector_in(m, k, s->rhs, ix0) || row_vector_in(m, k, s->mask, ix0)) return 1;
 	}
 	return 0;
