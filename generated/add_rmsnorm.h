@@ -154,7 +154,7 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* add_rmsnorm_u0: point */
-		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -174,7 +174,7 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 		}
 	}
 	{ /* add_rmsnorm_u2: point */
-		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

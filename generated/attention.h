@@ -251,7 +251,7 @@ static inline int fz_attention_unfused_ops(const fz_attention_args *a, int sm, f
 		}
 	}
 	{ /* attention_u5: point */
-		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_S, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_S, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -271,7 +271,7 @@ static inline int fz_attention_unfused_ops(const fz_attention_args *a, int sm, f
 		}
 	}
 	{ /* attention_u7: point */
-		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_D, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_D, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

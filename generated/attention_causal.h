@@ -255,7 +255,7 @@ static inline int fz_attention_causal_unfused_ops(const fz_attention_causal_args
 		}
 	}
 	{ /* attention_causal_u6: point */
-		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_D, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_T * a->n_D, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

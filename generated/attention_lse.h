@@ -220,7 +220,7 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 		}
 	}
 	{ /* attention_lse_u4: point */
-		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_S, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_S, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -240,7 +240,7 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 		}
 	}
 	{ /* attention_lse_u6: point */
-		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_D, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_D, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

@@ -164,7 +164,7 @@ static inline int fz_attn_scores_unfused_ops(const fz_attn_scores_args *a, int s
 		}
 	}
 	{ /* attn_scores_u1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_Bt * a->n_M * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_Bt * a->n_M * a->n_N, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

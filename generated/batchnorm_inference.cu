@@ -41,6 +41,13 @@ __device__ __forceinline__ int fz_iabs(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ long long fz_iabs(long long x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ int fz_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long fz_imin(long long a, long long b) { return a < b ? a : b; }
+/* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
+   where both operands are (an index's arithmetic, rotary's partner at
+   (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+__device__ __forceinline__ long long fz_idiv(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+__device__ __forceinline__ long long fz_imod(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -48,19 +55,26 @@ template <int OP, typename T> __device__ __forceinline__ T fz_op(T a, T b)
 {
 	return OP == FZ_SUM ? a + b : OP == FZ_MAX ? (b > a ? b : a) : (b < a ? b : a);
 }
-/* Same order every time: a butterfly in each warp, then warp 0's values
-   in warp order; every thread returns the block's result. */
+/* Same order every time: a butterfly in each warp, then one over the
+   warps' values (lanes past the warps' count left out: lane 0 folds each
+   once), lane 0's result to every thread. Every thread had read all the
+   warps' values in turn: a quarter of logsumexp's instructions at 8192
+   columns (ncu, H200). */
 template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, T *sh)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
-	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5, l = threadIdx.x & 31;
 	__syncthreads();
-	if ((threadIdx.x & 31) == 0) sh[w] = v;
+	if (l == 0) sh[w] = v;
 	__syncthreads();
-	T r = sh[0];
-	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
-	return r;
+	T r = sh[l < nw ? l : 0];
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const T t = __shfl_xor_sync(0xffffffffu, r, o);
+		if ((l ^ o) < nw) r = fz_op<OP>(r, t);
+	}
+	return __shfl_sync(0xffffffffu, r, 0);
 }
 /* the same for one warp: every lane returns lane 0's order of sums */
 template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
@@ -132,18 +146,22 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem_0 = 4 * q;
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
 		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
 		const long long s0_2 = s0_0;
 		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
 		float fz_vl0[4];
-		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vl1[4];
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_mean[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
 		float fz_vl2[4];
@@ -161,45 +179,49 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 		fz_vs0[1] = (float)(v_Y_1);
 		fz_vs0[2] = (float)(v_Y_2);
 		fz_vs0[3] = (float)(v_Y_3);
-		*(float4 *)&a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
-		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_Y_0 = (float)(((((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
+		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
-		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
+		long long fz_rem_1 = fz_p_1;
 		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_Y_1 = (float)(((((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
+		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
-		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
+		long long fz_rem_2 = fz_p_2;
 		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_Y_2 = (float)(((((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
+		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
-		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
+		long long fz_rem_3 = fz_p_3;
 		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_Y_3 = (float)(((((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
+		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
 		if (ok_0) {
-		a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_Y_0);
+		a.t_Y[fz_p_0] = (float)(v_Y_0);
 		}
 		if (ok_1) {
-		a.t_Y[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = (float)(v_Y_1);
+		a.t_Y[fz_p_1] = (float)(v_Y_1);
 		}
 		if (ok_2) {
-		a.t_Y[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = (float)(v_Y_2);
+		a.t_Y[fz_p_2] = (float)(v_Y_2);
 		}
 		if (ok_3) {
-		a.t_Y[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = (float)(v_Y_3);
+		a.t_Y[fz_p_3] = (float)(v_Y_3);
 		}
 	}
 }
@@ -213,18 +235,22 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem_0 = 4 * q;
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
 		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
 		const long long s0_2 = s0_0;
 		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
 		float fz_vl0[4];
-		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vl1[4];
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_mean[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
 		float fz_vl2[4];
@@ -242,45 +268,49 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 		fz_vs0[1] = (float)(v_Y_1);
 		fz_vs0[2] = (float)(v_Y_2);
 		fz_vs0[3] = (float)(v_Y_3);
-		*(float4 *)&a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
-		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_Y_0 = (float)(((((__ldg(&a.t_X[((long long)(s0_0) * a.n_C + (long long)(s1_0))]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
+		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
-		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
+		long long fz_rem_1 = fz_p_1;
 		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_Y_1 = (float)(((((__ldg(&a.t_X[((long long)(s0_1) * a.n_C + (long long)(s1_1))]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
+		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
-		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
+		long long fz_rem_2 = fz_p_2;
 		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_Y_2 = (float)(((((__ldg(&a.t_X[((long long)(s0_2) * a.n_C + (long long)(s1_2))]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
+		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
-		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
+		long long fz_rem_3 = fz_p_3;
 		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_Y_3 = (float)(((((__ldg(&a.t_X[((long long)(s0_3) * a.n_C + (long long)(s1_3))]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
+		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
 		if (ok_0) {
-		a.t_Y[((long long)(s0_0) * a.n_C + (long long)(s1_0))] = (float)(v_Y_0);
+		a.t_Y[fz_p_0] = (float)(v_Y_0);
 		}
 		if (ok_1) {
-		a.t_Y[((long long)(s0_1) * a.n_C + (long long)(s1_1))] = (float)(v_Y_1);
+		a.t_Y[fz_p_1] = (float)(v_Y_1);
 		}
 		if (ok_2) {
-		a.t_Y[((long long)(s0_2) * a.n_C + (long long)(s1_2))] = (float)(v_Y_2);
+		a.t_Y[fz_p_2] = (float)(v_Y_2);
 		}
 		if (ok_3) {
-		a.t_Y[((long long)(s0_3) * a.n_C + (long long)(s1_3))] = (float)(v_Y_3);
+		a.t_Y[fz_p_3] = (float)(v_Y_3);
 		}
 	}
 }

@@ -41,6 +41,13 @@ __device__ __forceinline__ int fz_iabs(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ long long fz_iabs(long long x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ int fz_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long fz_imin(long long a, long long b) { return a < b ? a : b; }
+/* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
+   where both operands are (an index's arithmetic, rotary's partner at
+   (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+__device__ __forceinline__ long long fz_idiv(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+__device__ __forceinline__ long long fz_imod(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -48,19 +55,26 @@ template <int OP, typename T> __device__ __forceinline__ T fz_op(T a, T b)
 {
 	return OP == FZ_SUM ? a + b : OP == FZ_MAX ? (b > a ? b : a) : (b < a ? b : a);
 }
-/* Same order every time: a butterfly in each warp, then warp 0's values
-   in warp order; every thread returns the block's result. */
+/* Same order every time: a butterfly in each warp, then one over the
+   warps' values (lanes past the warps' count left out: lane 0 folds each
+   once), lane 0's result to every thread. Every thread had read all the
+   warps' values in turn: a quarter of logsumexp's instructions at 8192
+   columns (ncu, H200). */
 template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, T *sh)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
-	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5, l = threadIdx.x & 31;
 	__syncthreads();
-	if ((threadIdx.x & 31) == 0) sh[w] = v;
+	if (l == 0) sh[w] = v;
 	__syncthreads();
-	T r = sh[0];
-	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
-	return r;
+	T r = sh[l < nw ? l : 0];
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const T t = __shfl_xor_sync(0xffffffffu, r, o);
+		if ((l ^ o) < nw) r = fz_op<OP>(r, t);
+	}
+	return __shfl_sync(0xffffffffu, r, 0);
 }
 /* the same for one warp: every lane returns lane 0's order of sums */
 template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
@@ -133,12 +147,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 5); /* threads a row: a power of two */
+	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
-	const bool fz_fit = (a.n_CG * a.n_HW) <= 5LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
@@ -240,15 +254,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
-			float fz_rc_x[5][4];
+			float fz_rc_x[4][4];
 #pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
 			}
 			float acc_mu = 0;
 			#pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_live && fz_c0 < fz_cn) {
 				#pragma unroll
@@ -263,7 +277,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
 			float acc_va = 0;
 			#pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_live && fz_c0 < fz_cn) {
 				#pragma unroll
@@ -277,7 +291,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 			}
 			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
 			#pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_live && fz_c0 < fz_cn) {
 				float fz_ws_y[4];
@@ -361,12 +375,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 5); /* threads a row: a power of two */
+	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
-	const bool fz_fit = (a.n_CG * a.n_HW) <= 5LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
@@ -414,15 +428,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
-			float fz_rc_x[5][4];
+			float fz_rc_x[4][4];
 #pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
 			}
 			float acc_mu = 0;
 			#pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_live && fz_c0 < fz_cn) {
 				#pragma unroll
@@ -474,12 +488,12 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 5); /* threads a row: a power of two */
+	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
-	const bool fz_fit = (a.n_CG * a.n_HW) <= 5LL * 4 * fz_g; /* the registers hold the row (vector path) */
+	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
@@ -527,15 +541,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
-			float fz_rc_x[5][4];
+			float fz_rc_x[4][4];
 #pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
 			}
 			float acc_va = 0;
 			#pragma unroll
-			for (int fz_k = 0; fz_k < 5; ++fz_k) {
+			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
 				if (fz_live && fz_c0 < fz_cn) {
 				#pragma unroll
@@ -588,7 +602,8 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 	const bool fz_vec = (a.n_HW & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem_0 = 4 * q;
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q3_0 = a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
 		const long long s3_0 = fz_rem_0 - fz_q3_0 * a.n_HW; fz_rem_0 = fz_q3_0;
 		const long long fz_q2_0 = a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
@@ -600,16 +615,19 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		const long long s1_1 = s1_0;
 		const long long s2_1 = s2_0;
 		const long long s3_1 = s3_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
 		const long long s0_2 = s0_0;
 		const long long s1_2 = s1_0;
 		const long long s2_2 = s2_0;
 		const long long s3_2 = s3_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0;
 		const long long s2_3 = s2_0;
 		const long long s3_3 = s3_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
 		float fz_vl0[4];
-		{ const float4 fz_t = __ldg((const float4 *)&a.t_x[((((long long)(s0_0) * a.n_G + (long long)(s1_0)) * a.n_CG + (long long)(s2_0)) * a.n_HW + (long long)(s3_0))]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_x[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vs0[4];
 		const float v_y_0 = (float)(((((fz_vl0[0] - (a.t_mu[((long long)(s0_0) * a.n_G + (long long)(s1_0))])) * rsqrtf(((a.t_va[((long long)(s0_0) * a.n_G + (long long)(s1_0))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])) + __ldg(&a.t_beta[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])));
 		const float v_y_1 = (float)(((((fz_vl0[1] - (a.t_mu[((long long)(s0_1) * a.n_G + (long long)(s1_1))])) * rsqrtf(((a.t_va[((long long)(s0_1) * a.n_G + (long long)(s1_1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])) + __ldg(&a.t_beta[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])));
@@ -619,12 +637,13 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		fz_vs0[1] = (float)(v_y_1);
 		fz_vs0[2] = (float)(v_y_2);
 		fz_vs0[3] = (float)(v_y_3);
-		*(float4 *)&a.t_y[((((long long)(s0_0) * a.n_G + (long long)(s1_0)) * a.n_CG + (long long)(s2_0)) * a.n_HW + (long long)(s3_0))] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+		*(float4 *)&a.t_y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
-		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q3_0 = a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
 		const long long s3_0 = fz_rem_0 - fz_q3_0 * a.n_HW; fz_rem_0 = fz_q3_0;
 		const long long fz_q2_0 = a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
@@ -632,9 +651,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		const long long fz_q1_0 = a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_G; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_y_0 = (float)(((((__ldg(&a.t_x[((((long long)(s0_0) * a.n_G + (long long)(s1_0)) * a.n_CG + (long long)(s2_0)) * a.n_HW + (long long)(s3_0))]) - (a.t_mu[((long long)(s0_0) * a.n_G + (long long)(s1_0))])) * rsqrtf(((a.t_va[((long long)(s0_0) * a.n_G + (long long)(s1_0))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])) + __ldg(&a.t_beta[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])));
+		const float v_y_0 = (float)(((((__ldg(&a.t_x[fz_p_0]) - (a.t_mu[((long long)(s0_0) * a.n_G + (long long)(s1_0))])) * rsqrtf(((a.t_va[((long long)(s0_0) * a.n_G + (long long)(s1_0))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])) + __ldg(&a.t_beta[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])));
 		const bool ok_1 = p + 1 * stride < total;
-		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
+		long long fz_rem_1 = fz_p_1;
 		const long long fz_q3_1 = a.n_HW <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_HW) : fz_rem_1 / a.n_HW;
 		const long long s3_1 = fz_rem_1 - fz_q3_1 * a.n_HW; fz_rem_1 = fz_q3_1;
 		const long long fz_q2_1 = a.n_CG <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_CG) : fz_rem_1 / a.n_CG;
@@ -642,9 +662,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		const long long fz_q1_1 = a.n_G <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_G) : fz_rem_1 / a.n_G;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_G; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_y_1 = (float)(((((__ldg(&a.t_x[((((long long)(s0_1) * a.n_G + (long long)(s1_1)) * a.n_CG + (long long)(s2_1)) * a.n_HW + (long long)(s3_1))]) - (a.t_mu[((long long)(s0_1) * a.n_G + (long long)(s1_1))])) * rsqrtf(((a.t_va[((long long)(s0_1) * a.n_G + (long long)(s1_1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])) + __ldg(&a.t_beta[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])));
+		const float v_y_1 = (float)(((((__ldg(&a.t_x[fz_p_1]) - (a.t_mu[((long long)(s0_1) * a.n_G + (long long)(s1_1))])) * rsqrtf(((a.t_va[((long long)(s0_1) * a.n_G + (long long)(s1_1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])) + __ldg(&a.t_beta[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])));
 		const bool ok_2 = p + 2 * stride < total;
-		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
+		long long fz_rem_2 = fz_p_2;
 		const long long fz_q3_2 = a.n_HW <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_HW) : fz_rem_2 / a.n_HW;
 		const long long s3_2 = fz_rem_2 - fz_q3_2 * a.n_HW; fz_rem_2 = fz_q3_2;
 		const long long fz_q2_2 = a.n_CG <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_CG) : fz_rem_2 / a.n_CG;
@@ -652,9 +673,10 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		const long long fz_q1_2 = a.n_G <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_G) : fz_rem_2 / a.n_G;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_G; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_y_2 = (float)(((((__ldg(&a.t_x[((((long long)(s0_2) * a.n_G + (long long)(s1_2)) * a.n_CG + (long long)(s2_2)) * a.n_HW + (long long)(s3_2))]) - (a.t_mu[((long long)(s0_2) * a.n_G + (long long)(s1_2))])) * rsqrtf(((a.t_va[((long long)(s0_2) * a.n_G + (long long)(s1_2))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])) + __ldg(&a.t_beta[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])));
+		const float v_y_2 = (float)(((((__ldg(&a.t_x[fz_p_2]) - (a.t_mu[((long long)(s0_2) * a.n_G + (long long)(s1_2))])) * rsqrtf(((a.t_va[((long long)(s0_2) * a.n_G + (long long)(s1_2))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])) + __ldg(&a.t_beta[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])));
 		const bool ok_3 = p + 3 * stride < total;
-		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
+		long long fz_rem_3 = fz_p_3;
 		const long long fz_q3_3 = a.n_HW <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_HW) : fz_rem_3 / a.n_HW;
 		const long long s3_3 = fz_rem_3 - fz_q3_3 * a.n_HW; fz_rem_3 = fz_q3_3;
 		const long long fz_q2_3 = a.n_CG <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_CG) : fz_rem_3 / a.n_CG;
@@ -662,18 +684,18 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		const long long fz_q1_3 = a.n_G <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_G) : fz_rem_3 / a.n_G;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_G; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_y_3 = (float)(((((__ldg(&a.t_x[((((long long)(s0_3) * a.n_G + (long long)(s1_3)) * a.n_CG + (long long)(s2_3)) * a.n_HW + (long long)(s3_3))]) - (a.t_mu[((long long)(s0_3) * a.n_G + (long long)(s1_3))])) * rsqrtf(((a.t_va[((long long)(s0_3) * a.n_G + (long long)(s1_3))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])) + __ldg(&a.t_beta[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])));
+		const float v_y_3 = (float)(((((__ldg(&a.t_x[fz_p_3]) - (a.t_mu[((long long)(s0_3) * a.n_G + (long long)(s1_3))])) * rsqrtf(((a.t_va[((long long)(s0_3) * a.n_G + (long long)(s1_3))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])) + __ldg(&a.t_beta[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])));
 		if (ok_0) {
-		a.t_y[((((long long)(s0_0) * a.n_G + (long long)(s1_0)) * a.n_CG + (long long)(s2_0)) * a.n_HW + (long long)(s3_0))] = (float)(v_y_0);
+		a.t_y[fz_p_0] = (float)(v_y_0);
 		}
 		if (ok_1) {
-		a.t_y[((((long long)(s0_1) * a.n_G + (long long)(s1_1)) * a.n_CG + (long long)(s2_1)) * a.n_HW + (long long)(s3_1))] = (float)(v_y_1);
+		a.t_y[fz_p_1] = (float)(v_y_1);
 		}
 		if (ok_2) {
-		a.t_y[((((long long)(s0_2) * a.n_G + (long long)(s1_2)) * a.n_CG + (long long)(s2_2)) * a.n_HW + (long long)(s3_2))] = (float)(v_y_2);
+		a.t_y[fz_p_2] = (float)(v_y_2);
 		}
 		if (ok_3) {
-		a.t_y[((((long long)(s0_3) * a.n_G + (long long)(s1_3)) * a.n_CG + (long long)(s2_3)) * a.n_HW + (long long)(s3_3))] = (float)(v_y_3);
+		a.t_y[fz_p_3] = (float)(v_y_3);
 		}
 	}
 }

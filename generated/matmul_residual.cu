@@ -41,6 +41,13 @@ __device__ __forceinline__ int fz_iabs(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ long long fz_iabs(long long x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ int fz_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long fz_imin(long long a, long long b) { return a < b ? a : b; }
+/* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
+   where both operands are (an index's arithmetic, rotary's partner at
+   (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+__device__ __forceinline__ long long fz_idiv(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+__device__ __forceinline__ long long fz_imod(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -48,19 +55,26 @@ template <int OP, typename T> __device__ __forceinline__ T fz_op(T a, T b)
 {
 	return OP == FZ_SUM ? a + b : OP == FZ_MAX ? (b > a ? b : a) : (b < a ? b : a);
 }
-/* Same order every time: a butterfly in each warp, then warp 0's values
-   in warp order; every thread returns the block's result. */
+/* Same order every time: a butterfly in each warp, then one over the
+   warps' values (lanes past the warps' count left out: lane 0 folds each
+   once), lane 0's result to every thread. Every thread had read all the
+   warps' values in turn: a quarter of logsumexp's instructions at 8192
+   columns (ncu, H200). */
 template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, T *sh)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
-	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5, l = threadIdx.x & 31;
 	__syncthreads();
-	if ((threadIdx.x & 31) == 0) sh[w] = v;
+	if (l == 0) sh[w] = v;
 	__syncthreads();
-	T r = sh[0];
-	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
-	return r;
+	T r = sh[l < nw ? l : 0];
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const T t = __shfl_xor_sync(0xffffffffu, r, o);
+		if ((l ^ o) < nw) r = fz_op<OP>(r, t);
+	}
+	return __shfl_sync(0xffffffffu, r, 0);
 }
 /* the same for one warp: every lane returns lane 0's order of sums */
 template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
@@ -615,27 +629,91 @@ extern "C" __global__ void __launch_bounds__(384, 1) matmul_residual_u0(const __
 	fz_tile_gemm<1>(matmul_residual_u0_epi{a}, tm, a.t_A, a.t_B, a.n_M, a.n_N, a.n_K);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 6) matmul_residual_u1(const fz_matmul_residual_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) matmul_residual_u1(const fz_matmul_residual_args a)
 {
 	const long long total = a.n_M * a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_vec8 = (a.n_N & 7) == 0 && ((unsigned long long)a.t_R & 15) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 15) == 0 && ((unsigned long long)a.t_C & 15) == 0;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_R & 7) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 7) == 0 && ((unsigned long long)a.t_C & 7) == 0;
-	if (fz_vec) {
-	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem_0 = 4 * q;
+	if (fz_vec8) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 8 * q;
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
 		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
 		const long long s0_2 = s0_0;
 		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		const long long s0_4 = s0_0;
+		const long long s1_4 = s1_0 + 4;
+		const long long fz_p_4 = fz_p_0 + 4;
+		const long long s0_5 = s0_0;
+		const long long s1_5 = s1_0 + 5;
+		const long long fz_p_5 = fz_p_0 + 5;
+		const long long s0_6 = s0_0;
+		const long long s1_6 = s1_0 + 6;
+		const long long fz_p_6 = fz_p_0 + 6;
+		const long long s0_7 = s0_0;
+		const long long s1_7 = s1_0 + 7;
+		const long long fz_p_7 = fz_p_0 + 7;
+		float fz_vl0[8];
+		{ const uint4 fz_t = __ldg((const uint4 *)&a.t_R[fz_p_0]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};
+#pragma unroll
+		  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl0[2 * fz_j] = fz_b2f((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl0[2 * fz_j + 1] = fz_b2f((unsigned short)(fz_w[fz_j] >> 16)); }
+		float fz_vl1[8];
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0 + 4]); fz_vl1[4] = fz_t.x, fz_vl1[5] = fz_t.y, fz_vl1[6] = fz_t.z, fz_vl1[7] = fz_t.w; }
+		float fz_vl2[8];
+		{ const uint4 fz_t = __ldg((const uint4 *)&a.t_bias[(long long)(s1_0)]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};
+#pragma unroll
+		  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl2[2 * fz_j] = fz_b2f((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl2[2 * fz_j + 1] = fz_b2f((unsigned short)(fz_w[fz_j] >> 16)); }
+		unsigned short fz_vs0[8];
+		const float v_C_0 = (float)((fz_vl0[0] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_0)]) * fz_vl1[0]) + fz_vl2[0]))));
+		const float v_C_1 = (float)((fz_vl0[1] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_1)]) * fz_vl1[1]) + fz_vl2[1]))));
+		const float v_C_2 = (float)((fz_vl0[2] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_2)]) * fz_vl1[2]) + fz_vl2[2]))));
+		const float v_C_3 = (float)((fz_vl0[3] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_3)]) * fz_vl1[3]) + fz_vl2[3]))));
+		const float v_C_4 = (float)((fz_vl0[4] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_4)]) * fz_vl1[4]) + fz_vl2[4]))));
+		const float v_C_5 = (float)((fz_vl0[5] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_5)]) * fz_vl1[5]) + fz_vl2[5]))));
+		const float v_C_6 = (float)((fz_vl0[6] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_6)]) * fz_vl1[6]) + fz_vl2[6]))));
+		const float v_C_7 = (float)((fz_vl0[7] + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_7)]) * fz_vl1[7]) + fz_vl2[7]))));
+		fz_vs0[0] = fz_f2b(v_C_0);
+		fz_vs0[1] = fz_f2b(v_C_1);
+		fz_vs0[2] = fz_f2b(v_C_2);
+		fz_vs0[3] = fz_f2b(v_C_3);
+		fz_vs0[4] = fz_f2b(v_C_4);
+		fz_vs0[5] = fz_f2b(v_C_5);
+		fz_vs0[6] = fz_f2b(v_C_6);
+		fz_vs0[7] = fz_f2b(v_C_7);
+		*(uint4 *)&a.t_C[fz_p_0] = make_uint4((unsigned)fz_vs0[0] | ((unsigned)fz_vs0[1] << 16), (unsigned)fz_vs0[2] | ((unsigned)fz_vs0[3] << 16), (unsigned)fz_vs0[4] | ((unsigned)fz_vs0[5] << 16), (unsigned)fz_vs0[6] | ((unsigned)fz_vs0[7] << 16));
+	}
+	} else
+	if (fz_vec) {
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
 		float fz_vl0[4];
-		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_R[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_R[fz_p_0]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
 		float fz_vl1[4];
-		{ const float4 fz_t = *((const float4 *)&a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
 		float fz_vl2[4];
 		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_bias[(long long)(s1_0)]); fz_vl2[0] = fz_b2f(fz_t.x), fz_vl2[1] = fz_b2f(fz_t.y), fz_vl2[2] = fz_b2f(fz_t.z), fz_vl2[3] = fz_b2f(fz_t.w); }
 		unsigned short fz_vs0[4];
@@ -647,45 +725,49 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_residual_u1(const fz
 		fz_vs0[1] = fz_f2b(v_C_1);
 		fz_vs0[2] = fz_f2b(v_C_2);
 		fz_vs0[3] = fz_f2b(v_C_3);
-		*(ushort4 *)&a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+		*(ushort4 *)&a.t_C[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
-		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
-		const float v_C_0 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_0) * a.n_N + (long long)(s1_0))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_0)]) * (a.t_acc[((long long)(s0_0) * a.n_N + (long long)(s1_0))])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_0)]))))));
+		const float v_C_0 = (float)((fz_b2f(__ldg(&a.t_R[fz_p_0])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_0)]) * (a.t_acc[fz_p_0])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_0)]))))));
 		const bool ok_1 = p + 1 * stride < total;
-		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
+		long long fz_rem_1 = fz_p_1;
 		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
-		const float v_C_1 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_1) * a.n_N + (long long)(s1_1))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_1)]) * (a.t_acc[((long long)(s0_1) * a.n_N + (long long)(s1_1))])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_1)]))))));
+		const float v_C_1 = (float)((fz_b2f(__ldg(&a.t_R[fz_p_1])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_1)]) * (a.t_acc[fz_p_1])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_1)]))))));
 		const bool ok_2 = p + 2 * stride < total;
-		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
+		long long fz_rem_2 = fz_p_2;
 		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
-		const float v_C_2 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_2) * a.n_N + (long long)(s1_2))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_2)]) * (a.t_acc[((long long)(s0_2) * a.n_N + (long long)(s1_2))])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_2)]))))));
+		const float v_C_2 = (float)((fz_b2f(__ldg(&a.t_R[fz_p_2])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_2)]) * (a.t_acc[fz_p_2])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_2)]))))));
 		const bool ok_3 = p + 3 * stride < total;
-		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
+		long long fz_rem_3 = fz_p_3;
 		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
-		const float v_C_3 = (float)((fz_b2f(__ldg(&a.t_R[((long long)(s0_3) * a.n_N + (long long)(s1_3))])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_3)]) * (a.t_acc[((long long)(s0_3) * a.n_N + (long long)(s1_3))])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_3)]))))));
+		const float v_C_3 = (float)((fz_b2f(__ldg(&a.t_R[fz_p_3])) + fz_geluf_h(((__ldg(&a.t_s[(long long)(s0_3)]) * (a.t_acc[fz_p_3])) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_3)]))))));
 		if (ok_0) {
-		a.t_C[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = fz_f2b(v_C_0);
+		a.t_C[fz_p_0] = fz_f2b(v_C_0);
 		}
 		if (ok_1) {
-		a.t_C[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = fz_f2b(v_C_1);
+		a.t_C[fz_p_1] = fz_f2b(v_C_1);
 		}
 		if (ok_2) {
-		a.t_C[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = fz_f2b(v_C_2);
+		a.t_C[fz_p_2] = fz_f2b(v_C_2);
 		}
 		if (ok_3) {
-		a.t_C[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = fz_f2b(v_C_3);
+		a.t_C[fz_p_3] = fz_f2b(v_C_3);
 		}
 	}
 }

@@ -166,7 +166,7 @@ static inline int fz_matmul_residual_unfused_ops(const fz_matmul_residual_args *
 		}
 	}
 	{ /* matmul_residual_u1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 1024, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 2048, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;

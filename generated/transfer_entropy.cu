@@ -41,6 +41,13 @@ __device__ __forceinline__ int fz_iabs(int x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ long long fz_iabs(long long x) { return x < 0 ? -x : x; }
 __device__ __forceinline__ int fz_imin(int a, int b) { return a < b ? a : b; }
 __device__ __forceinline__ long long fz_imin(long long a, long long b) { return a < b ? a : b; }
+/* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
+   where both operands are (an index's arithmetic, rotary's partner at
+   (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+__device__ __forceinline__ long long fz_idiv(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+__device__ __forceinline__ long long fz_imod(long long a, long long b)
+{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -48,19 +55,26 @@ template <int OP, typename T> __device__ __forceinline__ T fz_op(T a, T b)
 {
 	return OP == FZ_SUM ? a + b : OP == FZ_MAX ? (b > a ? b : a) : (b < a ? b : a);
 }
-/* Same order every time: a butterfly in each warp, then warp 0's values
-   in warp order; every thread returns the block's result. */
+/* Same order every time: a butterfly in each warp, then one over the
+   warps' values (lanes past the warps' count left out: lane 0 folds each
+   once), lane 0's result to every thread. Every thread had read all the
+   warps' values in turn: a quarter of logsumexp's instructions at 8192
+   columns (ncu, H200). */
 template <typename T, int OP> __device__ __forceinline__ T fz_block_reduce(T v, T *sh)
 {
 #pragma unroll
 	for (int o = 16; o > 0; o >>= 1) v = fz_op<OP>(v, __shfl_xor_sync(0xffffffffu, v, o));
-	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5;
+	const int w = threadIdx.x >> 5, nw = (blockDim.x + 31) >> 5, l = threadIdx.x & 31;
 	__syncthreads();
-	if ((threadIdx.x & 31) == 0) sh[w] = v;
+	if (l == 0) sh[w] = v;
 	__syncthreads();
-	T r = sh[0];
-	for (int i = 1; i < nw; ++i) r = fz_op<OP>(r, sh[i]);
-	return r;
+	T r = sh[l < nw ? l : 0];
+#pragma unroll
+	for (int o = 16; o > 0; o >>= 1) {
+		const T t = __shfl_xor_sync(0xffffffffu, r, o);
+		if ((l ^ o) < nw) r = fz_op<OP>(r, t);
+	}
+	return __shfl_sync(0xffffffffu, r, 0);
 }
 /* the same for one warp: every lane returns lane 0's order of sums */
 template <typename T, int OP> __device__ __forceinline__ T fz_warp_reduce(T v)
@@ -231,16 +245,20 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_xn & 15) == 0 && ((unsigned long long)a.t_xp & 15) == 0 && ((unsigned long long)a.t_yp & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
-		long long fz_rem_0 = 4 * q;
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
 		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
 		const long long s0_2 = s0_0;
 		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
 		const long long s0_3 = s0_0;
 		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
 		float fz_vl0[4];
 		{ const float4 fz_t = __ldg((const float4 *)&a.t_xn[(long long)(s1_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
 		float fz_vl1[4];
@@ -251,48 +269,52 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)fz_vl0[1]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)fz_vl1[1]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)fz_vl2[1]))))));
 		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)fz_vl0[2]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)fz_vl1[2]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)fz_vl2[2]))))));
 		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)fz_vl0[3]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)fz_vl1[3]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)fz_vl2[3]))))));
-		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (double)(v_d_0);
-		a.t_d[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = (double)(v_d_1);
-		a.t_d[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = (double)(v_d_2);
-		a.t_d[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = (double)(v_d_3);
+		a.t_d[fz_p_0] = (double)(v_d_0);
+		a.t_d[fz_p_1] = (double)(v_d_1);
+		a.t_d[fz_p_2] = (double)(v_d_2);
+		a.t_d[fz_p_3] = (double)(v_d_3);
 	}
 	} else
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
 		const bool ok_0 = p + 0 * stride < total;
-		long long fz_rem_0 = (ok_0 ? p + 0 * stride : p);
+		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
+		long long fz_rem_0 = fz_p_0;
 		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const double v_d_0 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_0)])) - ((double)__ldg(&a.t_xn[(long long)(s1_0)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_0)])) - ((double)__ldg(&a.t_xp[(long long)(s1_0)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_0)])) - ((double)__ldg(&a.t_yp[(long long)(s1_0)])))))));
 		const bool ok_1 = p + 1 * stride < total;
-		long long fz_rem_1 = (ok_1 ? p + 1 * stride : p);
+		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
+		long long fz_rem_1 = fz_p_1;
 		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)__ldg(&a.t_xn[(long long)(s1_1)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)__ldg(&a.t_xp[(long long)(s1_1)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)__ldg(&a.t_yp[(long long)(s1_1)])))))));
 		const bool ok_2 = p + 2 * stride < total;
-		long long fz_rem_2 = (ok_2 ? p + 2 * stride : p);
+		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
+		long long fz_rem_2 = fz_p_2;
 		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)__ldg(&a.t_xn[(long long)(s1_2)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)__ldg(&a.t_xp[(long long)(s1_2)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)__ldg(&a.t_yp[(long long)(s1_2)])))))));
 		const bool ok_3 = p + 3 * stride < total;
-		long long fz_rem_3 = (ok_3 ? p + 3 * stride : p);
+		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
+		long long fz_rem_3 = fz_p_3;
 		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)__ldg(&a.t_xn[(long long)(s1_3)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)__ldg(&a.t_xp[(long long)(s1_3)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)__ldg(&a.t_yp[(long long)(s1_3)])))))));
 		if (ok_0) {
-		a.t_d[((long long)(s0_0) * a.n_N + (long long)(s1_0))] = (double)(v_d_0);
+		a.t_d[fz_p_0] = (double)(v_d_0);
 		}
 		if (ok_1) {
-		a.t_d[((long long)(s0_1) * a.n_N + (long long)(s1_1))] = (double)(v_d_1);
+		a.t_d[fz_p_1] = (double)(v_d_1);
 		}
 		if (ok_2) {
-		a.t_d[((long long)(s0_2) * a.n_N + (long long)(s1_2))] = (double)(v_d_2);
+		a.t_d[fz_p_2] = (double)(v_d_2);
 		}
 		if (ok_3) {
-		a.t_d[((long long)(s0_3) * a.n_N + (long long)(s1_3))] = (double)(v_d_3);
+		a.t_d[fz_p_3] = (double)(v_d_3);
 		}
 	}
 }

@@ -395,9 +395,25 @@ static void test_row_axes(void)
 		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].ninner == 3 && c.fu.k[0].nspace == 1);
 		done(&c);
 	}
-	/* not trailing (batch norm's statistics per channel over (n, h)), or
-	   read out of order, or through arithmetic: thread per output */
-	const char *no[] = {"fusion bs(x: f32[N,C,H]) -> (s: f32[C]) {\n  stage m [reduction] { s(c) +=! x(n,c,h) }\n}\n",
+	/* batch norm's statistics per channel over (n, h, w): a row in two
+	   contiguous runs, n apart from (h, w) by the kept c; the normalised
+	   x after them is not an element of such a row (its own kernel) */
+	if (load(&c, "in segments", "fusion bs(x: f32[N,C,H,W]) -> (y: f32[N,C,H,W]) {\n"
+	                           "  stage m [reduction] { mu(c) +=! x(n,c,h,w) }\n"
+	                           "  stage y { y(n,c,h,w) = x(n,c,h,w) - mu(c) }\n"
+	                           "}\n")) {
+		EXPECT(c.fu.nk == 2 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].ninner == 3 && c.fu.k[0].nspace == 1);
+		EXPECT(c.fu.k[0].lead == 1 && c.fu.k[0].gap == 1 && c.fu.k[1].mode == KM_POINT);
+		EXPECT(row_axis_pos(&c.fu.k[0], 0) == 1 && row_axis_pos(&c.fu.k[0], 1) == 0 && row_axis_pos(&c.fu.k[0], 3) == 3);
+		done(&c);
+	}
+	if (load(&c, "lead of two", "fusion l2(x: f32[A,B,C,D]) -> (s: f32[C]) {\n  stage m [reduction] { s(c) +=! x(a,b,c,d) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].lead == 2 && c.fu.k[0].gap == 1);
+		EXPECT(row_axis_pos(&c.fu.k[0], 0) == 2 && row_axis_pos(&c.fu.k[0], 2) == 1 && row_axis_pos(&c.fu.k[0], 3) == 3);
+		done(&c);
+	}
+	/* the last axis kept (an outer reduction), read out of order, or through arithmetic: thread per output */
+	const char *no[] = {"fusion bs(x: f32[N,H,C]) -> (s: f32[C]) {\n  stage m [reduction] { s(c) +=! x(n,h,c) }\n}\n",
 	                    "fusion ro(x: f32[N,A,B], y: f32[N,B,A]) -> (s: f32[N]) {\n  stage m [reduction] { s(n) +=! x(n,a,b) * y(n,b,a) }\n}\n",
 	                    "fusion ar(x: f32[N,A,B], y: f32[N,A]) -> (s: f32[N]) {\n  stage m [reduction] { s(n) +=! x(n,a,b) * y(n,(a + b) % A) }\n}\n"};
 	for (int i = 0; i < 3; i++)

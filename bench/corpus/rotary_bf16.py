@@ -5,7 +5,8 @@ import torch
 SIZES = [dict(B=16, H=32, T=2048, D=128), dict(B=4, H=32, T=8192, D=64)]
 # D must be even (the spec's partner is (d + D/2) % D)
 CHECK = [dict(B=1, H=1, T=1, D=2), dict(B=2, H=3, T=7, D=64), dict(B=1, H=5, T=13, D=126),
-         dict(B=3, H=1, T=1031, D=10)]
+         dict(B=3, H=1, T=1031, D=10),
+         dict(B=2, H=2, T=5, D=12)]  # D/2 not a multiple of 4: no vector partner
 
 
 def make_inputs(sizes, device):

@@ -230,6 +230,16 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		fputs("))", f);
 		return;
 	}
+	if ((x->op == IR_DIV || x->op == IR_MOD) && w->cuda && x->type == ET_I64 && w->m->expr[x->b].op != IR_CONST) {
+		/* in 32 bits where the operands allow (fz_idiv in the CUDA prelude);
+		   by a constant the compiler multiplies */
+		fputs(x->op == IR_DIV ? "fz_idiv(" : "fz_imod(", f);
+		ir_write_expr(w, x->a, out);
+		fputs(", ", f);
+		ir_write_expr(w, x->b, out);
+		fputc(')', f);
+		return;
+	}
 	if (ar == 2 && x->op <= IR_OR) {
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);

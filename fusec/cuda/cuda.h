@@ -52,6 +52,7 @@ typedef struct Cx {
 	FILE *sink;       /* where stores go: out, or a copy's deferred stores */
 	FILE *sink_main;  /* the .cu itself */
 	const char *sfx;  /* suffix of this copy's locals when unrolled */
+	int flat;         /* POINT: the point's flat index is declared as fz_p<sfx> (cuda_decompose) */
 	int sliced;       /* reductions split over warps (KernelParams.slices) */
 	int cur;          /* the statement being rendered: producers before it may be recomputed */
 	Memo *memo;       /* while a value is rendered (cuda_value_of) */
@@ -72,12 +73,13 @@ typedef struct Cx {
 	   consecutive points along the innermost index), -1 outside it; the
 	   distinct 16-byte accesses its copies share, loads and stores */
 	int vec_u;
+	int vec_n;        /* POINT vector path: its width (4 or 8) */
 	int nvl, nvs;
 	int persist;      /* a phase of a persistent kernel (pipeline.c): a __device__ body
 	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */
 	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
 	                     (a pipeline's carried input), so not read through the read-only path */
-	struct VecAccess { int t; char *lin0; } vl[16], vs[16];
+	struct VecAccess { int t; char *lin0, *cond; } vl[16], vs[16]; /* cond: NULL, or what else the vector needs */
 	/* A reduction loop's body (cuda_reductions, not row-wide): an input read
 	   at point and loop variables only is in range wherever the loop runs,
 	   so it is read once into a local (the body's top, or before the loops
@@ -140,6 +142,10 @@ void cuda_ind(FILE *out, int n);
 void cuda_dim(Cx *cx, Dim d, FILE *out);
 void cuda_load(Cx *cx, int t, const char *lin, FILE *out);
 char *cuda_linear(Cx *cx, int t, char **subs);
+/* the same where the subscripts' roles are known (cuda_role): a POINT
+   kernel's tensor over its whole space, read at the point (or at the point
+   but for its last axis), is at the point's flat index (offset) */
+char *cuda_linear_at(Cx *cx, int t, char **subs, const int *roles, int n);
 void cuda_put_decls(FILE *out, const char *decls, int depth);
 /* the role of expression e as a subscript: its index's, or none */
 int cuda_role(const Cx *cx, int e);
@@ -215,6 +221,8 @@ void cuda_row_recips(Cx *cx, int depth);
    the kernel's point, then its row's axes at the walk's column, over x's
    own trailing dimensions (a row of several axes contiguous in x)? */
 int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n);
+/* a row in segments (Kernel.lead): the segment's length, in parentheses */
+void cuda_row_segment(Cx *cx, FILE *f);
 /* the register cache of tensor t's row (tail: count vectors past the registers') */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
 

@@ -61,6 +61,20 @@ char *cuda_linear(Cx *cx, int t, char **subs)
 	return buf;
 }
 
+char *cuda_linear_at(Cx *cx, int t, char **subs, const int *roles, int n)
+{
+	const Kernel *k = cx->k;
+	const Tensor *x = &cx->m->tensor[t];
+	int id = cx->flat && k->mode == KM_POINT && k->nspace >= 2 && x->rank == n && n == k->nspace;
+	for (int i = 0; i < n && id; i++)
+		id = (i == n - 1 || roles[i] == i) && dim_same(x->dim[i], k->space[i]);
+	if (!id) return cuda_linear(cx, t, subs);
+	/* the decomposition's divisions and the products of the linear index
+	   were most of rotary's instructions (ncu, H200) */
+	if (roles[n - 1] == n - 1) return xasprintf("fz_p%s", cx->sfx);
+	return xasprintf("(fz_p%s - s%d%s + (long long)(%s))", cx->sfx, n - 1, cx->sfx, subs[n - 1]);
+}
+
 int cuda_role(const Cx *cx, int e)
 {
 	const Expr *x = &cx->m->expr[e];

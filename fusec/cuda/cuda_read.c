@@ -72,7 +72,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->args, x->nargs, 0)) >= 0) {
 		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
 	} else {
-		char *lin = cuda_linear(cx, t, subs);
+		char *lin = cuda_linear_at(cx, t, subs, roles, x->nargs);
 		const char *h = hoisted(cx, t, roles, x->nargs, lin);
 		if (h) fputs(h, out);
 		else cuda_load(cx, t, lin, out);
@@ -177,31 +177,77 @@ int cuda_eager_ok(ExprWriter *w, int e)
  * starting at copy 0's, 16-byte aligned when the tensor is and the extent
  * is a multiple of 4 (the kernel checks both). Returns the access's slot in
  * cx->vl (loads) or cx->vs (stores), or -1. */
+/* Does e use an index or read a tensor? (a rotation's offset must not) */
+static int point_free(const Module *m, int e)
+{
+	if (!e) return 1;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_INDEX || x->op == IR_LOAD) return 0;
+	return point_free(m, x->a) && point_free(m, x->b) && point_free(m, x->c);
+}
+
+/* The innermost subscript (i + c) % E, i the space's innermost index and
+   E its extent, c free of the point (rotary's partner at (d + D/2) % D):
+   for the 4 points of a vector (i a multiple of 4, E too) consecutive
+   when c is a multiple of 4. Returns 1 with copy 0's linear index and the
+   condition on c, else 0. */
+static int rotated(Cx *cx, int t, const Expr *a, char **lin0, char **cond)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const int ns = k->nspace;
+	if (a->op != IR_MOD || m->expr[a->a].op != IR_ADD) return 0;
+	const Expr *sum = &m->expr[a->a], *i = &m->expr[sum->a];
+	const Dim d = k->space[ns - 1];
+	if (i->op != IR_INDEX || cx->role[i->index - cx->first_index] != ns - 1 || !point_free(m, sum->b) ||
+	    m->expr[a->b].op != IR_SIZE || dim_derived(d) || d.sym != m->expr[a->b].sym ||
+	    !dim_same(m->tensor[t].dim[m->tensor[t].rank - 1], d))
+		return 0;
+	char *c = emit_render(&cx->w, sum->b), *e = emit_render(&cx->w, a->b);
+	*lin0 = xasprintf("(fz_p_0 - s%d_0 + fz_imod(s%d_0 + (%s), %s))", ns - 1, ns - 1, c, e);
+	*cond = xasprintf("((%s) & %d) == 0 && (%s) >= 0", c, cx->vec_n - 1, c);
+	free(c), free(e);
+	return 1;
+}
+
 int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
 	const int ns = k->nspace;
 	if (n != x->rank || n < 1 || ns < 1 || !kernel_vec_tensor(k, t)) return -1; /* the schedule's choice */
-	char names[MAX_RANK][24], *subs0[MAX_RANK];
+	char names[MAX_RANK][24], *subs0[MAX_RANK], *lin0 = NULL, *cond = NULL;
+	int roles0[MAX_RANK], rot = 0;
 	for (int i = 0; i < n; i++) {
 		const int j = roles[i];
 		const Expr *a = &cx->m->expr[args[i]];
+		roles0[i] = j;
 		/* an outer subscript may be a whole constant, the same for the copies
 		   (the halves of a gated product's X(r, 0, c) and X(r, 1, c)) */
 		if (i < n - 1 && j == CUDA_ROLE_NONE && a->op == IR_CONST && a->value == (double)(long long)a->value && a->value >= 0) {
 			snprintf(names[i], sizeof names[i], "%lld", (long long)a->value), subs0[i] = names[i];
 			continue;
 		}
+		if (i == n - 1 && !store && cx->flat && n == ns && rotated(cx, t, a, &lin0, &cond)) {
+			rot = 1;
+			continue;
+		}
 		if (j < 0 || j >= ns || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}
-	char *lin0 = cuda_linear(cx, t, subs0);
+	for (int i = 0; i < n - 1 && rot; i++) /* the rest at the point: lin0 is the flat index's */
+		if (roles0[i] != i || !dim_same(x->dim[i], k->space[i])) return free(lin0), free(cond), -1;
+	if (!rot) {
+		const char *sfx = cx->sfx;
+		cx->sfx = "_0"; /* copy 0's */
+		lin0 = cuda_linear_at(cx, t, subs0, roles0, n);
+		cx->sfx = sfx;
+	}
 	struct VecAccess *v = store ? cx->vs : cx->vl;
 	int *nv = store ? &cx->nvs : &cx->nvl;
 	for (int i = 0; i < *nv; i++)
-		if (v[i].t == t && !strcmp(v[i].lin0, lin0)) return free(lin0), i;
-	if (*nv == 16) return free(lin0), -1;
-	v[*nv].t = t, v[*nv].lin0 = lin0;
+		if (v[i].t == t && !strcmp(v[i].lin0, lin0)) return free(lin0), free(cond), i;
+	if (*nv == 16) return free(lin0), free(cond), -1;
+	v[*nv].t = t, v[*nv].lin0 = lin0, v[*nv].cond = cond;
 	return (*nv)++;
 }

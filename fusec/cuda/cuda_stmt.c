@@ -51,7 +51,7 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	} else if (cuda_row_store_deferred(cx, s)) { /* stored as one vector after the row walk's step */
 		fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
 	} else {
-		lin = cuda_linear(cx, s->out, subs);
+		lin = cuda_linear_at(cx, s->out, subs, roles, s->nlhs);
 		if (cx->sliced) fputs("if (fz_slice == 0 && fz_live) ", o);
 		fprintf(o, "a.t_%s[%s] = ", x->name, lin);
 	}

@@ -8,37 +8,83 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
-/* The vector path (KernelParams.vec): a thread takes the 4 consecutive
- * points 4q..4q+3 along the innermost index; the f32 accesses the copies
- * share along it (cuda_vec_access) become one 16-byte load or store each
- * (f16 and bf16: 8 bytes, converted to f32 and back). Taken
- * when the innermost extent is a multiple of 4 and every such tensor is
- * 16-byte aligned, decided by the kernel from its arguments (uniform); the
- * strided copies below handle everything otherwise. Returns the text of the
- * path, printed by emit before the strided loop. */
-static char *vec_path(Cx *cx)
+/* One vector tensor's V elements from lin0 into fz_vl<i>[V], as f32:
+   16-byte loads (f32: V / 4 of them; f16, bf16 at V = 8: one, 8 halves
+   unpacked from its 4 words; at V = 4 one 8-byte load) */
+static void vec_load(Cx *cx, int i, int V, FILE *o)
+{
+	const Tensor *x = &cx->m->tensor[cx->vl[i].t];
+	const char *ld = cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", *lin0 = cx->vl[i].lin0;
+	fprintf(o, "\t\tfloat fz_vl%d[%d];\n", i, V);
+	if (x->type == ET_F32) {
+		for (int h = 0; h < V / 4; h++)
+			fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s%s]); fz_vl%d[%d] = fz_t.x, fz_vl%d[%d] = fz_t.y, fz_vl%d[%d] = fz_t.z, fz_vl%d[%d] = fz_t.w; }\n",
+			        ld, x->name, lin0, h ? " + 4" : "", i, 4 * h, i, 4 * h + 1, i, 4 * h + 2, i, 4 * h + 3);
+		return;
+	}
+	const char *cv = x->type == ET_F16 ? "fz_h2f" : "fz_b2f";
+	if (V == 4) {
+		fprintf(o, "\t\t{ const ushort4 fz_t = %s(const ushort4 *)&a.t_%s[%s]); fz_vl%d[0] = %s(fz_t.x), fz_vl%d[1] = %s(fz_t.y), fz_vl%d[2] = %s(fz_t.z), fz_vl%d[3] = %s(fz_t.w); }\n",
+		        ld, x->name, lin0, i, cv, i, cv, i, cv, i, cv);
+		return;
+	}
+	fprintf(o, "\t\t{ const uint4 fz_t = %s(const uint4 *)&a.t_%s[%s]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};\n#pragma unroll\n"
+	           "\t\t  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl%d[2 * fz_j] = %s((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl%d[2 * fz_j + 1] = %s((unsigned short)(fz_w[fz_j] >> 16)); }\n",
+	        ld, x->name, lin0, i, cv, i, cv);
+}
+
+static void vec_store(Cx *cx, int i, int V, FILE *o)
+{
+	const Tensor *x = &cx->m->tensor[cx->vs[i].t];
+	const char *lin0 = cx->vs[i].lin0;
+	if (x->type == ET_F32 || V == 4) {
+		const char *v4 = cuda_vec4_type(x->type);
+		for (int h = 0; h < V / 4; h++)
+			fprintf(o, "\t\t*(%s *)&a.t_%s[%s%s] = make_%s(fz_vs%d[%d], fz_vs%d[%d], fz_vs%d[%d], fz_vs%d[%d]);\n", v4, x->name, lin0, h ? " + 4" : "",
+			        v4, i, 4 * h, i, 4 * h + 1, i, 4 * h + 2, i, 4 * h + 3);
+		return;
+	}
+	fprintf(o, "\t\t*(uint4 *)&a.t_%s[%s] = make_uint4(", x->name, lin0);
+	for (int w = 0; w < 4; w++) fprintf(o, "%s(unsigned)fz_vs%d[%d] | ((unsigned)fz_vs%d[%d] << 16)", w ? ", " : "", i, 2 * w, i, 2 * w + 1);
+	fputs(");\n", o);
+}
+
+/* The vector path (KernelParams.vec): a thread takes the V consecutive
+ * points Vq..Vq+V-1 along the innermost index; the accesses the copies
+ * share along it (cuda_vec_access) become 16-byte loads and stores (at
+ * V = 4, f16 and bf16: 8 bytes), converted to f32 and back. V = 8 where a
+ * vector tensor is 16-bit: with 8 bytes a thread in flight, bcast_col_f16
+ * was latency-bound at 66% of the copy floor (H200). Taken when the
+ * innermost extent is a multiple of V and every such tensor aligned to its
+ * vector, decided by the kernel from its arguments (uniform); the next
+ * path (V = 4, then the strided copies) handles everything otherwise.
+ * Returns the path's text (from "if" to "else"); *cond gets the
+ * declaration of its condition, fz_vec<V>, printed before the paths. */
+static char *vec_path(Cx *cx, int V, char **cond)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
 	const int ns = k->nspace;
-	char *idx = NULL, *body = NULL, *stores = NULL;
+	char *idx = NULL, *body = NULL, *stores = NULL, lin[32];
 	size_t ilen = 0, blen = 0, slen = 0;
 	FILE *xf = xmemstream(&idx, &ilen), *bf = xmemstream(&body, &blen), *sf = xmemstream(&stores, &slen);
 	FILE *main_out = cx->out;
-	cx->nvl = cx->nvs = 0;
+	cx->nvl = cx->nvs = 0, cx->vec_n = V;
 	cx->out = bf, cx->sink = sf;
-	for (int u = 0; u < 4; u++) {
+	for (int u = 0; u < V; u++) {
 		char sfx[16];
 		snprintf(sfx, sizeof sfx, "_%d", u);
 		cx->sfx = sfx, cx->vec_u = u;
 		/* the copies' indices first: the vector loads use copy 0's */
 		if (u == 0) {
 			cx->out = xf;
-			cuda_decompose(cx, "4 * q", 2);
+			snprintf(lin, sizeof lin, "%d * q", V);
+			cuda_decompose(cx, lin, 2);
 			cx->out = bf;
 		} else {
 			for (int i = 0; i < ns; i++)
-				cuda_ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0%s;\n", i, u, i, i == ns - 1 ? (u == 1 ? " + 1" : u == 2 ? " + 2" : " + 3") : "");
+				cuda_ind(xf, 2), fprintf(xf, "const long long s%d_%d = s%d_0", i, u, i), fprintf(xf, i == ns - 1 ? " + %d;\n" : ";\n", u);
+			if (cx->flat) cuda_ind(xf, 2), fprintf(xf, "const long long fz_p_%d = fz_p_0 + %d;\n", u, u);
 		}
 		const Phase *ph = &k->phase[0];
 		for (int sid = ph->first_stmt; sid < ph->first_stmt + ph->nstmt; sid++) {
@@ -58,37 +104,31 @@ static char *vec_path(Cx *cx)
 	cuda_clear_locals(cx);
 	char *res = NULL;
 	size_t rlen = 0;
-	FILE *o = xmemstream(&res, &rlen);
+	FILE *o = xmemstream(cond, &rlen);
 	/* the condition: the innermost extent, then every vector's tensor */
-	fputs("\tconst bool fz_vec = (", o);
+	fprintf(o, "\tconst bool fz_vec%s = (", V == 4 ? "" : "8");
 	cuda_dim(cx, k->space[ns - 1], o);
-	fputs(" & 3) == 0", o);
-	for (int i = 0; i < cx->nvl; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, cuda_vec4_mask(m->tensor[cx->vl[i].t].type));
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, cuda_vec4_mask(m->tensor[cx->vs[i].t].type));
-	fputs(";\n\tif (fz_vec) {\n", o);
-	fputs("\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {\n", o);
+	fprintf(o, " & %d) == 0", V - 1);
+	for (int i = 0; i < cx->nvl; i++) {
+		fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, V == 8 ? 15 : cuda_vec4_mask(m->tensor[cx->vl[i].t].type));
+		if (cx->vl[i].cond) fprintf(o, " && %s", cx->vl[i].cond);
+	}
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, V == 8 ? 15 : cuda_vec4_mask(m->tensor[cx->vs[i].t].type));
+	fputs(";\n", o);
+	fclose(o);
+	o = xmemstream(&res, &rlen);
+	fprintf(o, "\tif (fz_vec%s) {\n", V == 4 ? "" : "8");
+	fprintf(o, "\tfor (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / %d; q += (long long)gridDim.x * blockDim.x) {\n", V);
 	/* the copies' indices, every vector load, the copies, their stores */
 	fputs(idx, o);
-	for (int i = 0; i < cx->nvl; i++) {
-		const Tensor *x = &m->tensor[cx->vl[i].t];
-		const int f = x->type == ET_F32;
-		const char *cv = f ? "" : x->type == ET_F16 ? "fz_h2f(" : "fz_b2f(", *cz = f ? "" : ")";
-		fprintf(o, "\t\tfloat fz_vl%d[4];\n", i);
-		const char *v4 = cuda_vec4_type(x->type);
-		fprintf(o, "\t\t{ const %s fz_t = %s(const %s *)&a.t_%s[%s]); fz_vl%d[0] = %sfz_t.x%s, fz_vl%d[1] = %sfz_t.y%s, fz_vl%d[2] = %sfz_t.z%s, fz_vl%d[3] = %sfz_t.w%s; }\n",
-		        v4, cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", v4, x->name, cx->vl[i].lin0, i, cv, cz, i, cv, cz, i, cv, cz, i, cv, cz);
-	}
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\t%s fz_vs%d[4];\n", emit_device_type(&m->tensor[cx->vs[i].t]), i);
+	for (int i = 0; i < cx->nvl; i++) vec_load(cx, i, V, o);
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, "\t\t%s fz_vs%d[%d];\n", emit_device_type(&m->tensor[cx->vs[i].t]), i, V);
 	fputs(body, o);
 	fputs(stores, o);
-	for (int i = 0; i < cx->nvs; i++) {
-		const char *v4 = cuda_vec4_type(m->tensor[cx->vs[i].t].type);
-		fprintf(o, "\t\t*(%s *)&a.t_%s[%s] = make_%s(fz_vs%d[0], fz_vs%d[1], fz_vs%d[2], fz_vs%d[3]);\n", v4,
-		        m->tensor[cx->vs[i].t].name, cx->vs[i].lin0, v4, i, i, i, i);
-	}
+	for (int i = 0; i < cx->nvs; i++) vec_store(cx, i, V, o);
 	fputs("\t}\n\t} else\n", o);
 	fclose(o);
-	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0);
+	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0), free(cx->vl[i].cond);
 	for (int i = 0; i < cx->nvs; i++) free(cx->vs[i].lin0);
 	cx->nvl = cx->nvs = 0;
 	free(idx), free(body), free(stores);
@@ -137,9 +177,13 @@ void cuda_kern_point(Cx *cx)
 	} else if (U > 1) {
 		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
 		if (k->par.vec) {
-			char *v = vec_path(cx);
-			fputs(v, out);
-			free(v);
+			char *c4 = NULL, *v4 = vec_path(cx, 4, &c4), *c8 = NULL, *v8 = NULL;
+			if (k->par.vec == 8) v8 = vec_path(cx, 8, &c8); /* 16-bit vectors: 16 bytes a thread first */
+			if (v8) fputs(c8, out);
+			fputs(c4, out);
+			if (v8) fputs(v8, out);
+			fputs(v4, out);
+			free(c4), free(v4), free(c8), free(v8);
 		}
 		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
 	} else {

@@ -141,6 +141,7 @@ void cuda_kern_row(Cx *cx)
 	/* the vector path: the width a multiple of 4, every vector's tensor
 	   aligned and its rows too */
 	fputs("\tconst bool fz_v4 = (", out), cuda_row_width(cx, out), fputs(" & 3) == 0", out);
+	if (k->lead) fputs(" && (", out), cuda_row_segment(cx, out), fputs(" & 3) == 0", out); /* no vector across segments */
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
 		if (!vused[t - cx->first_tensor] || !cuda_row_vec_type(x->type)) continue;

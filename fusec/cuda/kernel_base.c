@@ -4,11 +4,13 @@
  * temps zeroed for the next run, and the closing fold and brace. */
 #include <stdlib.h>
 
+#include "core/die.h"
 #include "cuda/cuda.h"
 
 void cuda_kernel_head(Cx *cx)
 {
 	const Kernel *k = cx->k;
+	cx->flat = 0;
 	int minb = k->par.min_blocks;
 	if (cx->persist)
 		fprintf(cx->out, "static __device__ void %s(const fz_%s_args a, const uint3 fz_vb, const dim3 fz_vg, const uint3 fz_vt, const dim3 fz_vd)\n{\n",
@@ -31,7 +33,13 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 		cuda_ind(out, depth), fprintf(out, "const long long s0%s = %s;\n", cx->sfx, lin);
 		return;
 	}
+	if (k->mode == KM_POINT) { /* the flat index, for cuda_linear_at */
+		cuda_ind(out, depth), fprintf(out, "const long long fz_p%s = %s;\n", cx->sfx, lin);
+		cx->flat = 1;
+		lin = xasprintf("fz_p%s", cx->sfx);
+	}
 	cuda_ind(out, depth), fprintf(out, "long long fz_rem%s = %s;\n", cx->sfx, lin);
+	if (k->mode == KM_POINT) free((char *)lin);
 	for (int i = k->nspace - 1; i >= 0; i--) {
 		cuda_ind(out, depth);
 		if (i == 0) {

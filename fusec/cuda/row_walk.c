@@ -41,6 +41,7 @@ void cuda_row_recips(Cx *cx, int depth)
 			row_divisor(cx, j, later, cx->out);
 			fputs("; /* the row's axes from its flat column */\n", cx->out);
 		}
+	if (k->lead) cuda_ind(cx->out, depth), fputs("const double fz_rs = 1.0 / (double)", cx->out), cuda_row_segment(cx, cx->out), fputs("; /* its segments */\n", cx->out);
 }
 
 /* a / d for 0 <= a < 2^52, d > 0, through d's reciprocal r; small: a is
@@ -83,11 +84,46 @@ static char *row_axis(Cx *cx, const char *var, int j)
 	return r;
 }
 
+/* axis j of a row in segments (Kernel.lead) at flat column var: the
+   column's quotient by the segment indexes the lead run, its remainder
+   the trailing run; within a run as row_axis does (a lead run of two has
+   its second axis's reciprocal in fz_re1) */
+static char *row_axis_seg(Cx *cx, const char *var, int j)
+{
+	const Kernel *k = cx->k;
+	char *seg = NULL, *ext = NULL, *later = NULL, rp[32], re[32];
+	size_t len = 0;
+	FILE *f = xmemstream(&seg, &len);
+	cuda_row_segment(cx, f);
+	fclose(f);
+	char *q = row_div(var, seg, "fz_rs", cx->row_small), *run, *r;
+	const int first = j < k->lead ? 0 : k->lead, last = j < k->lead ? k->lead - 1 : k->ninner - 1;
+	run = j < k->lead ? xstrdup(q) : xasprintf("(%s - %s * %s)", var, q, seg);
+	f = xmemstream(&later, &len);
+	row_divisor(cx, j, 1, f); /* the trailing run's later axes are the row's; the lead run's is inner[1] */
+	fclose(f);
+	if (j < k->lead) free(later), later = NULL, f = xmemstream(&later, &len), cuda_dim(cx, k->inner[j + 1], f), fclose(f);
+	f = xmemstream(&ext, &len);
+	row_divisor(cx, j, 0, f);
+	fclose(f);
+	snprintf(rp, sizeof rp, j < k->lead ? "fz_re%d" : "fz_rp%d", j < k->lead ? j + 1 : j), snprintf(re, sizeof re, "fz_re%d", j);
+	char *qq = j < last ? row_div(run, later, rp, cx->row_small) : xstrdup(run);
+	if (j > first) {
+		char *q2 = row_div(qq, ext, re, cx->row_small);
+		r = xasprintf("(%s - %s * %s)", qq, q2, ext);
+		free(q2), free(qq);
+	} else {
+		r = qq;
+	}
+	free(seg), free(ext), free(later), free(q), free(run);
+	return r;
+}
+
 static void row_bind_group(Cx *cx, int ix0)
 {
 	for (int j = 0; j < cx->k->ninner; j++) {
 		free(cx->bind[ix0 + j - cx->first_index]);
-		cx->bind[ix0 + j - cx->first_index] = row_axis(cx, cx->row_var, j);
+		cx->bind[ix0 + j - cx->first_index] = cx->k->lead ? row_axis_seg(cx, cx->row_var, j) : row_axis(cx, cx->row_var, j);
 		cx->role[ix0 + j - cx->first_index] = (signed char)(j == cx->k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j);
 	}
 }
@@ -123,12 +159,12 @@ int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n)
 {
 	const Kernel *k = cx->k;
 	if (n != k->nspace + k->ninner || x->rank != n) return 0;
-	for (int i = 0; i < k->nspace; i++)
-		if (roles[i] != i) return 0;
-	for (int j = 0; j < k->ninner; j++)
-		if (roles[k->nspace + j] != (j == k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j)) return 0;
-	for (int j = 0; j + 1 < k->ninner; j++) /* several axes: the tensor's own, so its row is contiguous */
-		if (!dim_same(x->dim[k->nspace + j], k->inner[j])) return 0;
+	for (int i = 0; i < n; i++) {
+		const int at = row_axis_pos(k, i), j = i - k->nspace;
+		if (roles[at] != (i < k->nspace ? i : j == k->ninner - 1 ? CUDA_ROLE_ROW : CUDA_ROLE_ROW_HI + j)) return 0;
+		/* several axes: the tensor's own, so its row is contiguous (in segments: each axis) */
+		if (j >= 0 && (k->lead ? 1 : j + 1 < k->ninner) && !dim_same(x->dim[at], k->inner[j])) return 0;
+	}
 	return 1;
 }
 
@@ -147,18 +183,43 @@ int cuda_row_store_deferred(Cx *cx, const Stmt *s)
 	return 1;
 }
 
-/* a.t_T at (s0.., col) */
+/* the product of the row's trailing run of axes, a contiguous segment
+   of every tensor it caches (Kernel.lead) */
+void cuda_row_segment(Cx *cx, FILE *f)
+{
+	const Kernel *k = cx->k;
+	fputc('(', f);
+	for (int j = k->lead; j < k->ninner; j++) fputs(j > k->lead ? " * " : "", f), cuda_dim(cx, k->inner[j], f);
+	fputc(')', f);
+}
+
+/* a.t_T at (s0.., col). A row over several axes: its leading ones at 0 and
+   col running flat over them; in segments, col's quotient by the segment
+   on the lead run's last axis and the remainder on the trailing run's
+   (each run is contiguous; 32-bit: col is a cached column, under 2^31) */
 static char *row_lin(Cx *cx, int t, const char *col)
 {
+	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
-	char *subs[MAX_RANK], names[MAX_RANK][24];
-	const int hi = x->rank - cx->k->ninner; /* a row over several axes: its leading ones at 0, col runs flat */
-	for (int i = 0; i < x->rank; i++) {
-		if (i < hi) snprintf(names[i], sizeof names[i], "s%d", i);
-		else snprintf(names[i], sizeof names[i], "0");
-		subs[i] = i < x->rank - 1 ? names[i] : (char *)col;
+	char *subs[MAX_RANK], names[MAX_RANK][24], *q = NULL, *r = NULL;
+	for (int i = 0; i < x->rank; i++) snprintf(names[i], sizeof names[i], "0"), subs[i] = names[i];
+	if (k->lead) {
+		char *seg = NULL;
+		size_t len = 0;
+		FILE *f = xmemstream(&seg, &len);
+		cuda_row_segment(cx, f);
+		fclose(f);
+		q = row_div(col, seg, NULL, 1), r = xasprintf("((%s) - %s * %s)", col, q, seg);
+		free(seg);
+		for (int i = 0; i < k->nspace; i++) snprintf(names[row_axis_pos(k, i)], sizeof names[0], "s%d", i);
+		subs[row_axis_pos(k, k->nspace + k->lead - 1)] = q, subs[x->rank - 1] = r;
+	} else {
+		for (int i = 0; i < x->rank - k->ninner; i++) snprintf(names[i], sizeof names[i], "s%d", i);
+		subs[x->rank - 1] = (char *)col;
 	}
-	return cuda_linear(cx, t, subs);
+	char *lin = cuda_linear(cx, t, subs);
+	free(q), free(r);
+	return lin;
 }
 
 int cuda_row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }

@@ -30,7 +30,7 @@ static void tail_cap(const Kernel *k, FILE *out)
 static void point_x(const Fusion *f, const Kernel *k, FILE *out)
 {
 	fputs("fz_grid(", out), host_space_product(f, k, out);
-	fprintf(out, ", %d, ", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll);
+	fprintf(out, ", %d, ", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll * (k->par.vec == 8 ? 2 : 1));
 	tail_cap(k, out);
 	fputc(')', out);
 }

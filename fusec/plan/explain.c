@@ -13,7 +13,8 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		fprintf(out, "  kernel %s: %s", k->name, kernel_mode_name[k->mode]);
 		if (k->nspace) fputs(" over ", out), dim_write_list(m, f, k->space, k->nspace, ",", out);
 		for (int d = 0; d < k->ninner; d++) fputs(d ? "*" : ", rows of ", out), dim_write(m, f, k->inner[d], out);
-		if (k->ninner > 1) fputs(", its trailing axes walked as one", out);
+		if (k->ninner > 1 && !k->lead) fputs(", its trailing axes walked as one", out);
+		if (k->lead) fputs(", its axes walked as one in contiguous segments of the trailing ones", out);
 		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
 		fputc('\n', out);
 		if (k->mode == KM_TILE)

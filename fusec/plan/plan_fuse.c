@@ -204,57 +204,64 @@ static Kernel *new_kernel(Schedule *p)
 	return k;
 }
 
-/* Do the loads of e read indices ix0 .. ix0+n-1 only as their last n
- * subscripts, bare, in order, over the tensor's last n dimensions? Then
- * those axes are one contiguous run of memory a row walks flat. */
-static int trailing_axes(const Module *m, int e, int ix0, int n)
+/* Do the loads of e read indices ix0 .. ix0+n-1 only as bare subscripts
+ * over dimensions of their ranges, each once and in order, the last of
+ * them the tensor's last axis, and in at most two runs of adjacent axes:
+ * the trailing one, and a lead run of the first pat[0] indices pat[1]
+ * axes before it? Then a row walks them as one flat column, a contiguous
+ * segment of memory at a time (batch norm's n | c | h, w: lead 1, gap 1;
+ * a group norm's trailing (cg, hw): 0, 0). Every load gives the same pat
+ * (-1, -1 before the first). */
+static int row_axes(const Module *m, int e, int ix0, int n, int pat[2])
 {
 	if (!e) return 1;
 	const Expr *x = &m->expr[e];
 	if (x->op == IR_INDEX) return 1; /* a value: bound from the flat column */
-	if (x->op == IR_LOAD) {
-		int hit = 0;
-		for (int i = 0; i < x->nargs; i++) {
-			const Expr *a = &m->expr[x->args[i]];
-			if (a->op == IR_INDEX) {
-				if (a->index >= ix0 && a->index < ix0 + n) hit = 1;
-				continue;
-			}
-			for (int j = 0; j < n; j++)
-				if (ir_expr_uses_index(m, x->args[i], ix0 + j)) return 0;
+	if (x->op != IR_LOAD) return row_axes(m, x->a, ix0, n, pat) && row_axes(m, x->b, ix0, n, pat) && row_axes(m, x->c, ix0, n, pat);
+	int pos[ROW_MAX_INNER], hit = 0;
+	for (int j = 0; j < n; j++) pos[j] = -1;
+	for (int i = 0; i < x->nargs; i++) {
+		const Expr *a = &m->expr[x->args[i]];
+		if (a->op == IR_INDEX && a->index >= ix0 && a->index < ix0 + n) {
+			const int j = a->index - ix0;
+			if (pos[j] >= 0 || !dim_same(m->tensor[x->tensor].dim[i], m->index[a->index].range)) return 0;
+			pos[j] = i, hit = 1;
+			continue;
 		}
-		if (!hit) return 1;
-		const Tensor *t = &m->tensor[x->tensor];
-		if (x->nargs < n) return 0;
-		for (int j = 0; j < n; j++) {
-			const Expr *a = &m->expr[x->args[x->nargs - n + j]];
-			if (a->op != IR_INDEX || a->index != ix0 + j || !dim_same(t->dim[t->rank - n + j], m->index[ix0 + j].range)) return 0;
-		}
-		for (int i = 0; i < x->nargs - n; i++) {
-			const Expr *a = &m->expr[x->args[i]];
-			if (a->op == IR_INDEX && a->index >= ix0 && a->index < ix0 + n) return 0;
-		}
-		return 1;
+		for (int j = 0; j < n; j++)
+			if (ir_expr_uses_index(m, x->args[i], ix0 + j)) return 0;
 	}
-	return trailing_axes(m, x->a, ix0, n) && trailing_axes(m, x->b, ix0, n) && trailing_axes(m, x->c, ix0, n);
+	if (!hit) return 1;
+	for (int j = 0; j < n; j++)
+		if (pos[j] < 0 || (j && pos[j] <= pos[j - 1])) return 0;
+	if (pos[n - 1] != x->nargs - 1) return 0;
+	int t = 1; /* the trailing run */
+	while (t < n && pos[n - 1 - t] == x->nargs - 1 - t) t++;
+	const int lead = n - t, gap = lead ? pos[lead] - pos[lead - 1] - 1 : 0;
+	for (int j = 1; j < lead; j++)
+		if (pos[j] != pos[j - 1] + 1) return 0;
+	if (pat[0] < 0) pat[0] = lead, pat[1] = gap;
+	return pat[0] == lead && pat[1] == gap;
 }
 
-/* Does statement r start a row kernel? A sum, max or min over one dense
-   index that every load reads last (1), or over 2..ROW_MAX_INNER dense
-   indices every load reads as its last subscripts in order, the tensors'
-   trailing axes (group norm's statistics over (c, hw): the row is their
-   product, walked flat). Returns how many axes the row spans, or 0. */
-static int row_reduction(const Module *m, const Stmt *s)
+/* A reduction a row kernel does: over 1..ROW_MAX_INNER dense indices its
+   loads read as row_axes says (pat: its lead and gap). Returns how many. */
+static int row_reduction_at(const Module *m, const Stmt *s, int pat[2])
 {
 	const int ix = s->first_index + s->nfree, nr = s->nindex - s->nfree;
+	pat[0] = pat[1] = 0;
 	if (nr < 1 || nr > ROW_MAX_INNER || (s->pattern != PAT_REDUCE && s->pattern != PAT_CONTRACT) ||
 	    (s->red != RED_SUM && s->red != RED_MAX && s->red != RED_MIN))
 		return 0;
 	for (int i = 0; i < nr; i++)
 		if (m->index[ix + i].kind != IX_DENSE) return 0;
 	if (nr == 1) return inner_is_contiguous(m, s, s->rhs, ix) && inner_is_contiguous(m, s, s->mask, ix);
-	return trailing_axes(m, s->rhs, ix, nr) && trailing_axes(m, s->mask, ix, nr) ? nr : 0;
+	pat[0] = pat[1] = -1;
+	int ok = row_axes(m, s->rhs, ix, nr, pat) && row_axes(m, s->mask, ix, nr, pat);
+	if (pat[0] < 0) pat[0] = pat[1] = 0; /* no load reads them: a sum of their values */
+	return ok ? nr : 0;
 }
+
 
 /* A pointwise statement over [rows, C] whose next statement reduces each
    row over C reading it (a residual add before a norm): the row kernel
@@ -269,8 +276,9 @@ static int row_ahead(const Module *m, const Schedule *p, int sid)
 	while (n < p->last_stmt && p->op[n - p->first_stmt] == STEP_INLINE) n++;
 	if (n == p->last_stmt) return sid;
 	const Stmt *r = &m->stmt[n];
-	const int nr = row_reduction(m, r);
-	if (!nr || r->nfree != s->nfree - nr || !plan_stmt_reads(m, r, s->out)) return sid;
+	int pat[2];
+	const int nr = row_reduction_at(m, r, pat);
+	if (!nr || pat[0] || /* a row in segments takes no elements */ r->nfree != s->nfree - nr || !plan_stmt_reads(m, r, s->out)) return sid;
 	for (int i = 0; i < s->nfree; i++)
 		if (!dim_eq(m->index[s->first_index + i].range, m->index[r->first_index + i].range)) return sid;
 	return n;
@@ -303,8 +311,9 @@ static void start_kernel(const Module *m, Schedule *p, int fusion, int sid, int 
 	} else {
 		k->mode = KM_POINT;
 		k->nspace = stmt_space(m, s, k->space);
-		if ((k->ninner = row_reduction(m, s))) {
-			k->mode = KM_ROW;
+		int pat[2];
+		if ((k->ninner = row_reduction_at(m, s, pat))) {
+			k->mode = KM_ROW, k->lead = pat[0], k->gap = pat[1];
 			for (int i = 0; i < k->ninner; i++) k->inner[i] = m->index[s->first_index + s->nfree + i].range;
 		}
 	}
@@ -379,14 +388,16 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	} else if (plan_is_scalar_map(s)) {
 		return SPLIT_SPACE;
 	} else if (k->mode == KM_ROW) {
-		int row_el = nsp == k->nspace + k->ninner && dims_eq(sp, k->nspace, k->space, k->nspace) &&
+		int pat[2];
+		/* a row in segments (lead): its elements are not the statement's last axes */
+		int row_el = !k->lead && nsp == k->nspace + k->ninner && dims_eq(sp, k->nspace, k->space, k->nspace) &&
 		             dims_eq(sp + k->nspace, k->ninner, k->inner, k->ninner);
 		int at_row = dims_eq(sp, nsp, k->space, k->nspace);
 		if (s->red == RED_NONE && !(row_el || at_row)) return SPLIT_ROW_MODE;
 		if (s->pattern == PAT_COMPACT && !at_row) return SPLIT_ROW_MODE;
 		if (s->red >= RED_SUM && s->red <= RED_KMIN &&
 		    !(at_row && dims_eq(rd, nrd, k->inner, k->ninner) && s->red != RED_KMIN && s->pattern != PAT_PAIRWISE &&
-		      (k->ninner == 1 || row_reduction(m, s) == k->ninner)))
+		      (k->ninner == 1 || (row_reduction_at(m, s, pat) == k->ninner && pat[0] == k->lead && pat[1] == k->gap))))
 			return SPLIT_ROW_MODE;
 		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
 	} else { /* POINT */

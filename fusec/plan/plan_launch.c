@@ -94,6 +94,11 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		   maps and map-reduces at 99-101% of the copy floor that way); a
 		   compaction's slots are claimed per point, so it keeps the strided copies */
 		if (k->par.unroll == 4 && !compact) k->par.vec = 4, vec_tensors(m, p, k);
+		/* 16-bit vector tensors: 8 points a thread first, 16-byte accesses
+		   (with 8 bytes a thread in flight bcast_col_f16 was latency-bound,
+		   66% of the copy floor, H200); then 4, then the strided copies */
+		for (int t = 0; t < k->nvec && k->nvec <= 4; t++) /* more: adamw_bf16's 7 lost 8% (registers) */
+			if (elem_info[m->tensor[k->vec_tensors[t]].type].bytes == 2) k->par.vec = 8;
 	}
 
 	/* A row walked more than once (softmax: max, sum, normalise) is read
@@ -129,10 +134,11 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		}
 		free(seen);
 		/* a row over several axes keeps registers for splitting its flat
-		   column (gamma(g, c) of a group norm): one vector less, or ptxas
-		   spilled 8 bytes at 6 (groupnorm.fuse, sm_80 to sm_90a) */
+		   column (gamma(g, c) of a group norm): two vectors less, or ptxas
+		   spilled (groupnorm.fuse: 8 bytes at 6, and at 5 once the block's
+		   fold became a butterfly; bench/corpus/batchnorm_stats: 4 at 5) */
 		if ((walks >= 2 || (walks == 1 && regs && !reads_row_vector(m, k))) && regs <= 4)
-			k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 5 : 6) / (regs ? regs : 1);
+			k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 4 : 6) / (regs ? regs : 1);
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 	}
@@ -146,7 +152,8 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		/* a point of four or more axes decomposes into 64-bit coordinates
 		   per unrolled copy: 40 registers spilled (groupnorm's unfused
 		   normalisation over [N,G,CG,HW], 8 bytes) */
-		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4);
+		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4) ||
+		            k->par.vec == 8; /* 8 points a thread: adamw_bf16 spilled 32 bytes at 40 */
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
 			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
 		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;

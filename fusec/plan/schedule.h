@@ -138,8 +138,9 @@ typedef struct KernelParams {
 	int min_blocks;   /* blocks an SM must hold (__launch_bounds__), so a register cap */
 	int unroll;       /* POINT maps: points per thread, loads first */
 	int vec;          /* POINT maps: 4 = a thread takes 4 consecutive points, f32 accesses along the
-	                     innermost index as 16-byte vectors when the pointers and the innermost
-	                     extent allow (checked by the kernel); 0 = none */
+	                     innermost index as 16-byte vectors (16-bit: 8-byte) when the pointers and the
+	                     innermost extent allow (checked by the kernel); 8 = first 8 points, 16-byte
+	                     vectors of 16-bit tensors too, then 4 (where a vector tensor is 16-bit); 0 = none */
 	int slices;       /* POINT reductions: warps sharing each point's loop (32 points a block) */
 	int red_unroll;   /* reduction loops: copies of the body a '#pragma unroll' asks for */
 	int split;        /* POINT, sliced, starting with this many merged reductions over an outer axis
@@ -201,6 +202,10 @@ typedef struct Kernel {
 	                             statements' last index), or 2..ROW_MAX_INNER trailing axes every load reads
 	                             last, in order (group norm's (c, hw)); 0 for other kinds */
 	Dim inner[ROW_MAX_INNER];
+	int lead, gap;            /* ROW over several axes: 0, 0 when they are the trailing axes of the tensors it
+	                             reads; else its first `lead` axes are a run of their own, `gap` kept axes
+	                             before the trailing run of the others (batch norm's statistics over n | c |
+	                             h, w: lead 1, gap 1): a row of contiguous segments (row_axis_pos) */
 	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
 	int ntail;                /* how many whole-grid reductions it folds */
 	int nphase;
@@ -215,6 +220,19 @@ typedef struct Kernel {
 	const char *attn_why;     /* TILE: why it did not become an attention kernel with the softmax and product after it */
 	AttnPlan at;              /* ATTN */
 } Kernel;
+
+/* Position of axis i of the kernel's space (i < nspace) or of its row's
+ * axis j (i = nspace + j) in a tensor over both, of rank nspace + ninner:
+ * the lead run, the gap of kept axes, then the trailing run. */
+static inline int row_axis_pos(const Kernel *k, int i)
+{
+	const int r = k->nspace + k->ninner, trail = k->ninner - k->lead, lead_at = r - trail - k->gap - k->lead;
+	if (i >= k->nspace) {
+		const int j = i - k->nspace;
+		return j < k->lead ? lead_at + j : r - trail + (j - k->lead);
+	}
+	return i < lead_at ? i : i + k->lead; /* the space's axes before the lead run, then the gap */
+}
 
 /* tensor t is one of k's vector tensors */
 static inline int kernel_vec_tensor(const Kernel *k, int t)
