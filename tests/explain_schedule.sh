@@ -9,6 +9,8 @@
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
 #                                          a row kernel with params rcache=R, N = 4096 R
+#   "S and Q in one walk where the row is read again ..."
+#                                          a row kernel with shifted=S,Q
 #   "reduction over an outer axis: ... split over as many blocks ..."
 #                                          a point kernel with params split=EXTENT
 #   "tiles M x N x K, narrowed ... down to M x D ..."
@@ -49,6 +51,8 @@ compare() {
 		sp = $0; sub(/.* space=/, "", sp); sub(/ .*/, "", sp); space[fu, kern] = sp
 		inner[fu, kern] = ""
 		if (match($0, / inner=[^ ]*/)) inner[fu, kern] = substr($0, RSTART + 7, RLENGTH - 7)
+		shifted[fu, kern] = ""
+		if (match($0, / shifted=[^ ]*/)) shifted[fu, kern] = substr($0, RSTART + 9, RLENGTH - 9)
 		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
 		next
 	}
@@ -114,6 +118,9 @@ compare() {
 		c = $0; sub(/.*up to /, "", c); sub(/ .*/, "", c)
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
 		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
+	}
+	file == 2 && /^    [^ ]+ and [^ ]+ in one walk where the row is read again/ {
+		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^    reduction over an outer axis: .* split over as many blocks/ {
 		fact(splitk[fe, ke], "kernel " ke ": a split over blocks explained, no split= in the schedule"); next

@@ -423,6 +423,36 @@ static void test_row_axes(void)
 		}
 }
 
+/* A row's sum and the squares about its mean are one walk where the row
+ * is streamed (plan_shift.c): the same term, unmasked, about a value
+ * constant over the row; not for another term or a masked sum. */
+static void test_row_shift(void)
+{
+	Case c;
+	if (load(&c, "mean and variance", "fusion mv(X: f32[R,C]) -> (v: f32[R]) {\n"
+	                                  "  stage s [reduction] { s(r) +=! X(r,c) }\n"
+	                                  "  stage m { mu(r) = s(r) / C }\n"
+	                                  "  stage q [reduction] { v(r) +=! (X(r,c) - mu(r)) * (X(r,c) - mu(r)) }\n"
+	                                  "}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ROW && k->shift_sq && k->shift_sum < k->shift_sq);
+		EXPECT(c.fe.mod.tensor[c.fe.mod.stmt[k->shift_sum].out].name[0] == 's' && c.fe.mod.tensor[c.fe.mod.stmt[k->shift_sq].out].name[0] == 'v');
+		EXPECT(!c.un.k[0].shift_sq); /* each reduction alone */
+		done(&c);
+	}
+	const char *no[] = {"fusion a(X: f32[R,C], Y: f32[R,C]) -> (v: f32[R]) {\n  stage s [reduction] { s(r) +=! X(r,c) }\n"
+	                    "  stage q [reduction] { v(r) +=! (Y(r,c) - s(r)) * (Y(r,c) - s(r)) }\n}\n",
+	                    "fusion b(X: f32[R,C]) -> (v: f32[R]) {\n  stage s [reduction] { s(r) +=! X(r,c) where X(r,c) > 0.0 }\n"
+	                    "  stage q [reduction] { v(r) +=! (X(r,c) - s(r)) * (X(r,c) - s(r)) }\n}\n",
+	                    "fusion d(X: f32[R,C]) -> (v: f32[R]) {\n  stage s [reduction] { s(r) +=! X(r,c) }\n"
+	                    "  stage q [reduction] { v(r) +=! (X(r,c) - X(r,0)) * (X(r,c) - X(r,0)) }\n}\n"};
+	for (int i = 0; i < 3; i++)
+		if (load(&c, "no shifted pair", no[i])) {
+			EXPECT(c.fu.nk >= 1 && !c.fu.k[0].shift_sq);
+			done(&c);
+		}
+}
+
 /* A row kernel walking its rows once takes the row template (its group
  * sized by the width at launch) unless it reads a vector along the row:
  * gemv's W(m,n) x(n) stays a warp a row. */
@@ -555,6 +585,7 @@ int main(void)
 	test_attention();
 	test_row_ahead();
 	test_row_axes();
+	test_row_shift();
 	test_row_once();
 	test_input_values();
 	test_scatter_compact_scalar();

@@ -209,6 +209,17 @@ static void fold_blocks(Cx *cx, int sid, int n, int depth)
 	cuda_ind(out, d), fputs("}\n", out);
 }
 
+/* reduction s's result, name: stored if it leaves the kernel (by the
+   row's leader), published as v_T for later statements */
+static void fold_store(Cx *cx, const Stmt *s, const char *name, int depth, int row)
+{
+	if (sched_stored(cx->p, s->out)) {
+		if (row) cuda_ind(cx->out, depth), fprintf(cx->out, "if (%s)\n", row_leader(cx));
+		cuda_store_target(cx, s, name, depth + row);
+	}
+	cuda_publish(cx, s, name);
+}
+
 /* The result of reduction s: the slices' or the group's partials folded,
    stored if it leaves the kernel, published as v_T for later statements */
 static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
@@ -231,17 +242,85 @@ static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
 		        cuda_ctype(s->acc), cuda_red_op(s->red), x->name, cuda_ctype(s->acc));
 	else
 		fprintf(out, "const %s %s = acc_%s;\n", cuda_ctype(s->acc), name, x->name);
-	if (sched_stored(cx->p, s->out)) {
-		if (row) cuda_ind(out, depth), fprintf(out, "if (%s)\n", row_leader(cx));
-		cuda_store_target(cx, s, name, depth + row);
-	}
-	cuda_publish(cx, s, name);
+	fold_store(cx, s, name, depth, row);
 	free(name);
+}
+
+/* A row's sum and the squares of its terms about a value constant over
+ * the row, in one walk on the streamed path (Kernel.shift_sq, plan_shift.c):
+ * the terms shifted by K, the row's first (0 for an empty row). */
+static void shifted_body(Cx *cx, int sid, int n, int d)
+{
+	(void)n;
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name, *ty = cuda_ctype(s->acc);
+	char *vd = NULL, *v = cuda_value_of(cx, s, s->rhs, &vd);
+	cuda_ind(cx->out, d), fputs("{\n", cx->out);
+	cuda_put_decls(cx->out, vd, d + 1);
+	cuda_ind(cx->out, d + 1), fprintf(cx->out, "const double fz_t = (double)(%s)(%s) - fz_k_%s;\n", ty, v, ts);
+	cuda_ind(cx->out, d + 1), fprintf(cx->out, "acc_%s += fz_t;\n", ts);
+	cuda_ind(cx->out, d + 1), fprintf(cx->out, "acc_%s += fz_t * fz_t;\n", tq);
+	cuda_ind(cx->out, d), fputs("}\n", cx->out);
+	free(v), free(vd);
+}
+
+static void shifted_walk(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	FILE *out = cx->out;
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name, *ty = cuda_ctype(s->acc);
+	const int ix = s->first_index + s->nfree;
+	/* in double: the squares' algebra cancels where the first term sits
+	   far from the mean (f32 failed the float64 reference at rows of 65536) */
+	cuda_ind(out, depth), fprintf(out, "double acc_%s = 0, acc_%s = 0, fz_k_%s = 0; /* the sum and the squares about the row's first term, fz_k_%s */\n",
+	                        ts, tq, ts, ts);
+	cuda_ind(out, depth), fputs("if (", out), cuda_row_width(cx, out), fputs(" > 0) {\n", out);
+	cuda_row_bind(cx, ix, "0LL");
+	char *kd = NULL, *kv = cuda_value_of(cx, s, s->rhs, &kd);
+	cuda_put_decls(out, kd, depth + 1);
+	cuda_ind(out, depth + 1), fprintf(out, "fz_k_%s = (double)(%s)(%s);\n", ts, ty, kv);
+	cuda_ind(out, depth), fputs("}\n", out);
+	free(kv), free(kd);
+	cuda_row_unbind(cx, ix);
+	char *var = xasprintf("r%d_%s", s->nfree, m->index[ix].name);
+	cuda_row_bind(cx, ix, var);
+	cuda_row_loop(cx, var, shifted_body, sid, 1, depth);
+	cuda_row_unbind(cx, ix);
+	free(var);
+	char *name = xasprintf("v_%s%s", ts, cx->sfx);
+	cuda_ind(out, depth), fprintf(out, "const double fz_s1_%s = fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g);\n", ts, ts);
+	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(fz_s1_%s + (double)", ty, name, ty, ts), cuda_row_width(cx, out), fprintf(out, " * fz_k_%s);\n", ts);
+	fold_store(cx, s, name, depth, 1);
+	free(name);
+}
+
+/* q = S2 - 2 (L - K) S1 + n (L - K)^2, L the value the squares are about */
+static void shifted_result(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *q = &m->stmt[sid], *s = &m->stmt[cx->k->shift_sum];
+	FILE *out = cx->out;
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[q->out].name, *ty = cuda_ctype(q->acc);
+	const int l = m->expr[m->expr[q->rhs].a].b;
+	char *ld = NULL, *lv = cuda_value_of(cx, q, l, &ld);
+	cuda_put_decls(out, ld, depth);
+	cuda_ind(out, depth), fprintf(out, "const double fz_d_%s = (double)(%s)(%s) - fz_k_%s;\n", tq, ty, lv, ts);
+	char *name = xasprintf("v_%s%s", tq, cx->sfx);
+	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g) - 2 * fz_d_%s * fz_s1_%s + (double)", ty, name, ty, tq, tq, ts);
+	cuda_row_width(cx, out), fprintf(out, " * fz_d_%s * fz_d_%s);\n", tq, tq);
+	fold_store(cx, q, name, depth, 1);
+	free(name), free(lv), free(ld);
 }
 
 int cuda_reductions(Cx *cx, int sid, int depth, int row)
 {
 	const int n = cx->p->merge[sid - cx->p->first_stmt];
+	if (row && cx->rc_stream && cx->k->shift_sq) { /* the streamed path: a sum and its squares in one walk */
+		if (sid == cx->k->shift_sum) return shifted_walk(cx, sid, depth), 1;
+		if (sid == cx->k->shift_sq) return shifted_result(cx, sid, depth), 1;
+	}
 	acc_decls(cx, sid, n, depth);
 	if (row) row_reduction(cx, sid, n, depth);
 	else loop_reduction(cx, sid, n, depth, row);

@@ -41,6 +41,11 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			             "is a multiple of 4 and rows aligned)\n",
 			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
 			        ROW_STREAM_VECS);
+		if (k->shift_sq)
+			fprintf(out, "    %s and %s in one walk where the row is read again: the terms shifted by the row's first, "
+			             "%s's squares about its value constant over the row by algebra (plan_shift.c)\n",
+			        m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name,
+			        m->tensor[m->stmt[k->shift_sq].out].name);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */

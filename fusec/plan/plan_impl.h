@@ -11,6 +11,7 @@
  *                  memory, each tensor's Storage
  *   plan_launch.c  launch parameters: points a thread, row caches, register caps
  *   plan_steps.c   what each statement does in its kernel, the kernel's phases
+ *   plan_shift.c   a row's sum and the squares about its mean in one walk
  *   plan_across.c  the tensors each kernel reads at other rows (sharding)
  *   plan_pipe.c    pipelines, from the fused schedule (plan_fusion) */
 #ifndef FUSEC_PLAN_IMPL_H
@@ -68,6 +69,9 @@ void plan_storage(const Module *m, Schedule *p, const unsigned char *stored);
 /* plan_launch.c */
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored);
 void plan_split(const Module *m, Schedule *p);
+
+/* plan_shift.c: a row's sum and the squares about its mean in one walk (Kernel.shift_sq) */
+void plan_shift(const Module *m, Schedule *p);
 
 /* plan_steps.c */
 void plan_steps(const Module *m, Schedule *p, const unsigned char *stored);

@@ -206,6 +206,9 @@ typedef struct Kernel {
 	                             reads; else its first `lead` axes are a run of their own, `gap` kept axes
 	                             before the trailing run of the others (batch norm's statistics over n | c |
 	                             h, w: lead 1, gap 1): a row of contiguous segments (row_axis_pos) */
+	int shift_sum, shift_sq;  /* ROW: a row sum and a later sum of its terms' squares about a value
+	                             constant over the row (the mean), both in the sum's walk where the row
+	                             is streamed (plan_shift.c); shift_sq 0: none */
 	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
 	int ntail;                /* how many whole-grid reductions it folds */
 	int nphase;

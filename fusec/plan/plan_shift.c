@@ -1,0 +1,75 @@
+/* A row's mean and its squares about the mean in one walk, where the row
+ * is streamed from memory (wider than the registers hold): the variance's
+ * walk reads the row a second time, from DRAM past L2's size (batch norm's
+ * statistics: 2x the copy floor). For a row sum s = sum A and a later sum
+ * q = sum (A - L)^2, L constant over the row (the mean), the walk of s also
+ * takes the terms' shifted squares about K, the row's first term:
+ *   S1 = sum (A - K),  S2 = sum (A - K)^2,  s = S1 + n K,
+ *   q = S2 - 2 (L - K) S1 + n (L - K)^2          (n: the row's width)
+ * exact algebra; K a term of the row keeps the sums small where the values
+ * sit far from 0 (the shifted-data variance). Cached rows keep their two
+ * walks over the registers (the same bits as before). Kernel.shift_sum and
+ * .shift_sq name the pair; the row template uses it on the streamed path. */
+#include "plan/plan_impl.h"
+
+/* a's tree with indices ia.. equal to b's with ib.. (index i of a's
+   statement at offset i - ia is b's at the same offset) */
+static int same_expr(const Module *m, int a, int ia, int b, int ib)
+{
+	if (!a || !b) return a == b;
+	const Expr *x = &m->expr[a], *y = &m->expr[b];
+	if (x->op != y->op || x->type != y->type || x->nargs != y->nargs) return 0;
+	switch (x->op) {
+	case IR_CONST: return x->value == y->value;
+	case IR_INDEX: return x->index - ia == y->index - ib;
+	case IR_SIZE: return x->sym == y->sym && x->fusion == y->fusion;
+	case IR_SCALAR: return x->tensor == y->tensor;
+	case IR_LOAD:
+		if (x->tensor != y->tensor) return 0;
+		for (int i = 0; i < x->nargs; i++)
+			if (!same_expr(m, x->args[i], ia, y->args[i], ib)) return 0;
+		return 1;
+	default:
+		return same_expr(m, x->a, ia, y->a, ib) && same_expr(m, x->b, ia, y->b, ib) && same_expr(m, x->c, ia, y->c, ib);
+	}
+}
+
+/* e reads only the statement's free indices (no reduced one): constant over the row */
+static int at_row(const Module *m, const Stmt *s, int e)
+{
+	for (int i = s->nfree; i < s->nindex; i++)
+		if (ir_expr_uses_index(m, e, s->first_index + i)) return 0;
+	return 1;
+}
+
+/* q's terms are (A - L) * (A - L), A the sum's term; s's and q's indices
+   in one order over the same ranges, neither masked */
+static int shifted_pair(const Module *m, const Stmt *s, const Stmt *q)
+{
+	if (s->red != RED_SUM || q->red != RED_SUM || s->mask || q->mask || s->nfree != q->nfree || s->nindex != q->nindex ||
+	    s->acc != q->acc || !elem_info[s->acc].is_float)
+		return 0;
+	for (int i = 0; i < s->nindex; i++)
+		if (!dim_same(m->index[s->first_index + i].range, m->index[q->first_index + i].range)) return 0;
+	const Expr *x = &m->expr[q->rhs];
+	if (x->op != IR_MUL || !same_expr(m, x->a, q->first_index, x->b, q->first_index)) return 0;
+	const Expr *d = &m->expr[x->a];
+	return d->op == IR_SUB && same_expr(m, s->rhs, s->first_index, d->a, q->first_index) && at_row(m, q, d->b);
+}
+
+void plan_shift(const Module *m, Schedule *p)
+{
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		if (k->mode != KM_ROW || !k->par.rcache) continue;
+		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->shift_sq; a++) {
+			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1) continue;
+			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
+				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 &&
+				    m->stmt[b].nfree == k->nspace && shifted_pair(m, &m->stmt[a], &m->stmt[b])) {
+					k->shift_sum = a, k->shift_sq = b;
+					break;
+				}
+		}
+	}
+}
