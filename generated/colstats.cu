@@ -135,7 +135,7 @@ typedef struct fz_colstats_args {
 	unsigned int *ws_count; /* blocks finished; the last resets it */
 } fz_colstats_args;
 
-/* f variant: 2 kernels */
+/* f variant: 1 kernel */
 
 extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f0(const fz_colstats_args a)
 {
@@ -148,58 +148,25 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f0(const fz_colst
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
-		float acc_s = 0;
+		double acc_s = 0, acc_q = 0, fz_k_s = 0; /* the sum and the squares about the first term, fz_k_s */
+		if (((double)a.n_N) > 0) {
+			fz_k_s = (double)(float)(__ldg(&a.t_X[((long long)(0LL) * a.n_C + (long long)(s0))]));
+		}
 #pragma unroll 16
 		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
-			acc_s = fz_op<FZ_SUM>(acc_s, (float)(__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))])));
+			{
+				const double fz_t = (double)(float)(__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))])) - fz_k_s;
+				acc_s += fz_t;
+				acc_q += fz_t * fz_t;
+			}
 		}
-		__shared__ float fz_m_s[FZ_SLICES][32];
+		__shared__ double fz_m_s[FZ_SLICES][32];
 		fz_m_s[fz_slice][fz_lane] = acc_s;
 		__syncthreads();
 		acc_s = fz_m_s[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_s = fz_op<FZ_SUM>(acc_s, fz_m_s[w][fz_lane]);
 		__syncthreads();
-		if (gridDim.y > 1) {
-			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
-			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 32;
-			if (fz_slice == 0 && fz_live) {
-				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_s;
-			}
-			__threadfence();
-			__syncthreads();
-			__shared__ bool fz_last;
-			if (threadIdx.x == 0) fz_last = atomicAdd(fz_cnt, 1u) == gridDim.y - 1;
-			__syncthreads();
-			if (!fz_last) continue; /* another block folds these points */
-			__threadfence();
-			acc_s = __ldcg((const float *)&fz_part[p * 1 + 0]);
-			for (unsigned int y = 1; y < gridDim.y; ++y) acc_s = fz_op<FZ_SUM>(acc_s, __ldcg((const float *)&fz_part[((long long)y * total + p) * 1 + 0]));
-			if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */
-		}
-		const float v_s = acc_s;
-		const float v_mean = (float)((v_s * (1.0f / ((long long)a.n_N))));
-		if (fz_slice == 0 && fz_live) a.t_mean[(long long)(s0)] = (float)(v_mean);
-	}
-#undef FZ_SLICES
-}
-
-extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f1(const fz_colstats_args a)
-{
-	const long long total = a.n_C;
-#define FZ_SLICES 32
-	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
-	const long long fz_chunk = (a.n_N + gridDim.y - 1) / gridDim.y;
-	const long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < a.n_N ? fz_lo + fz_chunk : a.n_N;
-	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
-		const bool fz_live = pb + fz_lane < total;
-		const long long p = fz_live ? pb + fz_lane : pb;
-		const long long s0 = p;
-		float acc_q = 0;
-#pragma unroll 16
-		for (long long r1_n = fz_lo + fz_slice; r1_n < fz_hi; r1_n += FZ_SLICES) {
-			acc_q = fz_op<FZ_SUM>(acc_q, (float)(((__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])) * (__ldg(&a.t_X[((long long)(r1_n) * a.n_C + (long long)(s0))]) - (a.t_mean[(long long)(s0)])))));
-		}
-		__shared__ float fz_m_q[FZ_SLICES][32];
+		__shared__ double fz_m_q[FZ_SLICES][32];
 		fz_m_q[fz_slice][fz_lane] = acc_q;
 		__syncthreads();
 		acc_q = fz_m_q[0][fz_lane];
@@ -209,7 +176,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f1(const fz_colst
 			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
 			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 32;
 			if (fz_slice == 0 && fz_live) {
-				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_q;
+				*(double *)&fz_part[((long long)blockIdx.y * total + p) * 2 + 0] = acc_s;
+				*(double *)&fz_part[((long long)blockIdx.y * total + p) * 2 + 1] = acc_q;
 			}
 			__threadfence();
 			__syncthreads();
@@ -218,11 +186,17 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_f1(const fz_colst
 			__syncthreads();
 			if (!fz_last) continue; /* another block folds these points */
 			__threadfence();
-			acc_q = __ldcg((const float *)&fz_part[p * 1 + 0]);
-			for (unsigned int y = 1; y < gridDim.y; ++y) acc_q = fz_op<FZ_SUM>(acc_q, __ldcg((const float *)&fz_part[((long long)y * total + p) * 1 + 0]));
+			acc_s = __ldcg((const double *)&fz_part[p * 2 + 0]);
+			for (unsigned int y = 1; y < gridDim.y; ++y) acc_s = fz_op<FZ_SUM>(acc_s, __ldcg((const double *)&fz_part[((long long)y * total + p) * 2 + 0]));
+			acc_q = __ldcg((const double *)&fz_part[p * 2 + 1]);
+			for (unsigned int y = 1; y < gridDim.y; ++y) acc_q = fz_op<FZ_SUM>(acc_q, __ldcg((const double *)&fz_part[((long long)y * total + p) * 2 + 1]));
 			if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */
 		}
-		const float v_q = acc_q;
+		const float v_s = (float)(acc_s + ((double)a.n_N) * fz_k_s);
+		const float v_mean = (float)((v_s * (1.0f / ((long long)a.n_N))));
+		if (fz_slice == 0 && fz_live) a.t_mean[(long long)(s0)] = (float)(v_mean);
+		const double fz_d_q = (double)(float)(v_mean) - fz_k_s;
+		const float v_q = (float)(acc_q - 2 * fz_d_q * acc_s + ((double)a.n_N) * fz_d_q * fz_d_q);
 		const float v_var = (float)((v_q * (1.0f / ((long long)a.n_N))));
 		if (fz_slice == 0 && fz_live) a.t_var[(long long)(s0)] = (float)(v_var);
 	}

@@ -117,9 +117,7 @@ static inline unsigned long long fz_colstats_fused_scratch(fz_colstats_args *a, 
 	if (base) a->t_s = 0; /* kept on chip */
 	if (base) a->t_q = 0; /* kept on chip */
 	unsigned long long cnt = 256;
-	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_C, a->n_N, sm)) * (unsigned long long)(1LL * a->n_C) * 1 * 8);
-	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_C) + 31) / 32)));
-	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_C, a->n_N, sm)) * (unsigned long long)(1LL * a->n_C) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_C, a->n_N, sm)) * (unsigned long long)(1LL * a->n_C) * 2 * 8);
 	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_C) + 31) / 32)));
 	if (base) a->ws_part = base + off;
 	off += fz_align(parts ? parts : 8);
@@ -128,7 +126,7 @@ static inline unsigned long long fz_colstats_fused_scratch(fz_colstats_args *a, 
 	return off;
 }
 
-/* The fused variant as a list of operations, in stream order: 2 kernels.
+/* The fused variant as a list of operations, in stream order: 1 kernel.
    Returns how many were written to ops (at most max_ops), or -1. */
 static inline int fz_colstats_fused_ops(const fz_colstats_args *a, int sm, fz_op *ops, int max_ops)
 {
@@ -140,16 +138,6 @@ static inline int fz_colstats_fused_ops(const fz_colstats_args *a, int sm, fz_op
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "colstats_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
-		}
-	}
-	{ /* colstats_f1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_C, 32, 0);
-		const unsigned long long gy = fz_split(1LL * a->n_C, a->n_N, sm);
-		if (gx && gy) {
-			if (n >= max_ops) return -1;
-			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "colstats_f1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
@@ -235,8 +223,8 @@ static inline int fz_colstats_unfused_ops(const fz_colstats_args *a, int sm, fz_
    already placed by fz_colstats_fused_scratch with the same sm. */
 static inline int fz_colstats_fused_run(fz_artifact *art, const fz_colstats_args *a, int sm, fz_stream *stream)
 {
-	fz_op ops[8];
-	const int n = fz_colstats_fused_ops(a, sm, ops, 8);
+	fz_op ops[7];
+	const int n = fz_colstats_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
 	const int rc = fz_artifact_check_layout(art, FZ_colstats_LAYOUT);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);

@@ -9,7 +9,7 @@
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
 #                                          a row kernel with params rcache=R, N = 4096 R
-#   "S and Q in one walk where the row is read again ..."
+#   "S and Q in one walk where the row is read again ..." (or "in one loop over the outer axis")
 #                                          a row kernel with shifted=S,Q
 #   "reduction over an outer axis: ... split over as many blocks ..."
 #                                          a point kernel with params split=EXTENT
@@ -119,7 +119,7 @@ compare() {
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
 		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
 	}
-	file == 2 && /^    [^ ]+ and [^ ]+ in one walk where the row is read again/ {
+	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^    reduction over an outer axis: .* split over as many blocks/ {

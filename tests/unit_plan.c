@@ -440,6 +440,27 @@ static void test_row_shift(void)
 		EXPECT(!c.un.k[0].shift_sq); /* each reduction alone */
 		done(&c);
 	}
+	/* over the outer axis: one split loop for both, one kernel (it was two, X read twice) */
+	if (load(&c, "column mean and variance", "fusion cv(X: f32[N,C]) -> (v: f32[C]) {\n"
+	                                         "  stage s [reduction] { s(c) +=! X(n,c) }\n"
+	                                         "  stage m { mu(c) = s(c) / N }\n"
+	                                         "  stage q [reduction] { v(c) +=! (X(n,c) - mu(c)) * (X(n,c) - mu(c)) }\n"
+	                                         "}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_POINT && k->shift_sq && k->par.slices > 1 && k->par.split == 2);
+		EXPECT(c.un.nk == 3 && !c.un.k[0].shift_sq);
+		done(&c);
+	}
+	/* a third reduction after the pair reading the mean: a kernel of its own */
+	if (load(&c, "after the pair", "fusion cw(X: f32[N,C]) -> (v: f32[C], w: f32[C]) {\n"
+	                               "  stage s [reduction] { s(c) +=! X(n,c) }\n"
+	                               "  stage m { mu(c) = s(c) / N }\n"
+	                               "  stage q [reduction] { v(c) +=! (X(n,c) - mu(c)) * (X(n,c) - mu(c)) }\n"
+	                               "  stage r [reduction] { w(c) +=! X(n,c) * mu(c) }\n"
+	                               "}\n")) {
+		EXPECT(c.fu.nk == 2 && c.fu.k[0].shift_sq && !c.fu.k[1].shift_sq);
+		done(&c);
+	}
 	const char *no[] = {"fusion a(X: f32[R,C], Y: f32[R,C]) -> (v: f32[R]) {\n  stage s [reduction] { s(r) +=! X(r,c) }\n"
 	                    "  stage q [reduction] { v(r) +=! (Y(r,c) - s(r)) * (Y(r,c) - s(r)) }\n}\n",
 	                    "fusion b(X: f32[R,C]) -> (v: f32[R]) {\n  stage s [reduction] { s(r) +=! X(r,c) where X(r,c) > 0.0 }\n"

@@ -87,6 +87,7 @@ typedef struct Cx {
 	   evaluated without branches (& for &&): every term's loads are issued
 	   together instead of each behind its own condition. */
 	int hoisting;
+	int shift_loop;   /* the loop of a point kernel's shifted pair (Kernel.shift_sq) */
 	const char *hvars[MAX_IDX];  /* the open loops' variables */
 	int nhvars, nhoist, nhname;
 	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];

@@ -138,6 +138,19 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 	free(loops);
 }
 
+/* accumulator acc_NAME of type ty, one a warp, folded in warp order by op */
+static void fold_slices_named(Cx *cx, const char *name, const char *ty, const char *op, int depth)
+{
+	FILE *out = cx->out;
+	cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", ty, name, kernel_points(cx->k));
+	cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", name, name);
+	cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+	cuda_ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", name, name);
+	cuda_ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
+	                         name, op, name, name);
+	cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+}
+
 /* A sliced reduction's partials, one a warp, folded in warp order through
  * shared memory into acc_T (each line indented) */
 static void fold_slices(Cx *cx, const Stmt *s, int depth)
@@ -159,13 +172,7 @@ static void fold_slices(Cx *cx, const Stmt *s, int depth)
 		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
 		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
 	} else if (cx->sliced) {
-		cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", cuda_ctype(s->acc), x->name, kernel_points(cx->k));
-		cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
-		cuda_ind(out, depth), fprintf(out, "acc_%s = fz_m_%s[0][fz_lane];\n", x->name, x->name);
-		cuda_ind(out, depth), fprintf(out, "for (int w = 1; w < FZ_SLICES; ++w) acc_%s = fz_op<%s>(acc_%s, fz_m_%s[w][fz_lane]);\n",
-		                         x->name, cuda_red_op(s->red), x->name, x->name);
-		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		fold_slices_named(cx, x->name, cuda_ctype(s->acc), cuda_red_op(s->red), depth);
 	}
 }
 
@@ -176,20 +183,16 @@ static void fold_slices(Cx *cx, const Stmt *s, int depth)
  * of ws_count: the grid fold uses word 0) folds them in
  * block order into acc_T and goes on; the others leave the points. The
  * counter is left at 0 for the next launch. */
-static void fold_blocks(Cx *cx, int sid, int n, int depth)
+static void fold_blocks_named(Cx *cx, int n, const char *const *name, const char *const *ty, const char *const *op, int depth)
 {
-	const Module *m = cx->m;
 	FILE *out = cx->out;
 	const int d = depth;
 	cuda_ind(out, d), fputs("if (gridDim.y > 1) {\n", out);
 	cuda_ind(out, d + 1), fputs("unsigned long long *const fz_part = (unsigned long long *)a.ws_part;\n", out);
 	cuda_ind(out, d + 1), fprintf(out, "unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / %d;\n", kernel_points(cx->k));
 	cuda_ind(out, d + 1), fputs("if (fz_slice == 0 && fz_live) {\n", out);
-	for (int q = 0; q < n; q++) {
-		const Stmt *s = &m->stmt[sid + q];
-		cuda_ind(out, d + 2), fprintf(out, "*(%s *)&fz_part[((long long)blockIdx.y * total + p) * %d + %d] = acc_%s;\n",
-		                              cuda_ctype(s->acc), n, q, m->tensor[s->out].name);
-	}
+	for (int q = 0; q < n; q++)
+		cuda_ind(out, d + 2), fprintf(out, "*(%s *)&fz_part[((long long)blockIdx.y * total + p) * %d + %d] = acc_%s;\n", ty[q], n, q, name[q]);
 	cuda_ind(out, d + 1), fputs("}\n", out);
 	cuda_ind(out, d + 1), fputs("__threadfence();\n", out);
 	cuda_ind(out, d + 1), fputs("__syncthreads();\n", out);
@@ -199,14 +202,23 @@ static void fold_blocks(Cx *cx, int sid, int n, int depth)
 	cuda_ind(out, d + 1), fputs("if (!fz_last) continue; /* another block folds these points */\n", out);
 	cuda_ind(out, d + 1), fputs("__threadfence();\n", out);
 	for (int q = 0; q < n; q++) {
-		const Stmt *s = &m->stmt[sid + q];
-		const char *ty = cuda_ctype(s->acc), *x = m->tensor[s->out].name;
-		cuda_ind(out, d + 1), fprintf(out, "acc_%s = __ldcg((const %s *)&fz_part[p * %d + %d]);\n", x, ty, n, q);
+		cuda_ind(out, d + 1), fprintf(out, "acc_%s = __ldcg((const %s *)&fz_part[p * %d + %d]);\n", name[q], ty[q], n, q);
 		cuda_ind(out, d + 1), fprintf(out, "for (unsigned int y = 1; y < gridDim.y; ++y) acc_%s = fz_op<%s>(acc_%s, __ldcg((const %s *)&fz_part[((long long)y * total + p) * %d + %d]));\n",
-		                              x, cuda_red_op(s->red), x, ty, n, q);
+		                              name[q], op[q], name[q], ty[q], n, q);
 	}
 	cuda_ind(out, d + 1), fputs("if (threadIdx.x == 0) *fz_cnt = 0u; /* for the next launch */\n", out);
 	cuda_ind(out, d), fputs("}\n", out);
+}
+
+static void fold_blocks(Cx *cx, int sid, int n, int depth)
+{
+	const char **name = xcalloc((size_t)n, sizeof *name), **ty = xcalloc((size_t)n, sizeof *ty), **op = xcalloc((size_t)n, sizeof *op);
+	for (int q = 0; q < n; q++) {
+		const Stmt *s = &cx->m->stmt[sid + q];
+		name[q] = cx->m->tensor[s->out].name, ty[q] = cuda_ctype(s->acc), op[q] = cuda_red_op(s->red);
+	}
+	fold_blocks_named(cx, n, name, ty, op, depth);
+	free(name), free(ty), free(op);
 }
 
 /* reduction s's result, name: stored if it leaves the kernel (by the
@@ -314,8 +326,68 @@ static void shifted_result(Cx *cx, int sid, int depth)
 	free(name), free(lv), free(ld);
 }
 
+/* A point kernel's pair (Kernel.shift_sq, plan_shift.c): the sum's loop,
+ * split over warps and blocks, takes the squares too, both shifted by K,
+ * the term at the reduction's first index, in double (each block's and
+ * warp's partials about the same K add up); the sum is S1 + nK. */
+static void product_of_reduced(Cx *cx, const Stmt *s, FILE *out)
+{
+	fputs("((double)", out);
+	for (int i = s->nfree; i < s->nindex; i++) fputs(i > s->nfree ? " * (double)" : "", out), cuda_dim(cx, cx->m->index[s->first_index + i].range, out);
+	fputc(')', out);
+}
+
+static void shifted_loop(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	FILE *out = cx->out;
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name, *ty = cuda_ctype(s->acc);
+	cuda_ind(out, depth), fprintf(out, "double acc_%s = 0, acc_%s = 0, fz_k_%s = 0; /* the sum and the squares about the first term, fz_k_%s */\n",
+	                        ts, tq, ts, ts);
+	cuda_ind(out, depth), fputs("if (", out), product_of_reduced(cx, s, out), fputs(" > 0) {\n", out);
+	for (int i = s->nfree; i < s->nindex; i++)
+		cx->bind[s->first_index + i - cx->first_index] = xstrdup("0LL"), cx->role[s->first_index + i - cx->first_index] = CUDA_ROLE_NONE;
+	char *kd = NULL, *kv = cuda_value_of(cx, s, s->rhs, &kd);
+	cuda_put_decls(out, kd, depth + 1);
+	cuda_ind(out, depth + 1), fprintf(out, "fz_k_%s = (double)(%s)(%s);\n", ts, ty, kv);
+	cuda_ind(out, depth), fputs("}\n", out);
+	free(kv), free(kd);
+	for (int i = s->nfree; i < s->nindex; i++) free(cx->bind[s->first_index + i - cx->first_index]), cx->bind[s->first_index + i - cx->first_index] = NULL;
+	cx->shift_loop = 1;
+	loop_reduction(cx, sid, 1, depth, 0);
+	cx->shift_loop = 0;
+	const char *name[2] = {ts, tq}, *tys[2] = {"double", "double"}, *ops[2] = {"FZ_SUM", "FZ_SUM"};
+	for (int q = 0; q < 2; q++) fold_slices_named(cx, name[q], "double", "FZ_SUM", depth);
+	if (cx->k->par.split) fold_blocks_named(cx, 2, name, tys, ops, depth);
+	char *v = xasprintf("v_%s%s", ts, cx->sfx);
+	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(acc_%s + ", ty, v, ty, ts), product_of_reduced(cx, s, out), fprintf(out, " * fz_k_%s);\n", ts);
+	fold_store(cx, s, v, depth, 0);
+	free(v);
+}
+
+static void shifted_point_result(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *q = &m->stmt[sid], *s = &m->stmt[cx->k->shift_sum];
+	FILE *out = cx->out;
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[q->out].name, *ty = cuda_ctype(q->acc);
+	char *ld = NULL, *lv = cuda_value_of(cx, q, m->expr[m->expr[q->rhs].a].b, &ld);
+	cuda_put_decls(out, ld, depth);
+	cuda_ind(out, depth), fprintf(out, "const double fz_d_%s = (double)(%s)(%s) - fz_k_%s;\n", tq, ty, lv, ts);
+	char *v = xasprintf("v_%s%s", tq, cx->sfx);
+	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(acc_%s - 2 * fz_d_%s * acc_%s + ", ty, v, ty, tq, tq, ts);
+	product_of_reduced(cx, s, out), fprintf(out, " * fz_d_%s * fz_d_%s);\n", tq, tq);
+	fold_store(cx, q, v, depth, 0);
+	free(v), free(lv), free(ld);
+}
+
 int cuda_reductions(Cx *cx, int sid, int depth, int row)
 {
+	if (!row && cx->sliced && cx->k->shift_sq) { /* a sum and its squares in one split loop */
+		if (sid == cx->k->shift_sum) return shifted_loop(cx, sid, depth), 1;
+		if (sid == cx->k->shift_sq) return shifted_point_result(cx, sid, depth), 1;
+	}
 	const int n = cx->p->merge[sid - cx->p->first_stmt];
 	if (row && cx->rc_stream && cx->k->shift_sq) { /* the streamed path: a sum and its squares in one walk */
 		if (sid == cx->k->shift_sum) return shifted_walk(cx, sid, depth), 1;
@@ -335,11 +407,25 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	return n;
 }
 
-/* One step of n merged reductions: fold the current term into each. */
+/* One step of n merged reductions: fold the current term into each
+   (a shifted pair's loop: the sum's term less K, and its square) */
 static void accumulate_body(Cx *cx, int sid, int n, int d)
 {
 	const Module *m = cx->m;
 	FILE *out = cx->out;
+	if (cx->shift_loop) {
+		const Stmt *s = &m->stmt[sid];
+		const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name;
+		char *vd = NULL, *v = cuda_value_of(cx, s, s->rhs, &vd);
+		cuda_ind(out, d), fputs("{\n", out);
+		cuda_put_decls(out, vd, d + 1);
+		cuda_ind(out, d + 1), fprintf(out, "const double fz_t = (double)(%s)(%s) - fz_k_%s;\n", cuda_ctype(s->acc), v, ts);
+		cuda_ind(out, d + 1), fprintf(out, "acc_%s += fz_t;\n", ts);
+		cuda_ind(out, d + 1), fprintf(out, "acc_%s += fz_t * fz_t;\n", tq);
+		cuda_ind(out, d), fputs("}\n", out);
+		free(v), free(vd);
+		return;
+	}
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];

@@ -42,10 +42,12 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
 			        ROW_STREAM_VECS);
 		if (k->shift_sq)
-			fprintf(out, "    %s and %s in one walk where the row is read again: the terms shifted by the row's first, "
-			             "%s's squares about its value constant over the row by algebra (plan_shift.c)\n",
+			fprintf(out, "    %s and %s in one %s: the terms shifted by the %s first, %s's squares about its value "
+			             "constant over the %s by algebra (plan_shift.c)\n",
 			        m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name,
-			        m->tensor[m->stmt[k->shift_sq].out].name);
+			        k->mode == KM_ROW ? "walk where the row is read again" : "loop over the outer axis, so the input is read once",
+			        k->mode == KM_ROW ? "row's" : "reduction's", m->tensor[m->stmt[k->shift_sq].out].name,
+			        k->mode == KM_ROW ? "row" : "reduction");
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */

@@ -402,7 +402,15 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 		if (s->red == RED_ACCUM) return SPLIT_ROW_MODE;
 	} else { /* POINT */
 		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
-		if (outer && reduction_after_outer(m, p, kern, sid)) return SPLIT_OUTER_FOLD;
+		if (outer && k->shift_sq && s->red != RED_NONE) return SPLIT_OUTER_FOLD; /* one loop, two sums: nothing more */
+		if (outer && reduction_after_outer(m, p, kern, sid)) {
+			/* the squares about the first reduction's mean: its loop's too (plan_shift.c) */
+			const int a = plan_shift_partner(m, p, k, sid);
+			if (a < 0) return SPLIT_OUTER_FOLD;
+			SplitRule r = stmt_loads(m, p, kern, sid);
+			if (r) return r;
+			k->shift_sum = a, k->shift_sq = sid;
+		}
 	}
 	SplitRule r = stmt_loads(m, p, kern, sid);
 	if (r) return r;

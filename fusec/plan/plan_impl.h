@@ -72,6 +72,10 @@ void plan_split(const Module *m, Schedule *p);
 
 /* plan_shift.c: a row's sum and the squares about its mean in one walk (Kernel.shift_sq) */
 void plan_shift(const Module *m, Schedule *p);
+/* q's terms are the squares of s's about a value constant over its reduction */
+int plan_shifted_pair(const Module *m, const Stmt *s, const Stmt *q);
+/* a point kernel's first reduction, if statement sid may share its loop that way; else -1 */
+int plan_shift_partner(const Module *m, const Schedule *p, const Kernel *k, int sid);
 
 /* plan_steps.c */
 void plan_steps(const Module *m, Schedule *p, const unsigned char *stored);

@@ -185,10 +185,11 @@ void plan_split(const Module *m, Schedule *p)
 		for (int q = 0; q < n && ok; q++) ok = plan_outer_reduction(m, &m->stmt[sid + q]);
 		for (int u = sid + n; u < end && ok; u++) {
 			const StepOp op = p->op[u - p->first_stmt];
-			ok = op == STEP_INLINE || (op == STEP_MAP && m->stmt[u].pattern == PAT_MAP);
+			ok = op == STEP_INLINE || (op == STEP_MAP && m->stmt[u].pattern == PAT_MAP) || (k->shift_sq == u && k->shift_sum == sid);
 		}
 		if (!ok) continue;
-		k->par.split = n, k->split_range = m->index[m->stmt[sid].first_index + m->stmt[sid].nfree].range;
+		/* a shifted pair's two sums (plan_shift.c) take two slots */
+		k->par.split = k->shift_sq ? 2 : n, k->split_range = m->index[m->stmt[sid].first_index + m->stmt[sid].nfree].range;
 		/* each warp's loads are 128 bytes a row: 16 rows of them in flight,
 		   not 4 (H200, bench/proto/split_sweep.sh: column statistics of
 		   65536 x 1024 from 0.177 to 0.143 ms, 8192 x 8192 unsplit from

@@ -44,7 +44,7 @@ static int at_row(const Module *m, const Stmt *s, int e)
 
 /* q's terms are (A - L) * (A - L), A the sum's term; s's and q's indices
    in one order over the same ranges, neither masked */
-static int shifted_pair(const Module *m, const Stmt *s, const Stmt *q)
+int plan_shifted_pair(const Module *m, const Stmt *s, const Stmt *q)
 {
 	if (s->red != RED_SUM || q->red != RED_SUM || s->mask || q->mask || s->nfree != q->nfree || s->nindex != q->nindex ||
 	    s->acc != q->acc || !elem_info[s->acc].is_float)
@@ -57,16 +57,36 @@ static int shifted_pair(const Module *m, const Stmt *s, const Stmt *q)
 	return d->op == IR_SUB && same_expr(m, s->rhs, s->first_index, d->a, q->first_index) && at_row(m, q, d->b);
 }
 
+/* A point kernel's first statement, an outer reduction split over warps
+   (and blocks), and a later reduction whose terms are its terms' squares
+   about a value at the point, only pointwise work between: the two in one
+   loop, so one kernel reads X once (col_meanvar: two kernels, X read
+   twice). plan_fuse.c lets the second join the first's kernel on this. */
+int plan_shift_partner(const Module *m, const Schedule *p, const Kernel *k, int sid)
+{
+	int a = k->first_stmt;
+	while (a < sid && p->op[a - p->first_stmt] == STEP_INLINE) a++;
+	if (a == sid || !plan_outer_reduction(m, &m->stmt[a]) || !plan_shifted_pair(m, &m->stmt[a], &m->stmt[sid])) return -1;
+	for (int u = a + 1; u < sid; u++)
+		if (p->op[u - p->first_stmt] != STEP_INLINE && (m->stmt[u].red != RED_NONE || m->stmt[u].pattern != PAT_MAP)) return -1;
+	return a;
+}
+
 void plan_shift(const Module *m, Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
+		if (k->mode == KM_POINT) { /* paired by plan_fuse.c; one loop only where split over warps */
+			if (k->shift_sq && (k->par.slices <= 1 || p->merge[k->shift_sum - p->first_stmt] != 1 || p->merge[k->shift_sq - p->first_stmt] != 1))
+				k->shift_sum = k->shift_sq = 0; /* a thread's serial loops: correct as written */
+			continue;
+		}
 		if (k->mode != KM_ROW || !k->par.rcache) continue;
 		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->shift_sq; a++) {
 			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1) continue;
 			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
 				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 &&
-				    m->stmt[b].nfree == k->nspace && shifted_pair(m, &m->stmt[a], &m->stmt[b])) {
+				    m->stmt[b].nfree == k->nspace && plan_shifted_pair(m, &m->stmt[a], &m->stmt[b])) {
 					k->shift_sum = a, k->shift_sq = b;
 					break;
 				}
