@@ -207,6 +207,8 @@ int cuda_row_vec_type(ElemType t);
    for f16 and bf16) and the alignment mask of its address (15 or 7) */
 static inline const char *cuda_vec4_type(ElemType t) { return t == ET_F32 ? "float4" : "ushort4"; }
 static inline int cuda_vec4_mask(ElemType t) { return t == ET_F32 ? 15 : 7; }
+/* the alignment a vector of V (4 or 8) elements of type t needs, less 1 */
+static inline int cuda_vec_mask(ElemType t, int V) { return V == 8 ? 15 : cuda_vec4_mask(t); }
 /* vectors of 4 a thread keeps of a cached row, on the path being rendered */
 int cuda_row_cached(const Cx *cx);
 /* the row's width: its inner axes' product */

@@ -169,14 +169,6 @@ int cuda_eager_ok(ExprWriter *w, int e)
 	}
 }
 
-/* In the POINT vector path: an access of one of the kernel's vector
- * tensors (Kernel.vec_tensors) at the copy's point, its innermost subscript
- * the space's innermost coordinate, the others outer coordinates of the
- * space or whole constants (roles: the subscripts' cuda_role; args: their
- * expressions). The four copies then touch four consecutive elements
- * starting at copy 0's, 16-byte aligned when the tensor is and the extent
- * is a multiple of 4 (the kernel checks both). Returns the access's slot in
- * cx->vl (loads) or cx->vs (stores), or -1. */
 /* Does e use an index or read a tensor? (a rotation's offset must not) */
 static int point_free(const Module *m, int e)
 {
@@ -188,10 +180,10 @@ static int point_free(const Module *m, int e)
 
 /* The innermost subscript (i + c) % E, i the space's innermost index and
    E its extent, c free of the point (rotary's partner at (d + D/2) % D):
-   for the 4 points of a vector (i a multiple of 4, E too) consecutive
-   when c is a multiple of 4. Returns 1 with copy 0's linear index and the
-   condition on c, else 0. */
-static int rotated(Cx *cx, int t, const Expr *a, char **lin0, char **cond)
+   for the points of a vector (i and E multiples of the width) consecutive
+   when c is a multiple of the width too. Returns 1 with copy 0's
+   subscript and the condition on c, else 0. */
+static int rotated(Cx *cx, int t, const Expr *a, char **sub0, char **cond)
 {
 	const Module *m = cx->m;
 	const Kernel *k = cx->k;
@@ -204,20 +196,29 @@ static int rotated(Cx *cx, int t, const Expr *a, char **lin0, char **cond)
 	    !dim_same(m->tensor[t].dim[m->tensor[t].rank - 1], d))
 		return 0;
 	char *c = emit_render(&cx->w, sum->b), *e = emit_render(&cx->w, a->b);
-	*lin0 = xasprintf("(fz_p_0 - s%d_0 + fz_imod(s%d_0 + (%s), %s))", ns - 1, ns - 1, c, e);
+	*sub0 = xasprintf("fz_imod(s%d_0 + (%s), %s)", ns - 1, c, e);
 	*cond = xasprintf("((%s) & %d) == 0 && (%s) >= 0", c, cx->vec_n - 1, c);
 	free(c), free(e);
 	return 1;
 }
 
+/* In the POINT vector path: an access of one of the kernel's vector
+ * tensors (Kernel.vec_tensors) at the copy's point, its innermost subscript
+ * the space's innermost coordinate, the others outer coordinates of the
+ * space or whole constants (roles: the subscripts' cuda_role; args: their
+ * expressions), or a load's innermost subscript rotated (rotated()). The
+ * copies (4 or 8) then touch consecutive elements starting at copy 0's,
+ * aligned when the tensor is and the extent a multiple of the width (the
+ * kernel checks both). Returns the access's slot in cx->vl (loads) or
+ * cx->vs (stores), or -1. */
 int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
 	const int ns = k->nspace;
 	if (n != x->rank || n < 1 || ns < 1 || !kernel_vec_tensor(k, t)) return -1; /* the schedule's choice */
-	char names[MAX_RANK][24], *subs0[MAX_RANK], *lin0 = NULL, *cond = NULL;
-	int roles0[MAX_RANK], rot = 0;
+	char names[MAX_RANK][24], *subs0[MAX_RANK], *rot = NULL, *cond = NULL;
+	int roles0[MAX_RANK];
 	for (int i = 0; i < n; i++) {
 		const int j = roles[i];
 		const Expr *a = &cx->m->expr[args[i]];
@@ -228,21 +229,20 @@ int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int
 			snprintf(names[i], sizeof names[i], "%lld", (long long)a->value), subs0[i] = names[i];
 			continue;
 		}
-		if (i == n - 1 && !store && cx->flat && n == ns && rotated(cx, t, a, &lin0, &cond)) {
-			rot = 1;
+		if (i == n - 1 && !store && cx->flat && n == ns && rotated(cx, t, a, &rot, &cond)) {
+			subs0[i] = rot, roles0[i] = CUDA_ROLE_NONE;
 			continue;
 		}
 		if (j < 0 || j >= ns || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}
-	for (int i = 0; i < n - 1 && rot; i++) /* the rest at the point: lin0 is the flat index's */
-		if (roles0[i] != i || !dim_same(x->dim[i], k->space[i])) return free(lin0), free(cond), -1;
-	if (!rot) {
-		const char *sfx = cx->sfx;
-		cx->sfx = "_0"; /* copy 0's */
-		lin0 = cuda_linear_at(cx, t, subs0, roles0, n);
-		cx->sfx = sfx;
-	}
+	for (int i = 0; i < n - 1 && rot; i++) /* the rest at the point: at the flat index */
+		if (roles0[i] != i || !dim_same(x->dim[i], k->space[i])) return free(rot), free(cond), -1;
+	const char *sfx = cx->sfx;
+	cx->sfx = "_0"; /* copy 0's */
+	char *lin0 = cuda_linear_at(cx, t, subs0, roles0, n);
+	cx->sfx = sfx;
+	free(rot);
 	struct VecAccess *v = store ? cx->vs : cx->vl;
 	int *nv = store ? &cx->nvs : &cx->nvl;
 	for (int i = 0; i < *nv; i++)

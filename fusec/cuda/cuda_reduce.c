@@ -258,9 +258,14 @@ static void fold_result(Cx *cx, const Stmt *s, int depth, int row)
 	free(name);
 }
 
-/* A row's sum and the squares of its terms about a value constant over
- * the row, in one walk on the streamed path (Kernel.shift_sq, plan_shift.c):
- * the terms shifted by K, the row's first (0 for an empty row). */
+/* A sum and the squares of its terms about a value constant over its
+ * reduction, in one walk or loop (Kernel.shift_sq, plan_shift.c): the
+ * terms shifted by K, the first term (0 for an empty reduction), summed
+ * in double (the squares' algebra cancels where the first term sits far
+ * from the mean: f32 failed the float64 reference at rows of 65536);
+ * partials about the same K add up, so warps and blocks may fold them.
+ * s = S1 + n K,  q = S2 - 2 (L - K) S1 + n (L - K)^2.
+ * One step: the term less K into the sum, its square into the squares. */
 static void shifted_body(Cx *cx, int sid, int n, int d)
 {
 	(void)n;
@@ -277,96 +282,39 @@ static void shifted_body(Cx *cx, int sid, int n, int d)
 	free(v), free(vd);
 }
 
-static void shifted_walk(Cx *cx, int sid, int depth)
+/* the two accumulators and K: s's term with its reduced indices at 0,
+   where nonempty (the reduction's extent > 0) */
+static void shifted_open(Cx *cx, const Stmt *s, const char *nonempty, int depth)
 {
 	const Module *m = cx->m;
-	const Stmt *s = &m->stmt[sid];
 	FILE *out = cx->out;
-	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name, *ty = cuda_ctype(s->acc);
-	const int ix = s->first_index + s->nfree;
-	/* in double: the squares' algebra cancels where the first term sits
-	   far from the mean (f32 failed the float64 reference at rows of 65536) */
-	cuda_ind(out, depth), fprintf(out, "double acc_%s = 0, acc_%s = 0, fz_k_%s = 0; /* the sum and the squares about the row's first term, fz_k_%s */\n",
-	                        ts, tq, ts, ts);
-	cuda_ind(out, depth), fputs("if (", out), cuda_row_width(cx, out), fputs(" > 0) {\n", out);
-	cuda_row_bind(cx, ix, "0LL");
-	char *kd = NULL, *kv = cuda_value_of(cx, s, s->rhs, &kd);
-	cuda_put_decls(out, kd, depth + 1);
-	cuda_ind(out, depth + 1), fprintf(out, "fz_k_%s = (double)(%s)(%s);\n", ts, ty, kv);
-	cuda_ind(out, depth), fputs("}\n", out);
-	free(kv), free(kd);
-	cuda_row_unbind(cx, ix);
-	char *var = xasprintf("r%d_%s", s->nfree, m->index[ix].name);
-	cuda_row_bind(cx, ix, var);
-	cuda_row_loop(cx, var, shifted_body, sid, 1, depth);
-	cuda_row_unbind(cx, ix);
-	free(var);
-	char *name = xasprintf("v_%s%s", ts, cx->sfx);
-	cuda_ind(out, depth), fprintf(out, "const double fz_s1_%s = fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g);\n", ts, ts);
-	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(fz_s1_%s + (double)", ty, name, ty, ts), cuda_row_width(cx, out), fprintf(out, " * fz_k_%s);\n", ts);
-	fold_store(cx, s, name, depth, 1);
-	free(name);
-}
-
-/* q = S2 - 2 (L - K) S1 + n (L - K)^2, L the value the squares are about */
-static void shifted_result(Cx *cx, int sid, int depth)
-{
-	const Module *m = cx->m;
-	const Stmt *q = &m->stmt[sid], *s = &m->stmt[cx->k->shift_sum];
-	FILE *out = cx->out;
-	const char *ts = m->tensor[s->out].name, *tq = m->tensor[q->out].name, *ty = cuda_ctype(q->acc);
-	const int l = m->expr[m->expr[q->rhs].a].b;
-	char *ld = NULL, *lv = cuda_value_of(cx, q, l, &ld);
-	cuda_put_decls(out, ld, depth);
-	cuda_ind(out, depth), fprintf(out, "const double fz_d_%s = (double)(%s)(%s) - fz_k_%s;\n", tq, ty, lv, ts);
-	char *name = xasprintf("v_%s%s", tq, cx->sfx);
-	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g) - 2 * fz_d_%s * fz_s1_%s + (double)", ty, name, ty, tq, tq, ts);
-	cuda_row_width(cx, out), fprintf(out, " * fz_d_%s * fz_d_%s);\n", tq, tq);
-	fold_store(cx, q, name, depth, 1);
-	free(name), free(lv), free(ld);
-}
-
-/* A point kernel's pair (Kernel.shift_sq, plan_shift.c): the sum's loop,
- * split over warps and blocks, takes the squares too, both shifted by K,
- * the term at the reduction's first index, in double (each block's and
- * warp's partials about the same K add up); the sum is S1 + nK. */
-static void product_of_reduced(Cx *cx, const Stmt *s, FILE *out)
-{
-	fputs("((double)", out);
-	for (int i = s->nfree; i < s->nindex; i++) fputs(i > s->nfree ? " * (double)" : "", out), cuda_dim(cx, cx->m->index[s->first_index + i].range, out);
-	fputc(')', out);
-}
-
-static void shifted_loop(Cx *cx, int sid, int depth)
-{
-	const Module *m = cx->m;
-	const Stmt *s = &m->stmt[sid];
-	FILE *out = cx->out;
-	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name, *ty = cuda_ctype(s->acc);
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name;
 	cuda_ind(out, depth), fprintf(out, "double acc_%s = 0, acc_%s = 0, fz_k_%s = 0; /* the sum and the squares about the first term, fz_k_%s */\n",
 	                        ts, tq, ts, ts);
-	cuda_ind(out, depth), fputs("if (", out), product_of_reduced(cx, s, out), fputs(" > 0) {\n", out);
+	cuda_ind(out, depth), fprintf(out, "if (%s > 0) {\n", nonempty);
 	for (int i = s->nfree; i < s->nindex; i++)
 		cx->bind[s->first_index + i - cx->first_index] = xstrdup("0LL"), cx->role[s->first_index + i - cx->first_index] = CUDA_ROLE_NONE;
 	char *kd = NULL, *kv = cuda_value_of(cx, s, s->rhs, &kd);
 	cuda_put_decls(out, kd, depth + 1);
-	cuda_ind(out, depth + 1), fprintf(out, "fz_k_%s = (double)(%s)(%s);\n", ts, ty, kv);
+	cuda_ind(out, depth + 1), fprintf(out, "fz_k_%s = (double)(%s)(%s);\n", ts, cuda_ctype(s->acc), kv);
 	cuda_ind(out, depth), fputs("}\n", out);
 	free(kv), free(kd);
 	for (int i = s->nfree; i < s->nindex; i++) free(cx->bind[s->first_index + i - cx->first_index]), cx->bind[s->first_index + i - cx->first_index] = NULL;
-	cx->shift_loop = 1;
-	loop_reduction(cx, sid, 1, depth, 0);
-	cx->shift_loop = 0;
-	const char *name[2] = {ts, tq}, *tys[2] = {"double", "double"}, *ops[2] = {"FZ_SUM", "FZ_SUM"};
-	for (int q = 0; q < 2; q++) fold_slices_named(cx, name[q], "double", "FZ_SUM", depth);
-	if (cx->k->par.split) fold_blocks_named(cx, 2, name, tys, ops, depth);
+}
+
+/* s = S1 + n K, from the folded S1 (s1) and n in double (n) */
+static void shifted_sum(Cx *cx, const Stmt *s, const char *s1, const char *n, int depth, int row)
+{
+	const char *ts = cx->m->tensor[s->out].name, *ty = cuda_ctype(s->acc);
 	char *v = xasprintf("v_%s%s", ts, cx->sfx);
-	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(acc_%s + ", ty, v, ty, ts), product_of_reduced(cx, s, out), fprintf(out, " * fz_k_%s);\n", ts);
-	fold_store(cx, s, v, depth, 0);
+	cuda_ind(cx->out, depth), fprintf(cx->out, "const %s %s = (%s)(%s + %s * fz_k_%s);\n", ty, v, ty, s1, n, ts);
+	fold_store(cx, s, v, depth, row);
 	free(v);
 }
 
-static void shifted_point_result(Cx *cx, int sid, int depth)
+/* q = S2 - 2 (L - K) S1 + n (L - K)^2, L the value the squares are about
+   (q's term is (A - L) * (A - L)), from the folded S2 and S1 */
+static void shifted_squares(Cx *cx, int sid, const char *s2, const char *s1, const char *n, int depth, int row)
 {
 	const Module *m = cx->m;
 	const Stmt *q = &m->stmt[sid], *s = &m->stmt[cx->k->shift_sum];
@@ -376,10 +324,84 @@ static void shifted_point_result(Cx *cx, int sid, int depth)
 	cuda_put_decls(out, ld, depth);
 	cuda_ind(out, depth), fprintf(out, "const double fz_d_%s = (double)(%s)(%s) - fz_k_%s;\n", tq, ty, lv, ts);
 	char *v = xasprintf("v_%s%s", tq, cx->sfx);
-	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(acc_%s - 2 * fz_d_%s * acc_%s + ", ty, v, ty, tq, tq, ts);
-	product_of_reduced(cx, s, out), fprintf(out, " * fz_d_%s * fz_d_%s);\n", tq, tq);
-	fold_store(cx, q, v, depth, 0);
+	cuda_ind(out, depth), fprintf(out, "const %s %s = (%s)(%s - 2 * fz_d_%s * %s + %s * fz_d_%s * fz_d_%s);\n", ty, v, ty, s2, tq, s1, n, tq, tq);
+	fold_store(cx, q, v, depth, row);
 	free(v), free(lv), free(ld);
+}
+
+/* the row's width (nonempty: as an integer) or the reduced indices'
+   extent in double, as text */
+static char *shifted_extent(Cx *cx, const Stmt *s, int row, int dbl)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = xmemstream(&buf, &len);
+	if (row) {
+		fputs(dbl ? "(double)" : "", f), cuda_row_width(cx, f);
+	} else {
+		fputs("((double)", f);
+		for (int i = s->nfree; i < s->nindex; i++) fputs(i > s->nfree ? " * (double)" : "", f), cuda_dim(cx, cx->m->index[s->first_index + i].range, f);
+		fputc(')', f);
+	}
+	fclose(f);
+	return buf;
+}
+
+/* The streamed path of a row kernel: the sum's walk takes the squares; the
+   block folds both (fz_s1_T: the folded S1, for the squares) */
+static void shifted_walk(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const char *ts = m->tensor[s->out].name;
+	const int ix = s->first_index + s->nfree;
+	char *w = shifted_extent(cx, s, 1, 0), *n = shifted_extent(cx, s, 1, 1), *var = xasprintf("r%d_%s", s->nfree, m->index[ix].name);
+	shifted_open(cx, s, w, depth);
+	cuda_row_bind(cx, ix, var);
+	cuda_row_loop(cx, var, shifted_body, sid, 1, depth);
+	cuda_row_unbind(cx, ix);
+	cuda_ind(cx->out, depth), fprintf(cx->out, "const double fz_s1_%s = fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g);\n", ts, ts);
+	char *s1 = xasprintf("fz_s1_%s", ts);
+	shifted_sum(cx, s, s1, n, depth, 1);
+	free(w), free(n), free(var), free(s1);
+}
+
+static void shifted_row_result(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[cx->k->shift_sum];
+	char *n = shifted_extent(cx, s, 1, 1), *s1 = xasprintf("fz_s1_%s", m->tensor[s->out].name);
+	char *s2 = xasprintf("fz_row_reduce<double, FZ_SUM>(acc_%s, fz_sh, fz_g)", m->tensor[m->stmt[sid].out].name);
+	shifted_squares(cx, sid, s2, s1, n, depth, 1);
+	free(n), free(s1), free(s2);
+}
+
+/* A point kernel's outer reduction, split over warps and blocks: the sum's
+   loop takes the squares, the warps' and the blocks' partials folded */
+static void shifted_loop(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[sid];
+	const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name;
+	char *n = shifted_extent(cx, s, 0, 1), *s1 = xasprintf("acc_%s", ts);
+	shifted_open(cx, s, n, depth);
+	cx->shift_loop = 1;
+	loop_reduction(cx, sid, 1, depth, 0);
+	cx->shift_loop = 0;
+	const char *name[2] = {ts, tq}, *tys[2] = {"double", "double"}, *ops[2] = {"FZ_SUM", "FZ_SUM"};
+	for (int q = 0; q < 2; q++) fold_slices_named(cx, name[q], "double", "FZ_SUM", depth);
+	if (cx->k->par.split) fold_blocks_named(cx, 2, name, tys, ops, depth);
+	shifted_sum(cx, s, s1, n, depth, 0);
+	free(n), free(s1);
+}
+
+static void shifted_point_result(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *s = &m->stmt[cx->k->shift_sum];
+	char *n = shifted_extent(cx, s, 0, 1), *s1 = xasprintf("acc_%s", m->tensor[s->out].name), *s2 = xasprintf("acc_%s", m->tensor[m->stmt[sid].out].name);
+	shifted_squares(cx, sid, s2, s1, n, depth, 0);
+	free(n), free(s1), free(s2);
 }
 
 int cuda_reductions(Cx *cx, int sid, int depth, int row)
@@ -391,7 +413,7 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	const int n = cx->p->merge[sid - cx->p->first_stmt];
 	if (row && cx->rc_stream && cx->k->shift_sq) { /* the streamed path: a sum and its squares in one walk */
 		if (sid == cx->k->shift_sum) return shifted_walk(cx, sid, depth), 1;
-		if (sid == cx->k->shift_sq) return shifted_result(cx, sid, depth), 1;
+		if (sid == cx->k->shift_sq) return shifted_row_result(cx, sid, depth), 1;
 	}
 	acc_decls(cx, sid, n, depth);
 	if (row) row_reduction(cx, sid, n, depth);
@@ -413,17 +435,8 @@ static void accumulate_body(Cx *cx, int sid, int n, int d)
 {
 	const Module *m = cx->m;
 	FILE *out = cx->out;
-	if (cx->shift_loop) {
-		const Stmt *s = &m->stmt[sid];
-		const char *ts = m->tensor[s->out].name, *tq = m->tensor[m->stmt[cx->k->shift_sq].out].name;
-		char *vd = NULL, *v = cuda_value_of(cx, s, s->rhs, &vd);
-		cuda_ind(out, d), fputs("{\n", out);
-		cuda_put_decls(out, vd, d + 1);
-		cuda_ind(out, d + 1), fprintf(out, "const double fz_t = (double)(%s)(%s) - fz_k_%s;\n", cuda_ctype(s->acc), v, ts);
-		cuda_ind(out, d + 1), fprintf(out, "acc_%s += fz_t;\n", ts);
-		cuda_ind(out, d + 1), fprintf(out, "acc_%s += fz_t * fz_t;\n", tq);
-		cuda_ind(out, d), fputs("}\n", out);
-		free(v), free(vd);
+	if (cx->shift_loop) { /* the loop of a shifted pair: its own step */
+		shifted_body(cx, sid, n, d);
 		return;
 	}
 	for (int q = 0; q < n; q++) {

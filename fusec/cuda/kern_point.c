@@ -110,10 +110,10 @@ static char *vec_path(Cx *cx, int V, char **cond)
 	cuda_dim(cx, k->space[ns - 1], o);
 	fprintf(o, " & %d) == 0", V - 1);
 	for (int i = 0; i < cx->nvl; i++) {
-		fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, V == 8 ? 15 : cuda_vec4_mask(m->tensor[cx->vl[i].t].type));
+		fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vl[i].t].name, cuda_vec_mask(m->tensor[cx->vl[i].t].type, V));
 		if (cx->vl[i].cond) fprintf(o, " && %s", cx->vl[i].cond);
 	}
-	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, V == 8 ? 15 : cuda_vec4_mask(m->tensor[cx->vs[i].t].type));
+	for (int i = 0; i < cx->nvs; i++) fprintf(o, " && ((unsigned long long)a.t_%s & %d) == 0", m->tensor[cx->vs[i].t].name, cuda_vec_mask(m->tensor[cx->vs[i].t].type, V));
 	fputs(";\n", o);
 	fclose(o);
 	o = xmemstream(&res, &rlen);

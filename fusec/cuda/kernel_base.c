@@ -4,7 +4,6 @@
  * temps zeroed for the next run, and the closing fold and brace. */
 #include <stdlib.h>
 
-#include "core/die.h"
 #include "cuda/cuda.h"
 
 void cuda_kernel_head(Cx *cx)
@@ -36,10 +35,10 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 	if (k->mode == KM_POINT) { /* the flat index, for cuda_linear_at */
 		cuda_ind(out, depth), fprintf(out, "const long long fz_p%s = %s;\n", cx->sfx, lin);
 		cx->flat = 1;
-		lin = xasprintf("fz_p%s", cx->sfx);
+		cuda_ind(out, depth), fprintf(out, "long long fz_rem%s = fz_p%s;\n", cx->sfx, cx->sfx);
+	} else {
+		cuda_ind(out, depth), fprintf(out, "long long fz_rem%s = %s;\n", cx->sfx, lin);
 	}
-	cuda_ind(out, depth), fprintf(out, "long long fz_rem%s = %s;\n", cx->sfx, lin);
-	if (k->mode == KM_POINT) free((char *)lin);
 	for (int i = k->nspace - 1; i >= 0; i--) {
 		cuda_ind(out, depth);
 		if (i == 0) {

@@ -84,6 +84,17 @@ static char *row_axis(Cx *cx, const char *var, int j)
 	return r;
 }
 
+/* cuda_row_segment as text */
+static char *segment_text(Cx *cx)
+{
+	char *seg = NULL;
+	size_t len = 0;
+	FILE *f = xmemstream(&seg, &len);
+	cuda_row_segment(cx, f);
+	fclose(f);
+	return seg;
+}
+
 /* axis j of a row in segments (Kernel.lead) at flat column var: the
    column's quotient by the segment indexes the lead run, its remainder
    the trailing run; within a run as row_axis does (a lead run of two has
@@ -91,18 +102,15 @@ static char *row_axis(Cx *cx, const char *var, int j)
 static char *row_axis_seg(Cx *cx, const char *var, int j)
 {
 	const Kernel *k = cx->k;
-	char *seg = NULL, *ext = NULL, *later = NULL, rp[32], re[32];
+	char *seg = segment_text(cx), *ext = NULL, *later = NULL, rp[32], re[32];
 	size_t len = 0;
-	FILE *f = xmemstream(&seg, &len);
-	cuda_row_segment(cx, f);
-	fclose(f);
 	char *q = row_div(var, seg, "fz_rs", cx->row_small), *run, *r;
 	const int first = j < k->lead ? 0 : k->lead, last = j < k->lead ? k->lead - 1 : k->ninner - 1;
 	run = j < k->lead ? xstrdup(q) : xasprintf("(%s - %s * %s)", var, q, seg);
-	f = xmemstream(&later, &len);
-	row_divisor(cx, j, 1, f); /* the trailing run's later axes are the row's; the lead run's is inner[1] */
+	FILE *f = xmemstream(&later, &len);
+	if (j < k->lead) cuda_dim(cx, k->inner[j + 1], f); /* the lead run's later axis (it has two at most) */
+	else row_divisor(cx, j, 1, f);                   /* the trailing run's later axes are the row's */
 	fclose(f);
-	if (j < k->lead) free(later), later = NULL, f = xmemstream(&later, &len), cuda_dim(cx, k->inner[j + 1], f), fclose(f);
 	f = xmemstream(&ext, &len);
 	row_divisor(cx, j, 0, f);
 	fclose(f);
@@ -204,11 +212,7 @@ static char *row_lin(Cx *cx, int t, const char *col)
 	char *subs[MAX_RANK], names[MAX_RANK][24], *q = NULL, *r = NULL;
 	for (int i = 0; i < x->rank; i++) snprintf(names[i], sizeof names[i], "0"), subs[i] = names[i];
 	if (k->lead) {
-		char *seg = NULL;
-		size_t len = 0;
-		FILE *f = xmemstream(&seg, &len);
-		cuda_row_segment(cx, f);
-		fclose(f);
+		char *seg = segment_text(cx);
 		q = row_div(col, seg, NULL, 1), r = xasprintf("((%s) - %s * %s)", col, q, seg);
 		free(seg);
 		for (int i = 0; i < k->nspace; i++) snprintf(names[row_axis_pos(k, i)], sizeof names[0], "s%d", i);

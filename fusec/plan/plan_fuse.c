@@ -262,7 +262,6 @@ static int row_reduction_at(const Module *m, const Stmt *s, int pat[2])
 	return ok ? nr : 0;
 }
 
-
 /* A pointwise statement over [rows, C] whose next statement reduces each
    row over C reading it (a residual add before a norm): the row kernel
    starts here and takes it as an element of the row, written by the walk
@@ -362,7 +361,7 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	Kernel *k = &p->k[kern];
 	const Stmt *s = &m->stmt[sid];
 	Dim sp[MAX_IDX], rd[MAX_IDX];
-	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd);
+	int nsp = stmt_space(m, s, sp), nrd = reduced_dims(m, s, rd), pair = -1;
 	if (k->mode == KM_ATTN) return SPLIT_ATTN_END; /* plan_attention took what it can */
 	if (s->pattern == PAT_SCATTER || k->mode == KM_SCATTER) return SPLIT_SCATTER;
 	if (s->pattern == PAT_CONTRACT && s->nfree == 2 && plan_matmul_swapped(m, s) >= 0) return SPLIT_MATMUL_IN;
@@ -403,17 +402,12 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 	} else { /* POINT */
 		if (!dims_eq(sp, nsp, k->space, k->nspace)) return SPLIT_POINT_MODE;
 		if (outer && k->shift_sq && s->red != RED_NONE) return SPLIT_OUTER_FOLD; /* one loop, two sums: nothing more */
-		if (outer && reduction_after_outer(m, p, kern, sid)) {
-			/* the squares about the first reduction's mean: its loop's too (plan_shift.c) */
-			const int a = plan_shift_partner(m, p, k, sid);
-			if (a < 0) return SPLIT_OUTER_FOLD;
-			SplitRule r = stmt_loads(m, p, kern, sid);
-			if (r) return r;
-			k->shift_sum = a, k->shift_sq = sid;
-		}
+		/* the squares about the first reduction's mean: its loop's too (plan_shift.c) */
+		if (outer && reduction_after_outer(m, p, kern, sid) && (pair = plan_shift_partner(m, p, k, sid)) < 0) return SPLIT_OUTER_FOLD;
 	}
 	SplitRule r = stmt_loads(m, p, kern, sid);
 	if (r) return r;
+	if (pair >= 0) k->shift_sum = pair, k->shift_sq = sid;
 	if (plan_is_grid_reduction(s)) k->has_tail = 1;
 	if (k->has_tail && plan_is_scalar_map(s)) *tail_closed = 1;
 	k->nstmt = sid - k->first_stmt + 1; /* statements inlined since lie inside the range */
