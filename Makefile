@@ -81,6 +81,11 @@ build/gen/row_lanes.inc: runtime/fuserun.h
 	@mkdir -p build/gen
 	sed -n '/^static inline int fz_row_lanes/,/^}/p' $< | sed '1s/^static inline //' | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
 build/rel/emit/emit_common.o build/san/emit/emit_common.o build/fuzz/emit/emit_common.o: build/gen/fz_op.inc build/gen/row_lanes.inc
+# fz_split, for headers with a reduction split across blocks (host/grid.c)
+build/gen/fz_split.inc: runtime/fuserun.h
+	@mkdir -p build/gen
+	sed -n '/^\#ifndef FZ_SPLIT_DEFINED/,/^\#endif/p' $< | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+build/rel/host/grid.o build/san/host/grid.o build/fuzz/host/grid.o: build/gen/fz_split.inc
 
 # SHA-256: one source (runtime/sha256.c) for the runtime and for fusec.
 build/rel/sha256.o: runtime/sha256.c

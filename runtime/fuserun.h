@@ -44,7 +44,11 @@ extern "C" {
 /* artifacts of this fusec major version load; their format line is
    `fusec-artifact FZ_ARTIFACT_FORMAT` */
 #define FZ_ARTIFACT_MAJOR 0
-#define FZ_ARTIFACT_FORMAT 1
+#define FZ_ARTIFACT_FORMAT 2
+/* Format 2 added the launch recipe (stored, parts, counter and op lines:
+   see fz_call). Format 1 artifacts still load and run through their
+   NAME.h; fz_call refuses them (FZ_ERR_VERSION: regenerate). */
+#define FZ_ARTIFACT_FORMAT_MIN 1
 /* the size of an error message buffer, NUL included */
 #define FZ_ERRMSG_SIZE 1024
 #define FZ_MAX_RANK 4
@@ -63,6 +67,7 @@ extern "C" {
 #define FZ_MAX_TENSORS 128
 #define FZ_MAX_KERNELS 256
 #define FZ_MAX_PLAN 65536              /* `plan` lines */
+#define FZ_MAX_OPS 512                 /* `op` lines of a variant (format 2) */
 /* the targets a manifest may list, which fusec --arch accepts */
 #define FZ_TARGETS "sm_80 sm_90 sm_90a sm_100 sm_120"
 
@@ -114,6 +119,24 @@ static inline unsigned long long fz_rows(long long rows, long long cap)
 	unsigned long long g = rows > 0 ? (unsigned long long)rows : 0;
 	if (cap > 0) { if (g > (unsigned long long)cap) g = (unsigned long long)cap; if (g == 0) g = 1; }
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
+}
+#endif
+
+/* What a header with a reduction split across blocks adds (guarded too):
+   the launch recipe's split() is this function. */
+#ifndef FZ_SPLIT_DEFINED
+#define FZ_SPLIT_DEFINED
+/* blocks along y of a reduction over rows split across blocks: with fewer
+   32-point tiles than SMs, as many shares of the rows as keep one wave of
+   blocks (each SM holds one), each share at least 1024 rows */
+static inline unsigned long long fz_split(long long points, long long rows, int sm)
+{
+	const unsigned long long tiles = points > 0 ? ((unsigned long long)points + 31) / 32 : 1;
+	unsigned long long s = tiles >= (unsigned long long)(sm > 0 ? sm : 1) ? 1 : (unsigned long long)sm / tiles;
+	const unsigned long long most = rows > 1024 ? (unsigned long long)rows / 1024 : 1;
+	if (s > most) s = most;
+	if (s > 65535) s = 65535;
+	return s ? s : 1;
 }
 #endif
 
@@ -220,6 +243,7 @@ typedef struct fz_artifact_info {
 	const char *const *plan;           /* the `plan` lines: what fusec --explain says */
 	const char *layout;                /* the layout fingerprint (SHA-256 hex), also in the generated header */
 	size_t args_size;
+	int format;                        /* the `fusec-artifact N` line: 2 has a launch recipe, 1 none */
 	void *storage_;
 } fz_artifact_info;
 
@@ -357,6 +381,66 @@ int fz_run(fz_artifact *art, const fz_op *ops, int nops, const void *args, size_
 /* one launch */
 int fz_launch(fz_artifact *art, const char *kernel, const unsigned int grid[3], unsigned int block,
               const void *args, size_t args_size, fz_stream *stream);
+
+/* ---- a variant called from its manifest alone (call.c) ------------- */
+
+/* A format-2 manifest carries each variant's launch recipe: its scratch
+   layout and op list as expressions over the sizes and the SM count, the
+   lines (fusec writes them; fusec/host/recipe.c):
+     stored V TEMP              a temp kept in the scratch, in placement order
+     parts V EXPR               per-block partials (the largest of these lines)
+     counter V EXPR             reduction counters (the largest, at least 256)
+     op V memset TENSOR         zero all of the tensor, in stream order
+     op V launch KERNEL grid=X,Y block=B [always]
+     op V launch K1:64,K2:128 head=D grid=X,Y block=B [always]
+   V is fused or unfused; EXPR is C's 64-bit integer arithmetic without
+   spaces over numbers, size names and $sm (the device's SM count), with
+   fz_grid, fz_rows, fz_row_grid, fz_row_threads, fz_split and fz_align of
+   this header without their fz_, and dim(B,K,D) = B+K > 0 ? (B+K)/D : 0.
+   A launch whose grid is empty is skipped unless `always` (then 1 block);
+   with entry points, the first whose bound is at least the head size D.
+   The scratch is: the stored temps (each fz_align'ed), the partials
+   (fz_align'ed, 8 bytes at least: ws_part), the counters (ws_count), as the
+   generated NAME.h's fz_NAME_V_scratch places them. */
+
+/* One argument: the fusion's parameters are its param lines (not its
+   temps), in order. */
+typedef struct fz_arg {
+	const char *type;   /* the element type the caller holds, spelt as the manifest does ("f32", "i32", "bf16"): checked */
+	int scalar;         /* 1: a rank-0 input by value, f for a float type, i for an integer one; 0: a tensor at ptr */
+	fz_ptr ptr;         /* device pointer; 0 only for a tensor of no elements at these sizes */
+	double f;
+	long long i;
+} fz_arg;
+
+/* Bytes of the scratch the variant ("fused" or "unfused") needs at sizes
+   (nsizes of them, in the manifest's order) on a device of sm SMs (<= 0:
+   132, as the header's). Allocate it, zero it once (the reduction
+   counters start at 0 and reset themselves), and pass it to every call of
+   the variant at those sizes (one call at a time: it holds the variant's
+   temps). FZ_ERR_VERSION for a format-1 artifact (no recipe). */
+int fz_recipe_scratch(const fz_artifact_info *info, const char *variant, const long long *sizes, int nsizes, int sm,
+                      unsigned long long *bytes, char *errbuf);
+/* What fz_call launches, without a GPU: checks the sizes and the arguments
+   (count, element type, scalar or tensor, a pointer given), fills the args
+   struct (args_size must be info->args_size) with the temps and workspace
+   placed in scratch, and writes the op list (*nops of at most max_ops): the
+   same as the generated header's fz_NAME_V_scratch and fz_NAME_V_ops. */
+int fz_recipe_ops(const fz_artifact_info *info, const char *variant, const long long *sizes, int nsizes, int sm,
+                  const fz_arg *args, int nargs, fz_ptr scratch, void *args_struct, size_t args_size, fz_op *ops,
+                  int max_ops, int *nops, char *errbuf);
+/* The same two on a loaded artifact, at its device's SM count: the bytes
+   of scratch, and the variant run on stream (asynchronously, as fz_run).
+   Errors go to fz_artifact_error(art). */
+int fz_call_scratch(fz_artifact *art, const char *variant, const long long *sizes, int nsizes, unsigned long long *bytes);
+int fz_call(fz_artifact *art, const char *variant, const long long *sizes, int nsizes, const fz_arg *args, int nargs,
+            fz_ptr scratch, fz_stream *stream);
+
+/* fz_artifact_verify into an info the library allocates (for callers
+   through a foreign-function interface, which need not know its size);
+   release with fz_artifact_close_info (NULL is ignored). */
+int fz_artifact_open_info(const char *manifest_path, fz_artifact_info **out, char *errbuf);
+void fz_artifact_close_info(fz_artifact_info *info);
 
 /* ---- several devices of one host (group.c, shard.c) ------------------ */
 

@@ -76,6 +76,35 @@ typedef struct fr_values {
 	const char *range;       /* LO..HI as written */
 } fr_values;
 
+/* The launch recipe (recipe.c): expressions as nodes in a pool, each
+   node's operands before it (kid[] are smaller indices). */
+typedef struct fr_node {
+	int op, nkid;
+	int kid[4];
+	long long v;             /* a number, or a size's index */
+} fr_node;
+enum { FR_MAX_ENTRIES = 8 };  /* an attention launch's entry points */
+typedef struct fr_op {
+	int kind;                /* FZ_OP_LAUNCH or FZ_OP_MEMSET */
+	int tensor;              /* memset: the tensor (info index) */
+	int nent;                /* launch: its kernels (info index) and head-size bounds */
+	int kernel[FR_MAX_ENTRIES];
+	long long bound[FR_MAX_ENTRIES];
+	int head, gx, gy, block; /* nodes; head -1 for a single kernel */
+	int always;              /* one block at least, even on an empty grid */
+} fr_op;
+typedef struct fr_variant {
+	int nops, nstored, nparts, ncounters;
+	fr_op ops[FZ_MAX_OPS];
+	int stored[FZ_MAX_TENSORS];
+	int parts[FZ_MAX_KERNELS], counters[FZ_MAX_KERNELS];
+} fr_variant;
+typedef struct fr_recipe {
+	fr_node *node;
+	int nnodes, cap;
+	fr_variant v[2];         /* [1] fused, [0] unfused, as fz_kernel_info.fused */
+} fr_recipe;
+
 /* What a verified fz_artifact_info points into (info->storage_). Every
    array is bounded by the FZ_MAX_* limits. */
 typedef struct fr_store {
@@ -88,6 +117,7 @@ typedef struct fr_store {
 	const char **plan;       /* at most FZ_MAX_PLAN */
 	fr_values values[FZ_MAX_TENSORS]; /* per tensor, from its values line */
 	char layout[65];         /* recomputed from the manifest's lines */
+	fr_recipe recipe;        /* format 2: the stored/parts/counter/op lines */
 } fr_store;
 
 /* Parses the manifest's lines [text, stop) (the envelope already checked)
@@ -98,5 +128,15 @@ int fr_manifest_parse(const char *path, char *text, char *stop, fz_artifact_info
    size, param and temp lines without their by= and domain= attributes.
    fusec computes the same (fusec/emit/layout.c, emit_layout). */
 void fr_layout(const fz_artifact_info *info, char hex[65]);
+
+/* recipe.c: a stored, parts, counter or op line (t: its n fields), in
+   place; FZ_OK or FZ_ERR_FORMAT with why in err (no location) */
+int fr_recipe_line(fz_artifact_info *info, fr_store *st, char **t, int n, char *err);
+/* what only the whole manifest says: format 2 has a recipe for both
+   variants, launching every kernel of the variant; format 1 none */
+int fr_recipe_check(const fz_artifact_info *info, const fr_store *st, const char *path, char *err);
+/* evaluates node i at sizes and sm; FZ_OK or FZ_ERR_BAD_SIZE (an overflow,
+   a division by zero) with why in err */
+int fr_eval(const fr_recipe *r, int i, const long long *sizes, long long sm, long long *out, char *err);
 
 #endif

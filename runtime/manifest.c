@@ -448,6 +448,10 @@ static int parse_line(parser *p, char *line)
 	if (!strcmp(k, "temp")) return parse_tensor(p, t, n, 1);
 	if (!strcmp(k, "kernel")) return parse_kernel(p, t, n);
 	if (!strcmp(k, "values")) return parse_values(p, t, n);
+	if (info->format >= 2 && (!strcmp(k, "stored") || !strcmp(k, "parts") || !strcmp(k, "counter") || !strcmp(k, "op"))) {
+		char why[FZ_ERRMSG_SIZE];
+		return fr_recipe_line(info, st, t, n, why) ? bad(p, "%s", why) : FZ_OK;
+	}
 	for (const char *c = k; *c; c++)
 		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '-')) return bad(p, "malformed key '%s'", k);
 	return FZ_OK; /* a line a later fusec 0.x added: covered by the hash, ignored */

@@ -28,7 +28,8 @@ RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
                runtime/nccl_api.c runtime/group.c runtime/shard.c \
-               runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c runtime/pipeline.c
+               runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c runtime/pipeline.c \
+               runtime/recipe.c runtime/call.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
                runtime/tool/report.c runtime/tool/refso.c runtime/tool/speccheck.c runtime/tool/bench_group.c
 RT_PIC_OBJ  := $(RT_LIB_SRC:runtime/%.c=build/rt/pic/%.o)
@@ -141,8 +142,19 @@ build/rt/fuzz/fuzz_manifest.o: runtime/tests/fuzz_manifest.c
 build/rt/fuzz_manifest: $(RT_FUZZ_OBJ)
 	$(CLANG) -fsanitize=fuzzer,address,undefined $^ $(RT_LIBS) -o $@
 
+# the generic call against every shipped fusion's typed launchers
+# (runtime/tests/test_call.c): a table of their header functions
+build/rt/call_table.c: runtime/tests/call_table.sh $(MANIFESTS)
+	@mkdir -p $(@D)
+	sh runtime/tests/call_table.sh $(NAMES) > $@.tmp && mv $@.tmp $@
+build/rt/sant/call_table.o: build/rt/call_table.c
+	@mkdir -p $(@D)
+	$(CC) -Igenerated -Iruntime/tests $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -c $< -o $@
+build/rt/test_call: build/rt/sant/test_call.o build/rt/sant/call_table.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
+	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
+
 RT_TEST_BINS := build/rt/fuzz_manifest build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
-                build/rt/test_group build/rt/libfakenccl.so \
+                build/rt/test_group build/rt/libfakenccl.so build/rt/test_call \
                 lib/libfuserun.a lib/libfuserun.so bin/fuserun $(RT_EXAMPLES)
 check-runtime: $(RT_TEST_BINS)
 	@sh runtime/tests/run.sh

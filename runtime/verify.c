@@ -18,7 +18,7 @@
 
 /* the first line, the trailing manifest-sha256 line, the hash; *body_len: bytes hashed */
 static int check_envelope(const char *path, const char *text, size_t len, size_t *body_len, const char **hash,
-                          char *err)
+                          int *format, char *err)
 {
 	if (len == 0) return fr_err(err, FZ_ERR_FORMAT, "%s: empty file, not a fusec artifact manifest", path);
 	if (strlen(text) != len) return fr_err(err, FZ_ERR_FORMAT, "%s: contains a NUL byte, not a fusec artifact manifest", path);
@@ -31,9 +31,10 @@ static int check_envelope(const char *path, const char *text, size_t len, size_t
 	if (!digits || digits > 6 || v[digits] != '\n')
 		return fr_err(err, FZ_ERR_FORMAT, "%s: malformed format line (expected 'fusec-artifact %d')", path, FZ_ARTIFACT_FORMAT);
 	long fmt = strtol(v, NULL, 10);
-	if (fmt != FZ_ARTIFACT_FORMAT)
-		return fr_err(err, FZ_ERR_VERSION, "%s: artifact format %ld; this runtime reads format %d (regenerate with a matching fusec)",
-		              path, fmt, FZ_ARTIFACT_FORMAT);
+	if (fmt < FZ_ARTIFACT_FORMAT_MIN || fmt > FZ_ARTIFACT_FORMAT)
+		return fr_err(err, FZ_ERR_VERSION, "%s: artifact format %ld; this runtime reads formats %d to %d (regenerate with a matching fusec)",
+		              path, fmt, FZ_ARTIFACT_FORMAT_MIN, FZ_ARTIFACT_FORMAT);
+	*format = (int)fmt;
 	/* the hash line is the last one: look for it from the end, in constant time */
 	const char *key = "\nmanifest-sha256 ";
 	size_t klen = strlen(key);
@@ -193,7 +194,7 @@ void fz_artifact_info_free(fz_artifact_info *info)
 	if (!info) return;
 	fr_store *st = info->storage_;
 	if (st) {
-		free(st->text), free(st->dir), free(st->path), free(st->plan);
+		free(st->text), free(st->dir), free(st->path), free(st->plan), free(st->recipe.node);
 		free(st);
 	}
 	memset(info, 0, sizeof *info);
@@ -210,7 +211,7 @@ int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *
 	size_t len = 0, body = 0;
 	const char *hash = NULL;
 	int rc = fr_read_file(manifest_path, "artifact manifest", FZ_MAX_MANIFEST_BYTES, &st->text, &len, err);
-	if (!rc) rc = check_envelope(manifest_path, st->text, len, &body, &hash, err);
+	if (!rc) rc = check_envelope(manifest_path, st->text, len, &body, &hash, &info->format, err);
 	if (!rc) {
 		st->dir = fr_dir_of(manifest_path);
 		st->path = strdup(manifest_path);
@@ -227,6 +228,7 @@ int fz_artifact_verify(const char *manifest_path, fz_artifact_info *info, char *
 		fr_layout(info, st->layout);
 		rc = check_contents(info, st, manifest_path, err);
 	}
+	if (!rc) rc = fr_recipe_check(info, st, manifest_path, err);
 	for (int i = 0; !rc && i < info->ntargets; i++) {
 		char role[64];
 		snprintf(role, sizeof role, "target %s", info->targets[i].arch);

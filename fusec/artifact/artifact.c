@@ -251,8 +251,8 @@ static void manifest(Job *j, const FusionPlan *fp)
 	const Fusion *f = j->f;
 	char name[FUSEC_PATH_MAX], hex[65];
 	buf_open(&j->man);
-	fprintf(j->man.f, "fusec-artifact 1\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
-	        FUSEC_VERSION, f->name, j->spec, j->spec_hash, j->major, j->minor);
+	fprintf(j->man.f, "fusec-artifact %d\nfusec-version %s\nfusion %s\nspec %s\nspec-sha256 %s\nnvrtc %d.%d\n",
+	        FZ_ARTIFACT_FORMAT, FUSEC_VERSION, f->name, j->spec, j->spec_hash, j->major, j->minor);
 	fprintf(j->man.f, "options %s\n", FUSEC_NVRTC_OPTIONS);
 	for (int a = 0; a < j->npx; a++) {
 		snprintf(name, sizeof name, "%s.%s.ptx", f->name, j->o->archs[a]);

@@ -7,6 +7,7 @@
 
 #include "artifact/artifact_impl.h"
 #include "emit/emit.h"
+#include "host/host.h"
 
 static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 {
@@ -111,6 +112,8 @@ void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 	manifest_values(m, fusion, out);
 	manifest_kernels(m, f, fused, out);
 	manifest_kernels(m, f, unfused, out);
+	host_recipe(m, fused, out); /* what fz_call runs each variant by */
+	host_recipe(m, unfused, out);
 	for (int i = 0; i < fp->npipe; i++) manifest_pipeline(m, &fp->pipe[i], out);
 	Buf ex;
 	buf_open(&ex);

@@ -53,7 +53,7 @@ static void variant_plan(const Module *m, const Schedule *p, FILE *out)
 		int nt = k->ntail;
 		if (!nt) continue;
 		fprintf(out, "\tparts = fz_max_u64(parts, (unsigned long long)(");
-		host_grid_x(m, f, k, out);
+		host_grid_x(m, f, k, HS_C, out);
 		fprintf(out, ") * %d * 8);\n", nt);
 	}
 	int split = 0; /* split kernels: their partials, and counters after the grid fold's word */
@@ -73,41 +73,54 @@ static void variant_plan(const Module *m, const Schedule *p, FILE *out)
 	free(fn);
 }
 
+int host_memsets(const Module *m, const Schedule *p, int *list)
+{
+	const Fusion *f = &m->fusion[p->fusion];
+	int n = 0;
+	/* what must start at zero on every run: a compaction's count (before
+	   its list), a tensor accumulated into, unless a kernel resets it */
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		const Tensor *t = &m->tensor[i];
+		if (t->list_count >= 0 && p->reset_by[t->list_count - p->first_tensor] < 0) list[n++] = t->list_count;
+		if (t->zero_init && p->reset_by[i - p->first_tensor] < 0) list[n++] = i;
+	}
+	return n;
+}
+
+int host_kernel_resets(const Module *m, const Schedule *p, int i)
+{
+	const Fusion *f = &m->fusion[p->fusion];
+	int resets = 0;
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
+	return resets;
+}
+
 void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 {
 	const Fusion *f = &m->fusion[p->fusion];
 	fprintf(out, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
 	fputs("\tint n = 0;\n\tif (sm <= 0) sm = 132;\n", out);
-	/* zero what must start at zero on every run */
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
-		const Tensor *t = &m->tensor[i];
-		int zero = t->zero_init && p->reset_by[i - p->first_tensor] < 0;
-		if (t->list_count >= 0 && p->reset_by[t->list_count - p->first_tensor] < 0) {
-			const Tensor *c = &m->tensor[t->list_count];
-			fprintf(out, "\tif (n >= max_ops) return -1;\n");
-			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
-			host_tensor_bytes(f, c, out);
-			fputs(", n++;\n", out);
-		}
-		if (zero) {
-			fprintf(out, "\tif (n >= max_ops) return -1;\n");
-			fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", t->name, t->name);
-			host_tensor_bytes(f, t, out);
-			fputs(", n++;\n", out);
-		}
+	int *zero = xcalloc((size_t)f->ntensor * 2 + 1, sizeof *zero);
+	const int nzero = host_memsets(m, p, zero);
+	for (int i = 0; i < nzero; i++) {
+		const Tensor *c = &m->tensor[zero[i]];
+		fprintf(out, "\tif (n >= max_ops) return -1;\n");
+		fprintf(out, "\tops[n].kind = FZ_OP_MEMSET, ops[n].kernel = \"%s\", ops[n].ptr = a->t_%s, ops[n].bytes = ", c->name, c->name);
+		host_tensor_bytes(f, c, out);
+		fputs(", n++;\n", out);
 	}
+	free(zero);
 	for (int i = 0; i < p->nk; i++) {
 		const Kernel *k = &p->k[i];
 		fprintf(out, "\t{ /* %s: %s */\n", k->name, kernel_mode_name[k->mode]);
 		fputs("\t\tunsigned long long gx = ", out);
-		host_grid_x(m, f, k, out);
+		host_grid_x(m, f, k, HS_C, out);
 		fputs(";\n", out);
 		fputs("\t\tconst unsigned long long gy = ", out);
-		if (!host_grid_y(f, k, out)) fputc('1', out);
+		if (!host_grid_y(f, k, HS_C, out)) fputc('1', out);
 		fputs(";\n", out);
-		int resets = 0; /* a kernel that zeroes something for later ones always runs */
-		for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++) resets |= p->reset_by[t - p->first_tensor] == i;
-		if (resets) fputs("\t\tif (gx == 0) gx = 1;\n", out);
+		/* a kernel that zeroes something for later ones always runs */
+		if (host_kernel_resets(m, p, i)) fputs("\t\tif (gx == 0) gx = 1;\n", out);
 		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
 		if (k->mode == KM_ATTN) { /* the entry point of the head size's bucket; none past the largest */
 			fputs("\t\t\tops[n].kernel = ", out), host_attn_entry(f, k, out);
@@ -120,7 +133,7 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 			/* a row kept in registers: the threads a row are chosen by
 			   its width, the same function as the kernel's */
 			fputs("\t\t\tops[n].block = fz_row_threads(", out);
-			emit_row_width(f, k, "a->n_", out);
+			host_row_width(f, k, HS_C, out);
 			fprintf(out, ", %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache);
 		} else {
 			fprintf(out, "\t\t\tops[n].block = %d, ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.block);
@@ -153,7 +166,7 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	int split = 0;
 	for (int i = 0; i < fp->fused.nk; i++) split |= fp->fused.k[i].par.split;
 	for (int i = 0; i < fp->unfused.nk; i++) split |= fp->unfused.k[i].par.split;
-	if (split) fputs(host_split_fn, out);
+	if (split) fputs(host_split_fn, out), fputc('\n', out);
 	emit_args_struct(m, fusion, 0, out);
 	fputc('\n', out);
 	ref_struct(m, fusion, out);

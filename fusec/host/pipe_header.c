@@ -61,7 +61,7 @@ void host_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 			continue;
 		}
 		fputs("\tparts = fz_max_u64(parts, (unsigned long long)(", out);
-		host_grid_x(m, f, k, out);
+		host_grid_x(m, f, k, HS_C, out);
 		fprintf(out, ") * %d * 8);\n", k->ntail);
 	}
 	if (tails) fputs("\tif (base) p->a.ws_part = base + off;\n\toff += fz_align(parts);\n", out);

@@ -16,6 +16,7 @@
  * validator's comparison is tested on the CPU: nothing runs, so every
  * output keeps its NaN poison. */
 #include <cuda.h>
+#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -39,6 +40,19 @@ static int nmods, nstreams, nevents, nallocs;
 static size_t mem_used;
 static long calls, injected, launches, stamps;
 static char last_kernel[128];
+/* the launches and memsets since fakecuda_log_start, one line each (the
+   generic call and the header's launchers must make the same) */
+static char log_line[1024][256];
+static int log_n, log_on;
+static void log_add(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void log_add(const char *fmt, ...)
+{
+	if (!log_on || log_n == 1024) return;
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(log_line[log_n++], sizeof log_line[0], fmt, ap);
+	va_end(ap);
+}
 static unsigned char last_args[4096];
 static size_t last_args_n;
 
@@ -84,6 +98,9 @@ API const char *fakecuda_describe(void)
 API void fakecuda_reset(void) { calls = injected = 0; }
 API long fakecuda_injected(void) { return injected; }
 API long fakecuda_launches(void) { return launches; }
+API void fakecuda_log_start(void) { log_n = 0, log_on = 1; }
+API int fakecuda_log_count(void) { return log_n; }
+API const char *fakecuda_log_line(int i) { return i >= 0 && i < log_n ? log_line[i] : ""; }
 API const char *fakecuda_last_kernel(void) { return last_kernel; }
 API const void *fakecuda_last_args(size_t *n) { *n = last_args_n; return last_args; }
 /* makes an "application" context current on this thread (or none) */
@@ -298,6 +315,10 @@ API CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsi
 	last_args_n = e->param_bytes < sizeof last_args ? e->param_bytes : sizeof last_args;
 	memcpy(last_args, params[0], last_args_n);
 	launches++;
+	uint64_t h = 1469598103934665603ull; /* FNV-1a of the parameter's bytes */
+	for (size_t i = 0; i < e->param_bytes; i++) h = (h ^ ((const unsigned char *)params[0])[i]) * 1099511628211ull;
+	log_add("launch %s grid=%u,%u,%u block=%u,%u,%u smem=%u param=%zu bytes fnv=%016llx", e->name, gx, gy, gz, bx, by, bz,
+	        shared, e->param_bytes, (unsigned long long)h);
 	return CUDA_SUCCESS;
 }
 
@@ -432,7 +453,12 @@ API CUresult cuMemsetD8_v2(CUdeviceptr d, unsigned char v, size_t n)
 	memset((void *)(uintptr_t)d, v, n);
 	return CUDA_SUCCESS;
 }
-API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st) { (void)st; return cuMemsetD8_v2(d, v, n); }
+API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream st)
+{
+	(void)st;
+	log_add("memset %llx %zu to %u", (unsigned long long)d, n, v);
+	return cuMemsetD8_v2(d, v, n);
+}
 
 API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 {

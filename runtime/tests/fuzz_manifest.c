@@ -269,6 +269,30 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	for (int i = 0; i < info.ntensors; i++)
 		if (info.tensors[i].rank > FZ_MAX_RANK || strlen(info.tensors[i].name) > FZ_MAX_NAME) abort();
+	/* the launch recipe (format 2) evaluated at small sizes: an error or an
+	   op list, never a crash, an overflow or a wrap */
+	long long sz[FZ_MAX_SIZES];
+	fz_arg args[FZ_MAX_TENSORS];
+	int nargs = 0;
+	for (int i = 0; i < info.nsizes; i++) sz[i] = 1 + ((sizes_byte >> (i % 4)) & 7) * 13 + i;
+	for (int t = 0; t < info.ntensors; t++) {
+		if (info.tensors[t].role == FZ_TEMP) continue;
+		fz_arg *a = &args[nargs++];
+		memset(a, 0, sizeof *a);
+		a->type = info.tensors[t].type, a->scalar = info.tensors[t].rank == 0 && info.tensors[t].role == FZ_INPUT;
+		a->ptr = 4096ull * (unsigned long long)(t + 1);
+	}
+	for (int v = 0; v < 2; v++) {
+		static fz_op ops[FZ_MAX_OPS];
+		static unsigned char st[8 * (FZ_MAX_TENSORS + FZ_MAX_SIZES + 2)];
+		unsigned long long bytes;
+		int nops = 0;
+		const char *variant = v ? "fused" : "unfused";
+		if (!fz_recipe_scratch(&info, variant, sz, info.nsizes, 132, &bytes, err) &&
+		    !fz_recipe_ops(&info, variant, sz, info.nsizes, 132, args, nargs, 1 << 20, st, info.args_size, ops, FZ_MAX_OPS, &nops, err) &&
+		    (nops < 0 || nops > FZ_MAX_OPS))
+			abort();
+	}
 	if (mode & 8) {
 		static fr_opts opt;
 		memset(&opt, 0, sizeof opt);

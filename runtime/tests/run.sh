@@ -20,6 +20,10 @@ unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_FAIL_C
 # 1. the test program (verification, checks, comparisons, fake driver, leaks)
 rm -rf "$T" && mkdir -p "$T"
 tally $B/test_runtime generated "$FAKE" "$NOCUDA" "$T"
+# the generic call (fz_call, the manifest's recipe) against every shipped
+# fusion's typed launchers, without a GPU and on the fake driver
+mkdir -p "$T/call"
+tally $B/test_call generated "$FAKE" "$T/call"
 
 # 2. fuserun list: every artifact, text and JSON; refusals
 for m in generated/*.manifest; do
@@ -352,6 +356,13 @@ expect "fuserun validate --json" 1 '"ok": false' -- \
 # it, and finds inputs the reference accepts at any sizes
 expect "fuserun validate spike_burst at NP1 = N: inputs its reference accepts" 1 "spikes .*MISMATCH (as a set)" -- \
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate spike_burst --size N=100,NP1=100,S=1000,F=10 --seed 3
+# --recipe: the op lists from the manifest's launch recipe (what fz_call runs), no header
+expect "fuserun validate --recipe runs both variants from the manifest" 1 "unfused  *kl  *f32.*MISMATCH" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate kl_divergence --size N=1000 --seed 1 --recipe
+expect "fuserun bench --recipe: attention's entry point by head size, from the manifest" 0 "speed-up over unfused" -- \
+	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench attention --size B=2,T=64,D=64,S=64 --reps 3 --recipe
+expect "fuserun bench --recipe refuses --devices" 2 "--recipe and --devices" -- $FUSERUN bench relu --size N=5 --recipe --devices 2
+expect "fuserun list takes no --recipe" 2 "list takes no --recipe" -- $FUSERUN list relu --recipe
 expect "fuserun bench runs both variants" 0 "speed-up over unfused" -- \
 	env FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench spike_burst --size N=1009,NP1=1010,S=10090,F=10 --reps 100
 if command -v python3 >/dev/null 2>&1; then

@@ -288,7 +288,8 @@ void test_fake_device(void)
 	fz_artifact_unload(a);
 
 	dir = copy_artifact("kl_divergence", "ghost_kernel");
-	edit(path2(p, dir, "kl_divergence.manifest"), "kernel fused kl_divergence_f0 ", "kernel fused kl_divergence_f9 ", 1);
+	edit(path2(p, dir, "kl_divergence.manifest"), "kernel fused kl_divergence_f0 ", "kernel fused kl_divergence_f9 ", 0);
+	edit(path2(p, dir, "kl_divergence.manifest"), "op fused launch kl_divergence_f0 ", "op fused launch kl_divergence_f9 ", 1);
 	expect("a kernel missing from the PTX is reported", fz_artifact_load(d, p, &a), FZ_ERR_CUDA, fz_device_error(d),
 	       "cuModuleGetFunction(kl_divergence_f9): CUDA_ERROR_NOT_FOUND: named symbol not found", NULL);
 	setenv("FAKECUDA_FAIL", "cuModuleLoadDataEx", 1);

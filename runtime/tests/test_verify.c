@@ -109,8 +109,8 @@ void test_refusals(void)
 	expect("refuses a malformed fusec version", verify(dir, M, err), FZ_ERR_FORMAT, err, "fusec-version", NULL);
 
 	dir = copy_artifact("kl_divergence", "format");
-	edit(path2(p, dir, M), "fusec-artifact 1\n", "fusec-artifact 2\n", 1);
-	expect("refuses a newer artifact format", verify(dir, M, err), FZ_ERR_VERSION, err, "format 2", NULL);
+	edit(path2(p, dir, M), "fusec-artifact 2\n", "fusec-artifact 3\n", 1);
+	expect("refuses a newer artifact format", verify(dir, M, err), FZ_ERR_VERSION, err, "format 3", NULL);
 	expect("refuses a file that is not a manifest", verify(dir, "kl_divergence.cu", err), FZ_ERR_FORMAT, err, "not a fusec artifact", NULL);
 
 	dir = copy_artifact("kl_divergence", "wrong_target");

@@ -1,7 +1,7 @@
 /* fuserun: lists, validates and times fusec artifacts.
  *   fuserun list ARTIFACT [--json]
- *   fuserun validate ARTIFACT --size N=... [--seed S] [--device D] [--json] [-v]
- *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--devices N] [--json]
+ *   fuserun validate ARTIFACT --size N=... [--seed S] [--device D] [--recipe] [--json] [-v]
+ *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--devices N] [--recipe] [--json]
  * ARTIFACT is a .manifest path, or a fusion name found as generated/NAME.manifest.
  * ARTIFACT may be any fusec artifact: validate and bench compile its header
  * and float64 reference with the system C compiler (refso.c).
@@ -21,8 +21,8 @@
 static void usage(FILE *f)
 {
 	fputs("usage: fuserun list ARTIFACT [--json]\n"
-	      "       fuserun validate ARTIFACT --size NAME=VALUE[,NAME=VALUE...]... [--seed S] [--device D] [--json] [-v]\n"
-	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N] [--json]\n"
+	      "       fuserun validate ARTIFACT --size NAME=VALUE[,NAME=VALUE...]... [--seed S] [--device D] [--recipe] [--json] [-v]\n"
+	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N] [--recipe] [--json]\n"
 	      "       fuserun --help | --version\n"
 	      "ARTIFACT: a fusec .manifest, or a fusion name (generated/NAME.manifest).\n"
 	      "list verifies the artifact (no GPU needed) and prints its kernels, parameters, targets and plan.\n"
@@ -71,7 +71,8 @@ static int takes(int (*run)(const fr_opts *), const char *a)
 {
 	const int size = !strcmp(a, "--size") || !strcmp(a, "-s") || !strncmp(a, "--size=", 7) || (a[0] != '-' && strchr(a, '='));
 	if (run == cmd_list)
-		return !size && strcmp(a, "--seed") && strcmp(a, "--reps") && strcmp(a, "--device") && strcmp(a, "--devices");
+		return !size && strcmp(a, "--seed") && strcmp(a, "--reps") && strcmp(a, "--device") && strcmp(a, "--devices") &&
+		       strcmp(a, "--recipe");
 	if (run == cmd_validate) return strcmp(a, "--reps") && strcmp(a, "--devices");
 	return 1;
 }
@@ -163,6 +164,7 @@ int main(int argc, char **argv)
 		int bad = 0;
 		if (!takes(run, a)) bad = usage_error("%s takes no %s", cmd, strchr(a, '=') && a[0] != '-' ? "sizes" : a);
 		else if (!strcmp(a, "--json")) o.json = 1;
+		else if (!strcmp(a, "--recipe")) o.recipe = 1;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
 		else if (!strcmp(a, "--size") || !strcmp(a, "-s")) bad = !val ? usage_error("%s needs NAME=VALUE%s", a, "") : add_sizes(&o, val), i++;
 		else if (!strncmp(a, "--size=", 7)) bad = add_sizes(&o, a + 7);
@@ -178,6 +180,10 @@ int main(int argc, char **argv)
 			usage(stderr);
 			return EXIT_ERROR;
 		}
+	}
+	if (o.recipe && o.devices) {
+		fprintf(stderr, "fuserun: --recipe and --devices: the sharded run uses the header's op lists\n");
+		return EXIT_ERROR;
 	}
 	if (!o.artifact) {
 		fprintf(stderr, "fuserun %s: no artifact given\n", cmd);

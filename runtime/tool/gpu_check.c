@@ -107,6 +107,34 @@ static int session_start(session *s, const fr_opts *o)
 	return EXIT_PASS;
 }
 
+/* --recipe: the same from the manifest's launch recipe (fz_recipe_ops, what
+   fz_call runs), the arguments taken from the case's args */
+static int recipe_start(session *s, variant *x)
+{
+	const fz_artifact_info *info = s->info;
+	fz_arg a[FZ_MAX_TENSORS];
+	int n = 0;
+	for (int t = 0; t < info->ntensors; t++) {
+		const fz_tensor_info *ti = &info->tensors[t];
+		if (ti->role == FZ_TEMP) continue;
+		memset(&a[n], 0, sizeof a[n]);
+		a[n].type = ti->type, a[n].scalar = ti->rank == 0 && ti->role == FZ_INPUT, a[n].ptr = s->c.args[t];
+		memcpy(ti->type[0] == 'i' ? (void *)&a[n].i : (void *)&a[n].f, &s->c.args[t], 8);
+		n++;
+	}
+	unsigned long long need = 0;
+	char err[FZ_ERRMSG_SIZE];
+	int rc = fz_recipe_scratch(info, x->name, s->sizes, info->nsizes, s->props.sm_count, &need, err);
+	if (rc) return fail("the launch recipe", rc, err);
+	DEV_CALL(s, fz_alloc(s->dev, need, &x->scratch), "cannot allocate the scratch");
+	DEV_CALL(s, fz_memset(s->dev, x->scratch, 0, need, NULL), "clearing the scratch");
+	rc = fz_recipe_ops(info, x->name, s->sizes, info->nsizes, s->props.sm_count, a, n, x->scratch, x->args, info->args_size,
+	                   x->ops, MAX_OPS, &x->nops, err);
+	if (rc) return fail("the launch recipe", rc, err);
+	for (int k = 0; k < x->nops; k++) x->launches += x->ops[k].kind == FZ_OP_LAUNCH;
+	return EXIT_PASS;
+}
+
 /* the variant's args with its scratch placed, and its op list */
 static int variant_start(session *s, int v, variant *x)
 {
@@ -117,6 +145,7 @@ static int variant_start(session *s, int v, variant *x)
 	x->args = malloc(s->info->args_size);
 	if (!x->args) return fprintf(stderr, "fuserun: out of memory\n"), EXIT_ERROR;
 	memcpy(x->args, s->c.args, s->info->args_size);
+	if (s->o->recipe) return recipe_start(s, x);
 	unsigned long long need = spec->scratch[v](x->args, 0, sm);
 	DEV_CALL(s, fz_alloc(s->dev, need, &x->scratch), "cannot allocate the scratch");
 	DEV_CALL(s, fz_memset(s->dev, x->scratch, 0, need, NULL), "clearing the scratch");

@@ -15,6 +15,7 @@ typedef struct fr_opts {
 	unsigned long long seed;
 	int reps, device, json, verbose;
 	int devices;                    /* bench --devices N: sharded across N devices (0: not asked) */
+	int recipe;                     /* --recipe: the op lists from the manifest's launch recipe (fz_recipe_ops), not NAME.h */
 } fr_opts;
 
 /* exit codes */
