@@ -1,0 +1,100 @@
+"""Just enough of torch's interface for fuserun's tests on a machine without
+torch or a GPU: tensors in the fake libcuda's memory (allocated through
+libfuserun, FUSERUN_LIBCUDA pointing at build/rt/libfakecuda.so), dtypes,
+devices, the current stream. Installed as sys.modules["torch"] by the test."""
+import ctypes
+import math
+
+from fuserun import _lib
+
+
+class dtype:
+    def __init__(self, name, size):
+        self.name, self.itemsize = name, size
+
+    def __repr__(self):
+        return "torch." + self.name
+
+
+float64, float32, float16, bfloat16 = dtype("float64", 8), dtype("float32", 4), dtype("float16", 2), dtype("bfloat16", 2)
+int64, int32, uint8 = dtype("int64", 8), dtype("int32", 4), dtype("uint8", 1)
+
+
+class device:
+    def __init__(self, type_, index=None):
+        if isinstance(type_, device):
+            type_, index = type_.type, type_.index
+        elif ":" in type_:
+            type_, index = type_.split(":")[0], int(type_.split(":")[1])
+        self.type, self.index = type_, index
+
+    def __eq__(self, other):
+        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
+
+    def __repr__(self):
+        return f"device(type='{self.type}', index={self.index})"
+
+
+_dev = ctypes.c_void_p()
+_err = ctypes.create_string_buffer(_lib.ERRMSG_SIZE)
+zeros_calls = 0
+
+
+def _open():
+    if not _dev:
+        _lib.check(_lib.lib.fz_device_open(0, ctypes.byref(_dev), _err), _err.value)
+
+
+class Tensor:
+    def __init__(self, shape, dtype_, dev, ptr=None, contiguous=True):
+        self.shape, self.dtype, self.device, self._contig = tuple(shape), dtype_, dev, contiguous
+        self._ptr = ptr
+        if ptr is None:
+            _open()
+            p = ctypes.c_ulonglong()
+            n = max(1, self.numel() * dtype_.itemsize)
+            _lib.check(_lib.lib.fz_alloc(_dev, n, ctypes.byref(p)), b"fz_alloc")
+            self._ptr = p.value
+
+    def numel(self):
+        return math.prod(self.shape)
+
+    def data_ptr(self):
+        return self._ptr
+
+    def is_contiguous(self):
+        return self._contig
+
+    def t(self):
+        return Tensor(self.shape[::-1], self.dtype, self.device, self._ptr, contiguous=False)
+
+    def host_bytes(self):
+        buf = ctypes.create_string_buffer(self.numel() * self.dtype.itemsize)
+        _lib.check(_lib.lib.fz_copy_to_host(_dev, buf, self._ptr, len(buf), None), b"copy")
+        return buf.raw
+
+
+def empty(shape, dtype=float32, device=None):
+    return Tensor(shape if isinstance(shape, tuple) else (shape,), dtype, device)
+
+
+def zeros(n, dtype=float32, device=None):
+    global zeros_calls
+    zeros_calls += 1
+    t = empty(n, dtype, device)
+    _lib.check(_lib.lib.fz_memset(_dev, t._ptr, 0, max(1, t.numel() * dtype.itemsize), None), b"memset")
+    return t
+
+
+class _Stream:
+    cuda_stream = 0  # the legacy default stream
+
+
+class cuda:
+    @staticmethod
+    def current_device():
+        return 0
+
+    @staticmethod
+    def current_stream(dev=None):
+        return _Stream()

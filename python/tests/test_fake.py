@@ -1,0 +1,184 @@
+"""fuserun's tests without a GPU: the fake libcuda (FUSERUN_LIBCUDA), a fake
+torch (fake_torch.py) whose tensors live in its memory, NumPy for the
+reference when it is installed. Prints PASS/FAIL/SKIP lines and
+"python: P passed, F failed, S skipped". Run by python/tests/run.sh."""
+import ctypes
+import hashlib
+import math
+import os
+import shutil
+import struct
+import sys
+import tempfile
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, here)
+GEN = os.environ.get("FUSERUN_GENERATED", "generated")
+counts = {"PASS": 0, "FAIL": 0, "SKIP": 0}
+
+
+def report(kind, name, why=""):
+    counts[kind] += 1
+    print(f"{kind} {name}{': ' + why if why else ''}")
+
+
+def check(name, cond, why=""):
+    report("PASS" if cond else "FAIL", name, "" if cond else why)
+
+
+def raises(name, exc, words, fn, *args, **kw):
+    try:
+        fn(*args, **kw)
+    except exc as e:
+        missing = [w for w in words if w not in str(e)]
+        return check(name, not missing, f"{type(e).__name__}: {e} (lacks {missing})")
+    except Exception as e:  # noqa: BLE001 (the wrong kind is a failure)
+        return check(name, False, f"{type(e).__name__}: {e}, not {exc.__name__}")
+    check(name, False, "no exception")
+
+
+import fake_torch  # noqa: E402
+sys.modules["torch"] = fake_torch
+import fuserun  # noqa: E402
+from fuserun import _lib  # noqa: E402
+
+fake = ctypes.CDLL(os.environ["FUSERUN_LIBCUDA"])
+fake.fakecuda_log_line.restype = ctypes.c_char_p
+fake.fakecuda_last_args.restype = ctypes.c_void_p
+fake.fakecuda_last_args.argtypes = [ctypes.POINTER(ctypes.c_size_t)]
+
+
+def launches():
+    return [fake.fakecuda_log_line(i).decode() for i in range(fake.fakecuda_log_count())]
+
+
+def last_args():
+    n = ctypes.c_size_t()
+    p = fake.fakecuda_last_args(ctypes.byref(n))
+    return ctypes.string_at(p, n.value)
+
+
+def u64(b, i):
+    return struct.unpack_from("<Q", b, 8 * i)[0]
+
+
+T = fake_torch
+dev = T.device("cuda", 0)
+
+# kl_divergence: q, p f32[N] -> kl f32
+m = fuserun.Manifest(os.path.join(GEN, "kl_divergence.manifest"))
+check("the manifest's inputs and outputs", [p.name for p in m.inputs] == ["q", "p"] and [p.name for p in m.outputs] == ["kl"],
+      repr(m.tensors))
+raises("a size no input gives must be given by name", TypeError, ["size N", "N=..."], m.sizes_of, [None, None], {})
+art = fuserun.load(os.path.join(GEN, "kl_divergence.manifest"))
+q, p = T.empty((1000,), T.float32, dev), T.empty((1000,), T.float32, dev)
+fake.fakecuda_log_start()
+kl = art(q, p)
+log, args = launches(), last_args()
+check("kl_divergence fused: one tensor back, shape (), f32, on the device",
+      isinstance(kl, T.Tensor) and kl.shape == () and kl.dtype is T.float32 and kl.device == dev, repr(kl))
+check("kl_divergence fused: one launch of kl_divergence_f0", len(log) == 1 and log[0].startswith("launch kl_divergence_f0 "), repr(log))
+check("kl_divergence fused: the args struct holds q, p, kl, the temp on chip, N = 1000",
+      [u64(args, i) for i in range(5)] == [q.data_ptr(), p.data_ptr(), kl.data_ptr(), 0, 1000], repr([hex(u64(args, i)) for i in range(5)]))
+zeros_before = T.zeros_calls
+fake.fakecuda_log_start()
+art(q, p, variant="unfused")
+art(q, p, variant="unfused")
+log = launches()
+check("kl_divergence unfused: two launches a call", [l.split()[1] for l in log] == ["kl_divergence_u0", "kl_divergence_u1"] * 2, repr(log))
+check("the scratch is allocated once per variant and sizes", T.zeros_calls == zeros_before + 1, f"{T.zeros_calls - zeros_before} allocations")
+check("the unfused temp t is placed in the scratch", u64(last_args(), 3) != 0, "t is 0")
+raises("a tensor of another dtype", TypeError, ["q: torch.float32 (f32) expected, torch.float64 given"], art,
+       T.empty((1000,), T.float64, dev), p)
+raises("a tensor of another shape", ValueError, ["p: shape (1000,) ([N]) expected, (1001,) given"], art, q, T.empty((1001,), T.float32, dev))
+raises("a size given that disagrees with the shapes", ValueError, ["q: shape (999,)"], art, q, p, N=999)
+raises("an unknown size", TypeError, ["has no size Q"], art, q, p, Q=3)
+raises("a tensor on another device", ValueError, ["q: on device(type='cuda', index=0) expected"], art,
+       T.empty((1000,), T.float32, T.device("cpu")), p)
+raises("the number of inputs", TypeError, ["takes 2 inputs (q, p), given 1"], art, q)
+raises("a variant that is neither", ValueError, ["variant 'fastest'"], art, q, p, variant="fastest")
+raises("not a tensor", TypeError, ["p: a torch tensor expected, list given"], art, q, [1.0] * 1000)
+
+# softmax: sizes from a 2-D input, a non-contiguous view refused
+sm = fuserun.load("softmax") if os.path.exists("generated/softmax.manifest") else fuserun.load(os.path.join(GEN, "softmax.manifest"))
+X = T.empty((37, 1001), T.float32, dev)
+fake.fakecuda_log_start()
+Y = sm(X)
+log = launches()
+check("softmax: sizes R, C from X's shape; Y [R,C]", Y.shape == (37, 1001) and len(log) == 1 and "softmax_f0" in log[0], repr((Y.shape, log)))
+raises("a non-contiguous tensor", ValueError, ["contiguous"], sm, T.empty((1001, 37), T.float32, dev).t())
+raises("a 1-D tensor for a 2-D parameter", ValueError, ["X: 2 dimensions [R,C] expected"], sm, T.empty((5,), T.float32, dev))
+
+# gemv_axpby_sum: scalars by value, two outputs
+g = fuserun.load(os.path.join(GEN, "gemv_axpby_sum.manifest"))
+A, x, z = T.empty((64, 32), T.float32, dev), T.empty((32,), T.float32, dev), T.empty((64,), T.float32, dev)
+y, s = g(A, x, z, 0.5, 2)
+args = last_args()
+names = [p.name for p in g.manifest.tensors]
+check("gemv_axpby_sum: two outputs, y [M] and s", y.shape == (64,) and s.shape == (), repr((y.shape, s.shape)))
+check("gemv_axpby_sum: alpha and beta by value as doubles",
+      struct.unpack_from("<d", args, 8 * names.index("alpha"))[0] == 0.5 and struct.unpack_from("<d", args, 8 * names.index("beta"))[0] == 2.0,
+      repr(names))
+raises("a scalar that is no number", TypeError, ["alpha: a number expected (f32 scalar), str given"], g, A, x, z, "0.5", 2.0)
+
+# a format-1 artifact (no recipe) is refused at load, naming why
+tmp = tempfile.mkdtemp(prefix="fuserun-test-")
+try:
+    for f in os.listdir(GEN):
+        if f.startswith("relu.") or f == "relu_ref.c":
+            shutil.copy(os.path.join(GEN, f), tmp)
+    path = os.path.join(tmp, "relu.manifest")
+    text = open(path, "rb").read().replace(b"fusec-artifact 2\n", b"fusec-artifact 1\n", 1)
+    body = text[:text.rindex(b"manifest-sha256 ")]
+    open(path, "wb").write(body + b"manifest-sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n")
+    raises("a format-1 artifact: no launch recipe", fuserun.FuserunError, ["format 1 has no launch recipe", "regenerate"], fuserun.load, path)
+    with open(os.path.join(tmp, "relu_ref.c"), "ab") as f:
+        f.write(b"/* edited */\n")
+    raises("an artifact whose files were edited", fuserun.FuserunError, ["relu_ref.c", "differs from the manifest's"], fuserun.Manifest, path)
+finally:
+    shutil.rmtree(tmp)
+
+# the float64 reference on NumPy arrays
+try:
+    import numpy as np
+except ImportError:
+    np = None
+if np is None:
+    for n in ("relu", "softmax", "kl_divergence", "gemv_axpby_sum"):
+        report("SKIP", f"reference {n} on NumPy arrays", "numpy is not installed (python3-numpy)")
+else:
+    rng = np.random.default_rng(3)
+    r = fuserun.reference(os.path.join(GEN, "relu.manifest"))
+    xs = rng.standard_normal(1000).astype(np.float32)
+    check("reference relu on NumPy arrays", np.array_equal(r(xs), np.maximum(xs.astype(np.float64), 0)), "differs")
+    r = fuserun.reference(os.path.join(GEN, "softmax.manifest"))
+    Xs = rng.standard_normal((7, 33))
+    e = np.exp(Xs - Xs.max(axis=1, keepdims=True))
+    check("reference softmax on NumPy arrays", np.allclose(r(Xs), e / e.sum(axis=1, keepdims=True), rtol=1e-12, atol=0), "differs")
+    r = fuserun.reference(os.path.join(GEN, "kl_divergence.manifest"))
+    qs, ps = rng.uniform(0.1, 1, 500), rng.uniform(0.1, 1, 500)
+    got = r(qs, ps)
+    check("reference kl_divergence: a rank-0 output", got.shape == () and math.isclose(float(got), float(np.sum(qs * (np.log(qs) - np.log(ps)))),
+                                                                                       rel_tol=1e-12), repr(got))
+    r = fuserun.reference(os.path.join(GEN, "gemv_axpby_sum.manifest"))
+    As, xv, zv = rng.standard_normal((6, 5)), rng.standard_normal(5), rng.standard_normal(6)
+    yv, sv = r(As, xv, zv, 0.5, 2.0)
+    check("reference gemv_axpby_sum: scalars and two outputs", np.allclose(yv, 0.5 * As @ xv + 2.0 * zv) and np.isclose(sv, yv.sum()), "differs")
+
+# real torch, when installed: fuserun's dtypes are torch's
+try:
+    import importlib
+    del sys.modules["torch"]
+    real = importlib.import_module("torch")
+except ImportError:
+    real = None
+if real is None:
+    report("SKIP", "fuserun's element types are real torch dtypes", "torch is not installed")
+else:
+    from fuserun.manifest import TYPES
+    check("fuserun's element types are real torch dtypes", all(isinstance(getattr(real, v[0], None), real.dtype) for v in TYPES.values()))
+
+for a in (art, sm, g):
+    a.close()
+print(f"python: {counts['PASS']} passed, {counts['FAIL']} failed, {counts['SKIP']} skipped")
+sys.exit(1 if counts["FAIL"] else 0)
