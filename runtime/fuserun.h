@@ -5,7 +5,8 @@
  * artifact (fz_artifact) is a fusion's PTX, verified against its manifest
  * and loaded into that context. The generated header of the fusion
  * (generated/NAME.h) fills the args struct, sizes the scratch and writes the
- * op list (fz_op) that fz_run executes on a stream.
+ * op list (fz_op) that fz_run executes on a stream; without it, fz_call
+ * runs a variant from the manifest's launch recipe (the same op list).
  *
  * libcuda is loaded with dlopen() on first use ($FUSERUN_LIBCUDA, or
  * libcuda.so.1): a machine without the driver gets FZ_ERR_NO_DRIVER, not a
@@ -68,6 +69,8 @@ extern "C" {
 #define FZ_MAX_KERNELS 256
 #define FZ_MAX_PLAN 65536              /* `plan` lines */
 #define FZ_MAX_OPS 512                 /* `op` lines of a variant (format 2) */
+#define FZ_MAX_ENTRY_POINTS 8          /* an attention launch's entry points (head-size buckets) */
+#define FZ_MAX_NESTING 64              /* parentheses and calls nested in a recipe expression */
 /* the targets a manifest may list, which fusec --arch accepts */
 #define FZ_TARGETS "sm_80 sm_90 sm_90a sm_100 sm_120"
 

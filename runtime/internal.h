@@ -83,13 +83,12 @@ typedef struct fr_node {
 	int kid[4];
 	long long v;             /* a number, or a size's index */
 } fr_node;
-enum { FR_MAX_ENTRIES = 8 };  /* an attention launch's entry points */
 typedef struct fr_op {
 	int kind;                /* FZ_OP_LAUNCH or FZ_OP_MEMSET */
 	int tensor;              /* memset: the tensor (info index) */
 	int nent;                /* launch: its kernels (info index) and head-size bounds */
-	int kernel[FR_MAX_ENTRIES];
-	long long bound[FR_MAX_ENTRIES];
+	int kernel[FZ_MAX_ENTRY_POINTS];
+	long long bound[FZ_MAX_ENTRY_POINTS];
 	int head, gx, gy, block; /* nodes; head -1 for a single kernel */
 	int always;              /* one block at least, even on an empty grid */
 } fr_op;

@@ -20,7 +20,6 @@ enum { N_NUM, N_SIZE, N_SM, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_GRID, N_ROWS, N
 static const struct { const char *name; int op, nargs; } funcs[] = {
 	{"grid", N_GRID, 3}, {"rows", N_ROWS, 2}, {"row_grid", N_ROW_GRID, 4}, {"row_threads", N_ROW_THREADS, 2},
 	{"split", N_SPLIT, 3}, {"dim", N_DIM, 3}, {"align", N_ALIGN, 1}};
-enum { MAX_DEPTH = 64 }; /* parentheses and calls nested: fusec writes a few */
 
 typedef struct px {
 	const fz_artifact_info *info;
@@ -121,7 +120,7 @@ static int term(px *p) { return binary(p, unary, '*', '/', N_MUL, N_DIV); }
 
 static int expr(px *p)
 {
-	if (++p->depth > MAX_DEPTH) return fr_err(p->err, FZ_ERR_FORMAT, "nested deeper than %d", MAX_DEPTH), -1;
+	if (++p->depth > FZ_MAX_NESTING) return fr_err(p->err, FZ_ERR_FORMAT, "nested deeper than %d", FZ_MAX_NESTING), -1;
 	int k = binary(p, term, '+', '-', N_ADD, N_SUB);
 	p->depth--;
 	return k;
@@ -155,7 +154,7 @@ static int launch_kernels(const fz_artifact_info *info, fr_op *op, int fused, ch
 		if (next) *next++ = 0;
 		char *colon = strchr(e, ':');
 		if (colon) *colon++ = 0, with++;
-		if (op->nent == FR_MAX_ENTRIES) return fr_err(err, FZ_ERR_FORMAT, "more than %d entry points", FR_MAX_ENTRIES);
+		if (op->nent == FZ_MAX_ENTRY_POINTS) return fr_err(err, FZ_ERR_FORMAT, "more than %d entry points", FZ_MAX_ENTRY_POINTS);
 		int k = -1;
 		for (int i = 0; i < info->nkernels && k < 0; i++)
 			if (!strcmp(info->kernels[i].name, e)) k = i;

@@ -43,6 +43,11 @@ static int representable(const Module *m, const Fusion *f, const FusionPlan *fp,
 	else if (f->ntensor > FZ_MAX_TENSORS) why = "too many tensors", limit = FZ_MAX_TENSORS, have = f->ntensor;
 	else if (fp->fused.nk + fp->unfused.nk > FZ_MAX_KERNELS)
 		why = "too many kernels", limit = FZ_MAX_KERNELS, have = fp->fused.nk + fp->unfused.nk;
+	const Schedule *var[2] = {&fp->fused, &fp->unfused};
+	for (int v = 0; !why && v < 2; v++)
+		for (int i = 0; !why && i < var[v]->nk; i++)
+			if (var[v]->k[i].at.nent > FZ_MAX_ENTRY_POINTS)
+				why = "an attention kernel has too many entry points", limit = FZ_MAX_ENTRY_POINTS, have = var[v]->k[i].at.nent;
 	for (int i = 0; !why && i < f->nsym; i++)
 		if (strlen(f->sym[i]) > FZ_MAX_NAME) why = "a size's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->sym[i]);
 	for (int i = f->first_tensor; !why && i < f->first_tensor + f->ntensor; i++)
