@@ -52,7 +52,7 @@ class Manifest:
             raise _lib.error(10, f"{self.path}: changed while it was read")
         self.sizes, self.tensors, self.files = [], [], {}
         self.fusion, self.format = None, 1
-        for line in body.decode().split("\n"):
+        for line in body.decode(errors="replace").split("\n"):
             t = line.split(" ")
             if t[0] == "fusec-artifact":
                 self.format = int(t[1])
