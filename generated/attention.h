@@ -148,7 +148,7 @@ static inline int fz_attention_fused_ops(const fz_attention_args *a, int sm, fz_
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* attention_f0: attention */
-		unsigned long long gx = fz_grid(a->n_B * ((a->n_T + 63) / 64), 1, 0);
+		unsigned long long gx = fz_grid(a->n_B * ((a->n_T + 127) / 128), 1, 0);
 		const unsigned long long gy = 1;
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
@@ -156,7 +156,7 @@ static inline int fz_attention_fused_ops(const fz_attention_args *a, int sm, fz_
 			if (!ops[n].kernel) return -1;
 			ops[n].kind = FZ_OP_LAUNCH;
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 128, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;

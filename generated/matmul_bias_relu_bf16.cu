@@ -197,11 +197,13 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
    bf16 (TY): the accumulators are its first N/2 operands (FZ_ACCn, FZ_OUTn),
    then A's and B's descriptors, the scale-d flag and tnsp-b (1 reads B
    n-major, B[K,N]; 0 k-major like A, B[N,K]), numbered after them (I0..I3). */
+#define FZ_ACC8 "%0,%1,%2,%3,%4,%5,%6,%7"
 #define FZ_ACC16 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
 #define FZ_ACC32 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
 #define FZ_ACC64 FZ_ACC32 ",%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63"
 #define FZ_ACC128 FZ_ACC64 ",%64,%65,%66,%67,%68,%69,%70,%71,%72,%73,%74,%75,%76,%77,%78,%79,%80,%81,%82,%83,%84,%85,%86,%87,%88,%89,%90,%91,%92,%93,%94,%95,%96,%97,%98,%99,%100,%101,%102,%103,%104,%105,%106,%107,%108,%109,%110,%111,%112,%113,%114,%115,%116,%117,%118,%119,%120,%121,%122,%123,%124,%125,%126,%127"
 #define FZ_O8(i) "+f"(d[i]), "+f"(d[i + 1]), "+f"(d[i + 2]), "+f"(d[i + 3]), "+f"(d[i + 4]), "+f"(d[i + 5]), "+f"(d[i + 6]), "+f"(d[i + 7])
+#define FZ_OUT8 FZ_O8(0)
 #define FZ_OUT16 FZ_O8(0), FZ_O8(8)
 #define FZ_OUT32 FZ_O8(0), FZ_O8(8), FZ_O8(16), FZ_O8(24)
 #define FZ_OUT64 FZ_OUT32, FZ_O8(32), FZ_O8(40), FZ_O8(48), FZ_O8(56)
@@ -217,7 +219,8 @@ template <int ET, int BN, int BT> __device__ __forceinline__ void fz_wgmma(float
 	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", FZ_OUT128); }
 	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", FZ_OUT64); }
 	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", FZ_OUT32); }
-	else { FZ_WGMMA_N(32, FZ_ACC16, "16", "17", "18", "19", FZ_OUT16); }
+	else if constexpr (BN == 32) { FZ_WGMMA_N(32, FZ_ACC16, "16", "17", "18", "19", FZ_OUT16); }
+	else { FZ_WGMMA_N(16, FZ_ACC8, "8", "9", "10", "11", FZ_OUT8); }
 }
 /* The same with A from registers (a[4] each thread: its warp's 16 rows as
    an mma.sync m16k16 fragment) and B read n-major (B[K,N]), accumulating */

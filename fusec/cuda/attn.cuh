@@ -1,20 +1,24 @@
 /* ---- attention: S = Q K^T, a softmax over S's rows carried online, O = P V ----
-   FlashAttention-2's schedule on mma.sync (sm_80 and later): a block of 4
-   warps owns 64 rows of m (16 a warp) of one batch and walks n in steps of
-   BN. Shared memory holds Q's 64 rows and three stages of K's and V's BN rows,
-   each a tile of DB columns (DB, the head-size bucket, a multiple of 64 >= D;
-   the columns past D are zeros) in blocks of 64 columns x 128 bytes with the
-   128-byte swizzle (mma_common.cuh); K and V are copied by cp.async two
-   steps ahead (the barrier at each step makes its tiles visible and frees
-   the stage of the step before). Per step, in registers: S = Q K^T (f32),
-   z = the spec's pointwise work on S (the functor zf), the row max and the
-   sum of exp(z - max) carried with the rescaling exp(old max - new max),
-   which also rescales O; P = exp(z - max) rounded to the operands' type is
-   the A operand of O += P V straight from S's accumulators (an m16n8 C
-   fragment pair is an m16k16 A fragment). At the end O / sum goes to the
-   functor epi at every (b, m, d) inside [M, D], and (max, sum) to rowf at
-   every row inside M. Rows past M and columns past N read zeros and are
-   masked to -inf before the max, so their exponentials are 0. */
+   FlashAttention's schedule, warp-specialised as FlashAttention-3 does it:
+   a block of 128 rows of m of one batch, three warpgroups. Warpgroup 0
+   copies (fz_attn_copy): Q's rows once, then K's and V's BN rows a step
+   into rings of two stages, each a tile of DB columns (DB, the head-size
+   bucket, a multiple of 64 >= D; the columns past D are zeros) in blocks of
+   64 columns x 128 bytes with the 128-byte swizzle (mma_common.cuh), said in
+   and freed through mbarriers. Warpgroups 1 and 2 compute 64 rows each
+   (fz_attn_compute). Per step, in registers: S = Q K^T (f32), z = the
+   spec's pointwise work on S (the functor zf), the row max and the sum of
+   exp(z - max) carried with the rescaling exp(old max - new max), which
+   also rescales O; P = exp(z - max) rounded to the operands' type is the A
+   operand of O += P V straight from S's accumulators (an m16n8 C fragment
+   pair is an m16k16 A fragment). At the end O / sum goes to the functor epi
+   at every (b, m, d) inside [M, D] (through shared memory, fz_attn_out), and
+   (max, sum) to rowf at every row inside M. Rows past M and columns past N
+   read zeros and are masked to -inf before the max, so their exponentials
+   are 0. */
+#ifndef FZ_ATTN_PP
+#define FZ_ATTN_PP 1 /* sm_90a: the two computing warpgroups take turns to issue */
+#endif
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define FZ_ATTN_WGMMA 1 /* sm_90a: both products on wgmma, the B operands (and Q) read from shared memory */
 #else
@@ -41,24 +45,25 @@ template <int ET> __device__ __forceinline__ unsigned fz_pack2(float lo, float h
 /* rows r0 .. r0 + R - 1 of a [rows, cols] operand, rows contiguous, into
    an R x DB tile at dst, in blocks of R rows x 64 columns (R x 128 bytes);
    rows past `rows` and columns past `cols` as zeros */
-template <int DB, int R>
+template <int DB, int R, int NT>
 __device__ __forceinline__ void fz_attn_load(unsigned dst, const unsigned short *src, long long r0, long long rows, long long cols, int t)
 {
+	static_assert(R * (DB / 8) % NT == 0, "a tile's chunks split evenly over the block's threads");
 	constexpr int CPR = DB / 8; /* 16-byte chunks a row */
 	if (cols == DB && r0 + R <= rows && ((unsigned long long)src & 15ull) == 0) {
 		/* whole rows of whole 16-byte chunks (the common case): no tests a chunk */
 		const unsigned short *p = src + r0 * DB;
-#pragma unroll
-		for (int i = 0; i < R * CPR / 128; ++i) {
-			const int q = t + 128 * i, r = q / CPR, c = q % CPR;
+#pragma unroll 4
+		for (int i = 0; i < R * CPR / NT; ++i) {
+			const int q = t + NT * i, r = q / CPR, c = q % CPR;
 			asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(dst + (c >> 3) * (R * 128) + fz_swz(r, c & 7)),
 				"l"(p + q * 8) : "memory");
 		}
 		return;
 	}
-#pragma unroll
-	for (int i = 0; i < R * CPR / 128; ++i) {
-		const int q = t + 128 * i, r = q / CPR, c = q % CPR;
+#pragma unroll 1
+	for (int i = 0; i < R * CPR / NT; ++i) {
+		const int q = t + NT * i, r = q / CPR, c = q % CPR;
 		fz_chunk(dst + (c >> 3) * (R * 128) + fz_swz(r, c & 7), src, r0 + r, rows, 8 * c, cols, cols);
 	}
 }
@@ -80,8 +85,8 @@ template <int BAT, class F> __device__ __forceinline__ void fz_attn_row(const F 
 	else f(m, mx, l);
 }
 
-/* S = Q K^T for this warp's 16 rows and the step's BN columns */
-template <int ET, int DB, int BN, bool QR>
+/* S = Q K^T for this warp's 16 rows and BN columns of a tile of LD rows */
+template <int ET, int DB, int BN, int BM, bool QR, int LD>
 __device__ __forceinline__ void fz_attn_scores(float (&s)[BN / 8][4], const unsigned (&qf)[QR ? DB / 16 : 1][4], unsigned sq, unsigned sk, int w, int lane)
 {
 #pragma unroll
@@ -95,21 +100,21 @@ __device__ __forceinline__ void fz_attn_scores(float (&s)[BN / 8][4], const unsi
 #pragma unroll
 			for (int i = 0; i < 4; ++i) a[i] = qf[ks][i];
 		} else {
-			fz_ldsm4(a, sq + (ks >> 2) * 8192 + fz_swz(16 * w + (lane & 15), 2 * (ks & 3) + (lane >> 4)), false);
+			fz_ldsm4(a, sq + (ks >> 2) * (BM * 128) + fz_swz(16 * w + (lane & 15), 2 * (ks & 3) + (lane >> 4)), false);
 		}
 #pragma unroll
 		for (int j = 0; j < BN / 8; j += 2) { /* K's rows n are B's columns: its fragments as stored */
 			unsigned r[4];
 			const int n = 8 * j + (lane & 7) + 8 * (lane >> 4);
-			fz_ldsm4(r, sk + (ks >> 2) * (BN * 128) + fz_swz(n, 2 * (ks & 3) + ((lane >> 3) & 1)), false);
+			fz_ldsm4(r, sk + (ks >> 2) * (LD * 128) + fz_swz(n, 2 * (ks & 3) + ((lane >> 3) & 1)), false);
 			fz_mma16816<ET>(s[j], a, r[0], r[1]);
 			fz_mma16816<ET>(s[j + 1], a, r[2], r[3]);
 		}
 	}
 }
 
-/* O += P V, P packed from the step's exponentials */
-template <int ET, int DB, int BN>
+/* O += P V, P packed from the step's exponentials; BN rows of V's tile of LD */
+template <int ET, int DB, int BN, int LD>
 __device__ __forceinline__ void fz_attn_pv(float (&o)[DB / 8][4], const unsigned (&a)[BN / 16][4], unsigned sv, int lane)
 {
 #pragma unroll
@@ -118,7 +123,7 @@ __device__ __forceinline__ void fz_attn_pv(float (&o)[DB / 8][4], const unsigned
 		for (int i = 0; i < DB / 8; i += 2) { /* V's rows are k: transposed on the way */
 			unsigned r[4];
 			const int n = 8 * i + 8 * (lane >> 4), kr = 16 * kk + (lane & 7) + 8 * ((lane >> 3) & 1);
-			fz_ldsm4(r, sv + (n >> 6) * (BN * 128) + fz_swz(kr, (n & 63) >> 3), true);
+			fz_ldsm4(r, sv + (n >> 6) * (LD * 128) + fz_swz(kr, (n & 63) >> 3), true);
 			fz_mma16816<ET>(o[i], a[kk], r[0], r[1]);
 			fz_mma16816<ET>(o[i + 1], a[kk], r[2], r[3]);
 		}
@@ -129,8 +134,8 @@ __device__ __forceinline__ void fz_attn_pv(float (&o)[DB / 8][4], const unsigned
 /* S = Q K^T on wgmma for the warpgroup's 64 rows, issued and left in
    flight: A is Q's tile, B K's (k-major), 16 columns of d an instruction;
    S's registers are laid out as mma.sync's (thread t of warp w: rows
-   16w + t/4 and + 8) */
-template <int ET, int DB, int BN>
+   16w + t/4 and + 8); sq: the warpgroup's first row of Q's tile of BM rows */
+template <int ET, int DB, int BN, int BM>
 __device__ __forceinline__ void fz_attn_qk_issue(float (&s)[BN / 8][4], unsigned sq, unsigned sk)
 {
 #pragma unroll
@@ -140,7 +145,7 @@ __device__ __forceinline__ void fz_attn_qk_issue(float (&s)[BN / 8][4], unsigned
 	asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 #pragma unroll
 	for (int ks = 0; ks < DB / 16; ++ks)
-		fz_wgmma<ET, BN, 1>(&s[0][0], fz_wg_desc(sq + (ks >> 2) * 8192 + 32 * (ks & 3), 16, 1024),
+		fz_wgmma<ET, BN, 1>(&s[0][0], fz_wg_desc(sq + (ks >> 2) * (BM * 128) + 32 * (ks & 3), 16, 1024),
 			fz_wg_desc(sk + (ks >> 2) * (BN * 128) + 32 * (ks & 3), 16, 1024), 1);
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
@@ -154,11 +159,22 @@ __device__ __forceinline__ void fz_attn_pv_issue(float (&o)[DB / 8][4], const un
 	for (int kk = 0; kk < BN / 16; ++kk) fz_wgmma_ra<ET, DB>(&o[0][0], a[kk], fz_wg_desc(sv + 2048 * kk, BN * 128, 1024));
 	asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory");
 }
+/* values computed here, in program order with the volatile wgmma waits
+   around them: the compiler may not sink the softmax's exponentials past
+   the wait for the product they are meant to overlap */
+template <int R> __device__ __forceinline__ void fz_attn_pin(float (&s)[R][4], float (&l)[2])
+{
+#pragma unroll
+	for (int i = 0; i < R; ++i)
+#pragma unroll
+		for (int q = 0; q < 4; ++q) asm volatile("" : "+f"(s[i][q]));
+	asm volatile("" : "+f"(l[0]), "+f"(l[1]));
+}
 /* until this warpgroup's wgmma groups are done; then the registers they
    wrote are the compiler's again */
-template <int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R][4])
+template <int N, int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R][4])
 {
-	asm volatile("wgmma.wait_group.sync.aligned 0;\n" ::: "memory");
+	asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory");
 #pragma unroll
 	for (int i = 0; i < R; ++i)
 #pragma unroll
@@ -195,7 +211,8 @@ __device__ __forceinline__ void fz_attn_softmax(const Z &zf, float (&s)[BN / 8][
 #pragma unroll
 	for (int w = BN / 16; w >= 1; w >>= 1)
 #pragma unroll
-		for (int j = 0; j < w; ++j) t[j][0] = fmaxf(t[j][0], t[j + w][0]), t[j][1] = fmaxf(t[j][1], t[j + w][1]);
+		for (int j = 0; j < BN / 16; ++j) /* a constant trip count: unrolled whole, t stays in registers */
+			if (j < w) t[j][0] = fmaxf(t[j][0], t[j + w][0]), t[j][1] = fmaxf(t[j][1], t[j + w][1]);
 	float mx[2] = {fmaxf(mrow[0], t[0][0]), fmaxf(mrow[1], t[0][1])};
 	float base[2];
 #pragma unroll
@@ -215,7 +232,8 @@ __device__ __forceinline__ void fz_attn_softmax(const Z &zf, float (&s)[BN / 8][
 #pragma unroll
 	for (int w = BN / 16; w >= 1; w >>= 1)
 #pragma unroll
-		for (int j = 0; j < w; ++j) t[j][0] += t[j + w][0], t[j][1] += t[j + w][1];
+		for (int j = 0; j < BN / 16; ++j)
+			if (j < w) t[j][0] += t[j + w][0], t[j][1] += t[j + w][1];
 #pragma unroll
 	for (int r = 0; r < 2; ++r) lrow[r] = fmaf(lrow[r], corr[r], t[0][r]);
 }
@@ -240,131 +258,292 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
 	}
 }
 
-/* Step i's K and V tiles sit in stage i % ST of their rings (ST, 2 or 3,
-   the schedule's): copied ST - 1 steps ahead of their use, each its own
-   cp.async group, committed in the order K(i), V(i), K(i + 1), ... */
-/* The steps: step j's tiles in (and, for wgmma, visible to the async
-   proxy), every warp done with step j - 1's, then step j + ST - 1's copied
-   into j - 1's stage while j computes: S, the softmax, O rescaled, O += P V.
-   sm_90a: both products on wgmma, each waited for where it is issued. (The
-   next step's Q K^T left in flight during this step's softmax, with a third
-   stage to hold its K, was slower on an H200: 256 x 1024 x 1024 x 128 in
-   0.527 ms against 0.434, 32 x 1024 x 1024 x 64 in 0.053 against 0.039;
-   the stage's shared memory cost a block an SM.) sm_80, sm_90: mma.sync,
-   Q's fragments kept in registers up to DB 128. */
-template <int ET, int DB, int BN, int ST, int BAT, class Z>
-__device__ __forceinline__ void fz_attn_steps(const Z &zf, float (&o)[DB / 8][4], float (&mrow)[2], float (&lrow)[2],
-	unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Kb, const unsigned short *Vb, long long b, long long r0,
-	long long M, long long N, long long D, long long nsteps, int t, int lane)
+/* Warp specialisation (FlashAttention-3's shape): warpgroup 0 copies, the
+   others compute. Each copying warp owns one stage of one ring: warp 0
+   copies K(j) for even j into K's stage 0, warp 1 K(j) for odd j into
+   stage 1 (and Q's rows first), warps 2 and 3 the same for V. A warp
+   waits for its stage's empty barrier (an arrival from every computing
+   warp once its reads of the stage are done), copies by cp.async, waits
+   for its own copy and says it is in on the stage's full barrier (made
+   visible to wgmma first): a copy is published the moment it lands, not
+   held behind another stage's wait. The computing warpgroups never wait
+   for each other: no block-wide barrier after the start. Barriers: Q's
+   full, then full K, full V, empty K, empty V, ST each. */
+struct fz_attn_bars {
+	unsigned q, fk, fv, ek, ev; /* shared addresses of the first of each */
+	__device__ __forceinline__ unsigned full(int v, int s) const { return (v ? fv : fk) + 8u * s; }
+	__device__ __forceinline__ unsigned empty(int v, int s) const { return (v ? ev : ek) + 8u * s; }
+};
+
+/* this thread's copies in, visible to wgmma, said on barrier bar */
+__device__ __forceinline__ void fz_attn_publish(unsigned bar)
 {
+	asm volatile("cp.async.commit_group;\n" ::: "memory");
+	asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#if FZ_ATTN_WGMMA
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	fz_bar_arrive(bar);
+}
+
+template <int DB, int BN, int BM, int ST, int NP>
+__device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Qb,
+	const unsigned short *Kb, const unsigned short *Vb, long long m0, long long M, long long N, long long D, long long nsteps, int t)
+{
+	static_assert(ST == 2, "a copying warp a stage of K or of V");
 	constexpr unsigned TB = BN * DB * 2u;
-#if !FZ_ATTN_WGMMA
-	constexpr bool QR = DB <= 128;
-	const int w = t >> 5;
-	unsigned qf[QR ? DB / 16 : 1][4];
-#endif
-	for (long long j = 0; j < nsteps; ++j) {
-		const unsigned st = (unsigned)(j % ST), s2 = (unsigned)((j + ST - 1) % ST);
-		asm volatile("cp.async.wait_group %0;\n" ::"n"(2 * (ST - 2)) : "memory"); /* all but the steps after j */
+	const int w = t >> 5, lane = t & 31, v = w >> 1, s = w & 1;
+	if (w == 1) {
+#pragma unroll 1
+		for (int c = 0; c < BM / 64; ++c) fz_attn_load<DB, 64, 32>(sq + c * (64 * DB * 2), Qb, m0 + 64 * c, M, D, lane);
+		fz_attn_publish(bb.q);
+	}
+	for (long long j = s; j < NP * nsteps; j += ST) {
+		fz_bar_wait(bb.empty(v, s), (unsigned)((j / ST) & 1) ^ 1u);
+		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + s * TB, v ? Vb : Kb, (j % nsteps) * BN, N, D, lane);
+		fz_attn_publish(bb.full(v, s));
+	}
+}
+
 #if FZ_ATTN_WGMMA
-		asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-		__syncthreads();
-#if !FZ_ATTN_WGMMA
-		if (QR && j == 0) {
-#pragma unroll
-			for (int ks = 0; ks < (QR ? DB / 16 : 0); ++ks)
-				fz_ldsm4(qf[ks], sq + (ks >> 2) * 8192 + fz_swz(16 * w + (lane & 15), 2 * (ks & 3) + (lane >> 4)), false);
-		}
-#endif
-		if (j + ST - 1 < nsteps) fz_attn_load<DB, BN>(sk0 + s2 * TB, Kb, (j + ST - 1) * BN, N, D, t);
-		asm volatile("cp.async.commit_group;\n" ::: "memory");
-		if (j + ST - 1 < nsteps) fz_attn_load<DB, BN>(sv0 + s2 * TB, Vb, (j + ST - 1) * BN, N, D, t);
-		asm volatile("cp.async.commit_group;\n" ::: "memory");
+/* FlashAttention-3's ping-pong between two computing warpgroups: each
+   issues a step's products only once the other has issued its own, so one
+   warpgroup's softmax runs under the other's products. Named barrier 3 + c
+   is warpgroup c's turn: it waits there (its 128 threads and the other's
+   128 arrivals), issues, and hands the turn over. Warpgroup 1 hands over
+   first, at the start, and not after its last issue, so that every
+   barrier's arrivals match its waits. */
+template <int PP> __device__ __forceinline__ void fz_attn_turn(int c)
+{
+	if constexpr (PP) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
+}
+template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
+{
+	if constexpr (PP)
+		if (!(last && c == 1)) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (c ^ 1)) : "memory");
+}
+
+/* A computing warpgroup on wgmma, with FlashAttention-3's overlap inside
+   it: step j issues S(j) = Q K(j)^T, then O += P(j - 1) V(j - 1), waits for
+   S(j) only and takes its softmax while the second product runs; then
+   waits for that, rescales O by step j's correction and packs P(j). Step
+   0 is peeled so that every wait is unconditional (ptxas cannot pair a
+   conditional issue with a conditional wait, and serialises every wgmma:
+   its C7514). */
+template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, class Z>
+__device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
+	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
+	long long nsteps, long long, unsigned, int lane)
+{
+	static_assert(OD == DB, "one walk");
+	constexpr unsigned TB = BN * DB * 2u;
+	const int c = (threadIdx.x >> 7) - 1;
+	unsigned a[BN / 16][4]; /* P of the step before */
+	fz_bar_wait(bb.q, 0);
+	if (PP && c == 1) fz_attn_hand<PP>(1, false); /* warpgroup 0 goes first */
+	{
 		float s[BN / 8][4], corr[2];
-		unsigned a[BN / 16][4];
-#if FZ_ATTN_WGMMA
-		fz_attn_qk_issue<ET, DB, BN>(s, sq, sk0 + st * TB);
-		fz_wg_wait(s);
-#else
-		fz_attn_scores<ET, DB, BN, QR>(s, qf, sq, sk0 + st * TB, w, lane);
-#endif
+		fz_bar_wait(bb.full(0, 0), 0);
+		fz_attn_turn<PP>(c);
+		fz_attn_qk_issue<ET, DB, BN, 64>(s, sq, sk0);
+		fz_attn_hand<PP>(c, false);
+		fz_wg_wait<0>(s);
+		if (lane == 0) fz_bar_arrive(bb.empty(0, 0));
+		fz_attn_softmax<BAT, BN>(zf, s, corr, mrow, lrow, b, r0, 0, M, N, lane);
+		fz_attn_pack<ET, BN>(a, s); /* O is 0: nothing to rescale */
+	}
+	for (long long j = 1; j < nsteps; ++j) {
+		const int st = (int)(j % ST), sp = (int)((j - 1) % ST);
+		float s[BN / 8][4], corr[2];
+		fz_bar_wait(bb.full(0, st), (unsigned)((j / ST) & 1));
+		fz_bar_wait(bb.full(1, sp), (unsigned)(((j - 1) / ST) & 1));
+		fz_attn_turn<PP>(c);
+		fz_attn_qk_issue<ET, DB, BN, 64>(s, sq, sk0 + st * TB);
+		fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + sp * TB);
+		fz_attn_hand<PP>(c, false);
+		fz_wg_wait<1>(s);
+		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
 		fz_attn_softmax<BAT, BN>(zf, s, corr, mrow, lrow, b, r0, j * BN, M, N, lane);
+		fz_attn_pin(s, lrow); /* the exponentials before the wait, not sunk after it */
+		fz_wg_wait<0>(o);
+		if (lane == 0) fz_bar_arrive(bb.empty(1, sp));
 		fz_attn_rescale<DB>(o, corr);
 		fz_attn_pack<ET, BN>(a, s);
-#if FZ_ATTN_WGMMA
-		fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + st * TB);
-		fz_wg_wait(o);
+	}
+	const int sp = (int)((nsteps - 1) % ST);
+	fz_bar_wait(bb.full(1, sp), (unsigned)(((nsteps - 1) / ST) & 1));
+	fz_attn_turn<PP>(c);
+	fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + sp * TB);
+	fz_attn_hand<PP>(c, true);
+	fz_wg_wait<0>(o);
+}
 #else
-		fz_attn_pv<ET, DB, BN>(o, a, sv0 + st * TB, lane);
+/* A computing warpgroup on mma.sync (sm_80, sm_90), a step's BN columns in
+   parts of at most 64 (16 at DB 256) so that S's, P's and O's registers fit
+   without spilling in the 168 a thread that 384 threads leave; O's OD
+   columns from dv (bytes into V's tile); steps j0 .. j0 + nsteps - 1 of the
+   copier's walk (DB 256 takes two walks, a half of O each) */
+template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, class Z>
+__device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
+	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
+	long long nsteps, long long j0, unsigned dv, int lane)
+{
+	constexpr unsigned TB = BN * DB * 2u;
+	constexpr int SB = DB > 128 ? 16 : DB > 64 ? (BN < 32 ? BN : 32) : (BN < 64 ? BN : 64);
+	constexpr bool QR = DB <= 64;
+	const int w = (threadIdx.x >> 5) & 3;
+	unsigned qf[QR ? DB / 16 : 1][4];
+	fz_bar_wait(bb.q, 0);
+	if constexpr (QR) {
+#pragma unroll
+		for (int ks = 0; ks < DB / 16; ++ks)
+			fz_ldsm4(qf[ks], sq + (ks >> 2) * (64 * 128) + fz_swz(16 * w + (lane & 15), 2 * (ks & 3) + (lane >> 4)), false);
+	}
+	for (long long j = 0; j < nsteps; ++j) {
+		const int st = (int)((j0 + j) % ST);
+		const unsigned ph = (unsigned)(((j0 + j) / ST) & 1);
+		fz_bar_wait(bb.full(0, st), ph);
+		fz_bar_wait(bb.full(1, st), ph);
+#pragma unroll 1
+		for (int h = 0; h < BN / SB; ++h) {
+			float s[SB / 8][4], corr[2];
+			unsigned a[SB / 16][4];
+			fz_attn_scores<ET, DB, SB, 64, QR, BN>(s, qf, sq, sk0 + st * TB + h * SB * 128, w, lane);
+			fz_attn_softmax<BAT, SB>(zf, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, lane);
+			fz_attn_rescale<OD>(o, corr);
+			fz_attn_pack<ET, SB>(a, s);
+			fz_attn_pv<ET, OD, SB, BN>(o, a, sv0 + st * TB + dv + h * SB * 128, lane);
+		}
+		__syncwarp();
+		if (lane == 0) fz_bar_arrive(bb.empty(0, st)), fz_bar_arrive(bb.empty(1, st));
+	}
+}
 #endif
+
+/* O / sum to the functor epi, 32 columns at a time through shared memory
+   (the warpgroup's Q tile, read no more: 64 rows x 32 f32 = 8 KB, at most
+   its size), so that a warp walks a row with a lane a column: coalesced
+   stores, not 2-byte ones 8 rows apart. The columns are swizzled by the
+   row (bits 2..4 XOR row % 8): the fragments' writes, 8 rows at once, and
+   a row's reads are each free of bank conflicts. */
+template <int BAT, int OD, class Epi>
+__device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD / 8][4], const float (&mrow)[2],
+	const float (&lrow)[2], unsigned eb, long long b, long long rb, long long d0, long long M, long long D, int c, int w, int lane)
+{
+	const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
+	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); /* every warp done with Q */
+#pragma unroll
+	for (int k = 0; k < OD / 32; ++k) {
+#pragma unroll
+		for (int i = 4 * k; i < 4 * k + 4; ++i)
+#pragma unroll
+			for (int h = 0; h < 2; ++h) {
+				const unsigned r = 16 * w + (lane >> 2) + 8 * h, col = (8 * (i - 4 * k) + 2 * (lane & 3)) ^ ((r & 7) << 2);
+				asm volatile("st.shared.v2.f32 [%0], {%1, %2};\n" ::"r"(eb + 4 * (32 * r + col)), "f"(o[i][2 * h] * inv[h]),
+					"f"(o[i][2 * h + 1] * inv[h]) : "memory");
+			}
+		asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+		const long long d = d0 + 32 * k + lane;
+#pragma unroll 4
+		for (int r = 16 * w; r < 16 * w + 16; ++r) {
+			float v;
+			asm volatile("ld.shared.f32 %0, [%1];\n" : "=f"(v) : "r"(eb + 4 * (32 * r + (lane ^ ((r & 7) << 2)))) : "memory");
+			const int src = 4 * (r & 7); /* the row's statistics: lanes 4 (r % 8) .. hold them */
+			const bool hi = (r & 8) != 0;  /* a select, not an index: mrow and lrow stay in registers */
+			const float mx = __shfl_sync(0xffffffffu, hi ? mrow[1] : mrow[0], src), l = __shfl_sync(0xffffffffu, hi ? lrow[1] : lrow[0], src);
+			if (rb + r < M && d < D) fz_attn_epi<BAT>(epi, b, rb + r, d, v, mx, l);
+		}
+		asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
 	}
 }
 
 /* The whole kernel: ET 0 f16, 1 bf16; DB the head-size bucket; BN the
-   columns of n a step (64; 32 at DB 256, whose O takes 128 registers a
-   thread); CAUSAL 1: the spec's z masks n > m to a value whose exponential
-   is 0, so the steps past the block's last row are not taken; BAT 1: NB batches, Q as [NB,M,D], K and V as [NB,N,D]. Blocks:
-   NB x ceil(M / 64), 128 threads; dynamic shared memory: Q's 64 x DB tile,
+   columns of n a step; C computing warpgroups of 64 rows of m each (BM =
+   64 C rows a block), sharing each step's K and V tiles, and one copying;
+   CAUSAL 1: the spec's z masks n > m to a value whose exponential is 0, so
+   the steps past the block's last row are not taken; BAT 1: NB batches, Q
+   as [NB,M,D], K and V as [NB,N,D]. Blocks: NB x ceil(M / BM), 128 (C + 1)
+   threads; dynamic shared memory: 256 bytes of barriers, Q's BM x DB tile
+   (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
-template <int ET, int DB, int BN, int ST, int CAUSAL, int BAT, class Z, class Epi, class Row>
+template <int ET, int DB, int BN, int ST, int C, int CAUSAL, int BAT, class Z, class Epi, class Row>
 __device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &rowf, const unsigned short *Q,
 	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
+	static_assert(C >= 1 && C <= 3 && ST >= 2 && 1 + 4 * ST <= 32, "computing warpgroups, stages and their barriers");
+	constexpr int BM = 64 * C;
+	/* mma.sync at DB 256: O's 128 registers a thread for each half, in two
+	   walks over the keys (the second recomputes S: this path is for GPUs
+	   without wgmma) */
+	constexpr int NP = !FZ_ATTN_WGMMA && DB > 128 ? 2 : 1, OD = DB / NP;
 	extern __shared__ unsigned char fz_smem_raw[];
-	constexpr unsigned TQ = 64u * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
-	unsigned char *base = (unsigned char *)(((unsigned long long)fz_smem_raw + 1023ull) & ~1023ull);
+	constexpr unsigned TQ = BM * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
+	unsigned char *base = (unsigned char *)(((unsigned long long)fz_smem_raw + 256ull + 1023ull) & ~1023ull);
 	unsigned dyn;
 	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
 	if (dyn < (unsigned)(base - fz_smem_raw) + TQ + 2u * ST * TB) __trap(); /* the launch gave too little */
-	const unsigned sq = fz_su32(base), sk0 = sq + TQ, sv0 = sk0 + ST * TB;
-	const int t = threadIdx.x, w = t >> 5, lane = t & 31;
+	const unsigned sq = fz_su32(base), sk0 = sq + TQ, sv0 = sk0 + ST * TB, b0 = fz_su32(fz_smem_raw);
+	const fz_attn_bars bb = {b0, b0 + 8u, b0 + 8u * (1 + ST), b0 + 8u * (1 + 2 * ST), b0 + 8u * (1 + 3 * ST)};
+	const int wg = threadIdx.x >> 7, t = threadIdx.x & 127, lane = t & 31;
 	/* CAUSAL: a batch's last rows first, the blocks with the most steps
 	   (longest first packs the SMs better than rows in order) */
-	const long long mt = (M + 63) >> 6, b = blockIdx.x / mt, mb = (long long)(blockIdx.x % mt);
-	const long long m0 = (CAUSAL ? mt - 1 - mb : mb) * 64;
+	const long long mt = (M + BM - 1) / BM, b = blockIdx.x / mt, mb = (long long)(blockIdx.x % mt);
+	const long long m0 = (CAUSAL ? mt - 1 - mb : mb) * BM;
 	if (b >= NB) return;
-	const unsigned short *Qb = Q + b * M * D, *Kb = K + b * N * D, *Vb = V + b * N * D;
-	const long long r0 = m0 + 16 * w + (lane >> 2);
 	/* the steps: every block of keys, or (CAUSAL) those up to the block's last row */
 	long long nsteps = (N + BN - 1) / BN;
-	if (CAUSAL && (m0 + 64 + BN - 1) / BN < nsteps) nsteps = (m0 + 64 + BN - 1) / BN;
-	/* groups: Q with K(0), V(0), K(1), V(1) */
-	fz_attn_load<DB, 64>(sq, Qb, m0, M, D, t);
-	fz_attn_load<DB, BN>(sk0, Kb, 0, N, D, t);
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-	fz_attn_load<DB, BN>(sv0, Vb, 0, N, D, t);
-	asm volatile("cp.async.commit_group;\n" ::: "memory");
-	if constexpr (ST == 3) {
-		if (N > BN) fz_attn_load<DB, BN>(sk0 + TB, Kb, BN, N, D, t);
-		asm volatile("cp.async.commit_group;\n" ::: "memory");
-		if (N > BN) fz_attn_load<DB, BN>(sv0 + TB, Vb, BN, N, D, t);
-		asm volatile("cp.async.commit_group;\n" ::: "memory");
+	if (CAUSAL && (m0 + BM + BN - 1) / BN < nsteps) nsteps = (m0 + BM + BN - 1) / BN;
+	if (threadIdx.x == 0) {
+		fz_bar_init(bb.q, 32);
+		for (int s = 0; s < ST; ++s)
+			fz_bar_init(bb.full(0, s), 32), fz_bar_init(bb.full(1, s), 32), fz_bar_init(bb.empty(0, s), 4 * C),
+				fz_bar_init(bb.empty(1, s), 4 * C);
+#if __CUDA_ARCH__ >= 900
+		asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+#endif
+	}
+	__syncthreads();
+	if (wg == 0) {
+#if FZ_ATTN_WGMMA
+		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C == 2 ? 56 : C == 3 ? 40 : 120));
+#endif
+		fz_attn_copy<DB, BN, BM, ST, NP>(bb, sq, sk0, sv0, Q + b * M * D, K + b * N * D, V + b * N * D, m0, M, N, D, nsteps, t);
+		return;
 	}
 #if FZ_ATTN_WGMMA
-	asm volatile("cp.async.wait_group %0;\n" ::"n"(2 * ST - 3) : "memory"); /* Q and K(0) */
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); /* the copies, visible to wgmma */
-	__syncthreads();
+	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C == 2 ? 224 : C == 3 ? 160 : 136));
 #endif
-	float o[DB / 8][4], mrow[2] = {FZ_ATTN_NINF, FZ_ATTN_NINF}, lrow[2] = {0.f, 0.f};
+	const int c = wg - 1, w = t >> 5;
+	const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);
+	float mrow[2], lrow[2];
+#pragma unroll 1
+	for (int pass = 0; pass < NP; ++pass) {
+		float o[OD / 8][4];
+		mrow[0] = mrow[1] = FZ_ATTN_NINF, lrow[0] = lrow[1] = 0.f;
 #pragma unroll
-	for (int i = 0; i < DB / 8; ++i)
+		for (int i = 0; i < OD / 8; ++i)
 #pragma unroll
-		for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
-	fz_attn_steps<ET, DB, BN, ST, BAT>(zf, o, mrow, lrow, sq, sk0, sv0, Kb, Vb, b, r0, M, N, D, nsteps, t, lane);
+			for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
+		fz_attn_compute<ET, DB, OD, BN, ST, BAT, FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2>(zf, o, mrow, lrow, bb, sq + c * (64 * DB * 2), sk0, sv0, b, r0, M, N, nsteps,
+			pass * nsteps, pass * (OD / 64) * (BN * 128), lane);
 #pragma unroll
-	for (int r = 0; r < 2; ++r) {
-		lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
-		lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
-	}
-	const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
-#pragma unroll
-	for (int i = 0; i < DB / 8; ++i)
-#pragma unroll
-		for (int q = 0; q < 4; ++q) {
-			const long long d = 8 * i + 2 * (lane & 3) + (q & 1), m = r0 + 8 * (q >> 1);
-			if (m < M && d < D) fz_attn_epi<BAT>(epi, b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
+		for (int r = 0; r < 2; ++r) {
+			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
 		}
+		if constexpr (NP == 1) {
+			fz_attn_out<BAT, OD>(epi, o, mrow, lrow, sq + c * (64 * DB * 2), b, m0 + 64 * c, 0, M, D, c, w, lane);
+		} else { /* Q is read again by the next walk: O straight from the fragments */
+			const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
+#pragma unroll
+			for (int i = 0; i < OD / 8; ++i)
+#pragma unroll
+				for (int q = 0; q < 4; ++q) {
+					const long long d = pass * OD + 8 * i + 2 * (lane & 3) + (q & 1), m = r0 + 8 * (q >> 1);
+					if (m < M && d < D) fz_attn_epi<BAT>(epi, b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
+				}
+		}
+	}
 	if ((lane & 3) == 0)
 #pragma unroll
 		for (int r = 0; r < 2; ++r)

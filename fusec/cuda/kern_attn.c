@@ -15,7 +15,10 @@ static const char attn_lib[] =
 #include "attn.inc"
 	;
 
-void cuda_attn_library(FILE *out) { fputs(attn_lib, out), fputc('\n', out); }
+void cuda_attn_library(FILE *out)
+{
+	fputs(attn_lib, out), fputc('\n', out);
+}
 
 /* the functor's parameters: the coordinates s0.., then the values */
 static void functor_head(Cx *cx, const char *what, const char *ret, int ncoord, const char *values)
@@ -127,7 +130,7 @@ void cuda_kern_attn(Cx *cx)
 	const ElemType et = m->tensor[at->q].type;
 	const int bat = k->nspace == 3;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
-	if (k->par.block != 128 || at->block_m != 64 || at->stages < 2 || at->stages > 3 || (et != ET_F16 && et != ET_BF16) ||
+	if (at->block_m % 64 || at->block_m < 64 || at->block_m > 192 || k->par.block != 2 * at->block_m + 128 || at->stages < 2 || at->stages > 3 || (et != ET_F16 && et != ET_BF16) ||
 	    m->tensor[at->k].type != et || m->tensor[at->v].type != et || (k->nspace != 2 && k->nspace != 3) || at->nent < 1)
 		die("attention kernel %s: block %d, %d rows, %d dimensions, %d entries", k->name, k->par.block, at->block_m,
 		    k->nspace, at->nent);
@@ -141,7 +144,8 @@ void cuda_kern_attn(Cx *cx)
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16, at->db[e], at->bn[e], at->stages, at->causal, bat,
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16,
+		        at->db[e], at->bn[e], at->stages, at->block_m / 64, at->causal, bat,
 		        k->name, k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
 		cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
 		cuda_dim(cx, at->dh, out), fputs(", ", out);

@@ -311,15 +311,16 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 	if (ok && m->tensor[v].type != m->tensor[q].type) ok = 0, *why = "V's type is not Q's and K's";
 	if (ok) {
 		memset(k, 0, sizeof *k);
-		k->mode = KM_ATTN, k->first_stmt = sid, k->nstmt = end - sid, k->nspace = c.nsp, k->par.block = 128;
+		k->mode = KM_ATTN, k->first_stmt = sid, k->nstmt = end - sid, k->nspace = c.nsp, k->par.block = 384;
 		for (int i = 0; i < c.nsp; i++) k->space[i] = c.sp[i];
 		k->at.c1 = sid, k->at.mx = c.mx, k->at.sum = c.sum, k->at.c2 = c.c2;
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->at.causal = causal(&c);
-		k->path_why = "tensor cores, one kernel for both products (FlashAttention's way): a block of 4 warps takes 64 rows "
-		              "of m and walks n in blocks of 64 (32 for head sizes over 128), K and V copied into shared memory by "
-		              "cp.async two blocks ahead; sm_90a wgmma, the next block's Q K^T in flight during this block's "
-		              "softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "
+		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
+		              "copying K and V into two stages of shared memory by cp.async, two computing 64 rows of m each and "
+		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "
+		              "head sizes over 128); sm_90a wgmma, the second product of the step before in flight during this "
+		              "step's softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "
 		              "online, O rescaled when the max grows, divided by the sum at the end; exponentials in f32, the "
 		              "normalised row rounded to the operands' type for the second product; no tensor over the scores' "
 		              "space is stored";
@@ -328,31 +329,43 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 	return ok ? end : 0;
 }
 
-/* 4 warps of 16 rows each (one warpgroup); the shared memory holds Q's 64
-   rows and two stages of K's and V's rows (the next step's copied while one
-   computes), each padded to db columns, and 1 KB to align them for the
-   128-byte swizzle; as many blocks an SM as its shared memory holds, at most
-   3, 2, 1 by bucket (registers: O's grow with db; a fourth block at 64 spilled
-   on mma.sync, and sm_90a's 109 registers fit four all the same). At 256, O takes 128
-   registers a thread: 32 columns a step, not 64, keep the rest from
-   spilling on mma.sync. Three stages (two steps ahead) were slower on an
-   H200 on both paths: a block fewer an SM (bench/attn.sh, RESULTS.md). */
+/* Does expression e read an input over two or more axes (a mask over the
+   scores, a value from memory a score)? Temps are z's own statements. */
+static int loads_matrix(const Module *m, int e)
+{
+	if (e <= 0) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD && m->tensor[x->tensor].kind == TK_INPUT && m->tensor[x->tensor].rank >= 2) return 1;
+	if (x->op == IR_LOAD)
+		for (int i = 0; i < x->nargs; i++)
+			if (loads_matrix(m, x->args[i])) return 1;
+	return loads_matrix(m, x->a) || loads_matrix(m, x->b) || loads_matrix(m, x->c);
+}
+
+/* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
+   of m each and take turns to issue their products; one block an SM (the
+   computing warpgroups take 224 registers a thread, the copier 56).
+   Shared memory: barriers, Q's 128 rows, two stages of K's and V's BN
+   rows, each padded to db columns, 1 KB to align them for the 128-byte
+   swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
+   such as a mask: its loads' registers spilled at 128), 32 at db 256
+   (O's 128 registers a thread; 16 with such a mask). Measured on an H200 against 1 warpgroup
+   of 64 rows a block, 3 and 2 blocks an SM (bench/RESULTS.md). */
 void plan_attn_launch(const Module *m, Kernel *k)
 {
-	(void)m;
-	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256}, step[ATTN_MAX_ENTRY] = {64, 64, 32}, most[ATTN_MAX_ENTRY] = {3, 2, 1};
-	k->par.block = 128, k->par.min_blocks = 1;
-	k->at.block_m = 64, k->at.stages = 2;
+	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256};
+	int zload = 0;
+	for (int sid = k->at.c1 + 1; sid <= k->at.mx; sid++) zload |= loads_matrix(m, m->stmt[sid].rhs);
+	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
+	k->par.block = 128 * 3, k->par.min_blocks = 1;
+	k->at.block_m = 128, k->at.stages = 2;
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
 	for (int i = 0; i < ATTN_MAX_ENTRY; i++) {
 		if (dh.sym < 0 && !dim_derived(dh) && (dh.value > bucket[i] || (i > 0 && dh.value <= bucket[i - 1]))) continue;
 		const int e = k->at.nent++;
 		k->at.db[e] = bucket[i], k->at.bn[e] = step[i];
-		k->at.smem[e] = 1024 + (k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
-		/* as many blocks as an SM's 228 KB of shared memory holds (1 KB of
-		   each the system's), at most `most` (registers: O's grow with db) */
-		const int fit = 228 * 1024 / (k->at.smem[e] + 1024);
-		k->at.minb[e] = fit < most[i] ? (fit < 1 ? 1 : fit) : most[i];
+		k->at.smem[e] = 1024 + 256 + (k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
+		k->at.minb[e] = 1;
 	}
 }
