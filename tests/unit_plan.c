@@ -230,8 +230,10 @@ static void test_attention(void)
 	Case c;
 	if (attn_case(&c, "attention", "D", "", "z(b,m,n) = s(b,m,n) * sc", ATTN_TAIL("bf16", ""))) {
 		const Kernel *k = &c.fu.k[0];
-		EXPECT(c.fu.nk == 1 && k->mode == KM_ATTN && k->nspace == 3 && k->par.block == 128);
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ATTN && k->nspace == 3 && k->par.block == 384 && k->at.block_m == 128);
 		EXPECT(k->at.nent == 3 && k->at.db[0] == 64 && k->at.db[2] == 256 && k->at.causal == 0);
+		/* z reads no matrix: 128-column steps up to D 128, 32 at 256 */
+		EXPECT(k->at.bn[0] == 128 && k->at.bn[1] == 128 && k->at.bn[2] == 32);
 		EXPECT(k->at.c1 == stmt(&c, "s") && k->at.mx == stmt(&c, "mx") && k->at.sum == stmt(&c, "l") && k->at.c2 == stmt(&c, "o"));
 		EXPECT(OP(&c, fu, "s") == STEP_CONTRACT && OP(&c, fu, "z") == STEP_MAP && OP(&c, fu, "e") == STEP_ONLINE);
 		EXPECT(OP(&c, fu, "p") == STEP_ONLINE && OP(&c, fu, "o") == STEP_CONTRACT && OP(&c, fu, "O") == STEP_MAP);
@@ -270,6 +272,16 @@ static void test_attention(void)
 	if (attn_case(&c, "lse", "D", ", lse: f32[B,T]", "z(b,m,n) = s(b,m,n) * sc",
 	              ATTN_TAIL("bf16", "  stage ls { lse(b,m) = mx(b,m) + log(l(b,m)) }\n"))) {
 		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN && KERNEL_OF(&c, fu, "lse") == 0 && OP(&c, fu, "lse") == STEP_MAP);
+		done(&c);
+	}
+	/* an additive mask read in z: a matrix from memory a score, so 64-column
+	   steps (16 at D 256), whose loads' registers fit */
+	if (load(&c, "masked", "fusion at(Q: bf16[B,T,D], K: bf16[B,S,D], V: bf16[B,S,D], mk: f32[B,T,S], sc: f32) -> (O: bf16[B,T,D]) {\n"
+	                       "  stage qk [tensor_eligible, precision = f32] { s(b,m,n) +=! Q(b,m,d) * K(b,n,d) }\n"
+	                       "  stage z { z(b,m,n) = s(b,m,n) * sc + mk(b,m,n) }\n" ATTN_TAIL("bf16", ""))) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ATTN && k->at.nent == 3);
+		EXPECT(k->at.bn[0] == 64 && k->at.bn[1] == 64 && k->at.bn[2] == 16);
 		done(&c);
 	}
 	/* not attention: the exponent is not the max's own z */
