@@ -274,6 +274,33 @@ int fz_kernel_lookup(fz_artifact *a, const char *name, const fz_kernel_info **ou
 	return k < 0 ? unknown_kernel(&a->info, name, a->err) : FZ_OK;
 }
 
+int fr_run_op(fz_artifact *a, const fz_op *op, int k, const void *args, fz_stream *stream, int i)
+{
+	CUstream st = (CUstream)stream;
+	CUresult r;
+	char call[192];
+	if (op->kind == FZ_OP_MEMSET) {
+		if (!op->bytes) return FZ_OK;
+		r = fr_cu->cuMemsetD8Async((CUdeviceptr)op->ptr, 0, (size_t)op->bytes, st);
+		if (r != CUDA_SUCCESS) {
+			snprintf(call, sizeof call, "cuMemsetD8Async(op %d, clearing %s)", i, op->kernel ? op->kernel : "?");
+			return fr_cuda_error(a->err, call, r);
+		}
+		return FZ_OK;
+	}
+	void *params[] = {(void *)args};
+	tile_maps tm;
+	void *tparams[] = {(void *)args, &tm};
+	if (a->info.kernels[k].tma[0] >= 0) make_tile_maps(a, &a->info.kernels[k], args, &tm);
+	r = fr_cu->cuLaunchKernel(a->fn[k], op->grid[0], op->grid[1], op->grid[2], op->block, 1, 1, (unsigned)a->smem[k], st,
+	                          a->info.kernels[k].tma[0] >= 0 ? tparams : params, NULL);
+	if (r != CUDA_SUCCESS) {
+		snprintf(call, sizeof call, "cuLaunchKernel(op %d, %s)", i, op->kernel);
+		return fr_cuda_error(a->err, call, r);
+	}
+	return FZ_OK;
+}
+
 int fz_run(fz_artifact *a, const fz_op *ops, int nops, const void *args, size_t args_size, fz_stream *stream)
 {
 	if (!a) return FZ_ERR_INVALID;
@@ -281,32 +308,8 @@ int fz_run(fz_artifact *a, const fz_op *ops, int nops, const void *args, size_t 
 	if (!rc) rc = fz_check_sizes(&a->info, args, args_size, a->err);
 	if (!rc) rc = fr_enter(a->dev, a->err);
 	if (rc) return rc;
-	CUstream st = (CUstream)stream;
-	void *params[] = {(void *)args};
-	for (int i = 0; !rc && i < nops; i++) {
-		const fz_op *op = &ops[i];
-		CUresult r;
-		char call[192];
-		if (op->kind == FZ_OP_MEMSET) {
-			if (!op->bytes) continue;
-			r = fr_cu->cuMemsetD8Async((CUdeviceptr)op->ptr, 0, (size_t)op->bytes, st);
-			if (r != CUDA_SUCCESS) {
-				snprintf(call, sizeof call, "cuMemsetD8Async(op %d, clearing %s)", i, op->kernel ? op->kernel : "?");
-				rc = fr_cuda_error(a->err, call, r);
-			}
-		} else {
-			int k = find_kernel(&a->info, op->kernel);
-			tile_maps tm;
-			void *tparams[] = {(void *)args, &tm};
-			if (a->info.kernels[k].tma[0] >= 0) make_tile_maps(a, &a->info.kernels[k], args, &tm);
-			r = fr_cu->cuLaunchKernel(a->fn[k], op->grid[0], op->grid[1], op->grid[2], op->block, 1, 1, (unsigned)a->smem[k], st,
-			                          a->info.kernels[k].tma[0] >= 0 ? tparams : params, NULL);
-			if (r != CUDA_SUCCESS) {
-				snprintf(call, sizeof call, "cuLaunchKernel(op %d, %s)", i, op->kernel);
-				rc = fr_cuda_error(a->err, call, r);
-			}
-		}
-	}
+	for (int i = 0; !rc && i < nops; i++)
+		rc = fr_run_op(a, &ops[i], ops[i].kind == FZ_OP_MEMSET ? -1 : find_kernel(&a->info, ops[i].kernel), args, stream, i);
 	fr_leave(a->dev);
 	return rc;
 }

@@ -81,32 +81,63 @@ int fz_recipe_scratch(const fz_artifact_info *info, const char *variant, const l
 	return rc ? rc : layout(info, v, sizes, sm > 0 ? sm : 132, 0, NULL, ws, bytes, err);
 }
 
-/* the arguments against the param lines: count, element type, scalar or
-   tensor, a tensor's pointer set unless it has no elements */
-static int check_args(const fz_artifact_info *info, const long long *sizes, const fz_arg *args, int nargs, char *err)
+static int count_params(const fz_artifact_info *info)
 {
 	int want = 0;
 	for (int t = 0; t < info->ntensors; t++) want += info->tensors[t].role != FZ_TEMP;
-	if (nargs != want || (nargs && !args))
-		return fr_err(err, FZ_ERR_INVALID, "%s takes %d arguments (its param lines, in order), given %d", info->fusion, want,
-		              args ? nargs : 0);
+	return want;
+}
+
+static int count_error(const fz_artifact_info *info, int want, const fz_arg *args, int nargs, char *err)
+{
+	return fr_err(err, FZ_ERR_INVALID, "%s takes %d arguments (its param lines, in order), given %d", info->fusion, want,
+	              args ? nargs : 0);
+}
+
+/* argument a (from 1) g for tensor t, of n elements at the sizes: its
+   element type, scalar or tensor, a tensor's pointer set unless it has
+   no elements */
+static int check_arg(const fz_artifact_info *info, int t, int a, const fz_arg *g, long long n, char *err)
+{
+	const fz_tensor_info *x = &info->tensors[t];
+	const int scalar = x->rank == 0 && x->role == FZ_INPUT;
+	if (!g->type || strcmp(g->type, x->type))
+		return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): %s expected, %s given", a, x->name, x->type,
+		              g->type ? g->type : "no type");
+	if (g->scalar != scalar)
+		return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): a %s expected, a %s given", a, x->name,
+		              scalar ? "scalar input by value" : "tensor (device pointer)", g->scalar ? "scalar" : "tensor");
+	if (!scalar && !g->ptr && n) return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): a null device pointer", a, x->name);
+	return FZ_OK;
+}
+
+/* the arguments against the param lines: count, then each as check_arg */
+static int check_args(const fz_artifact_info *info, const long long *sizes, const fz_arg *args, int nargs, char *err)
+{
+	const int want = count_params(info);
+	if (nargs != want || (nargs && !args)) return count_error(info, want, args, nargs, err);
 	for (int t = 0, a = 0; t < info->ntensors; t++) {
 		const fz_tensor_info *x = &info->tensors[t];
 		if (x->role == FZ_TEMP) continue;
-		const fz_arg *g = &args[a++];
 		const int scalar = x->rank == 0 && x->role == FZ_INPUT;
-		if (!g->type || strcmp(g->type, x->type))
-			return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): %s expected, %s given", a, x->name, x->type,
-			              g->type ? g->type : "no type");
-		if (g->scalar != scalar)
-			return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): a %s expected, a %s given", a, x->name,
-			              scalar ? "scalar input by value" : "tensor (device pointer)", g->scalar ? "scalar" : "tensor");
 		long long n = 1;
 		int rc = scalar ? FZ_OK : fz_tensor_shape(info, t, sizes, NULL, &n, err);
+		if (!rc) rc = check_arg(info, t, a + 1, &args[a], n, err);
 		if (rc) return rc;
-		if (!scalar && !g->ptr && n) return fr_err(err, FZ_ERR_INVALID, "argument %d (%s): a null device pointer", a, x->name);
+		a++;
 	}
 	return FZ_OK;
+}
+
+/* one param's slot of the args struct: a tensor's pointer, a scalar's
+   value as 8 bytes */
+static unsigned long long arg_slot(const fz_tensor_info *x, const fz_arg *g)
+{
+	unsigned long long u;
+	if (!g->scalar) return g->ptr;
+	if (x->type[0] == 'f' || x->type[0] == 'b') memcpy(&u, &g->f, 8);
+	else memcpy(&u, &g->i, 8);
+	return u;
 }
 
 /* the args struct: the tensors in order (arguments, temps placed in the
@@ -116,13 +147,7 @@ static void fill_args(const fz_artifact_info *info, const fz_arg *args, const lo
 {
 	size_t o = 0;
 	for (int t = 0, a = 0; t < info->ntensors; t++, o += 8) {
-		unsigned long long u = place[t];
-		if (info->tensors[t].role != FZ_TEMP) {
-			const fz_arg *g = &args[a++];
-			if (!g->scalar) u = g->ptr;
-			else if (info->tensors[t].type[0] == 'f' || info->tensors[t].type[0] == 'b') memcpy(&u, &g->f, 8);
-			else memcpy(&u, &g->i, 8);
-		}
+		const unsigned long long u = info->tensors[t].role != FZ_TEMP ? arg_slot(&info->tensors[t], &args[a++]) : place[t];
 		memcpy(s + o, &u, 8);
 	}
 	for (int i = 0; i < info->nsizes; i++, o += 8) memcpy(s + o, &sizes[i], 8);
@@ -220,6 +245,127 @@ int fz_call(fz_artifact *art, const char *variant, const long long *sizes, int n
 	if (!rc) rc = fz_run(art, ops, n, s, art->info.args_size, stream);
 	if (ops != few) free(ops);
 	return rc;
+}
+
+/* ---- a call prepared once per variant, sizes and scratch ---------- */
+
+typedef struct fr_pparam {
+	int tensor;              /* its info index (the args struct's slot) */
+	long long n;             /* its elements at the sizes (1 for a scalar) */
+} fr_pparam;
+
+struct fz_prepared_call {
+	fz_artifact *art;
+	size_t args_size;
+	int nargs, nops;
+	fr_pparam param[FZ_MAX_TENSORS];
+	/* the args struct with the temps, the sizes and the workspace placed;
+	   each run copies it and writes the arguments' slots */
+	unsigned char args[8 * (FZ_MAX_TENSORS + FZ_MAX_SIZES + 2)];
+	/* the op list at the sizes: a launch with its kernel's index, a
+	   memset with its tensor's (the pointer read from the args struct) */
+	fz_op *ops;
+	int *index;
+};
+
+int fz_call_prepare(fz_artifact *art, const char *variant, const long long *sizes, int nsizes, fz_ptr scratch,
+                    fz_prepared_call **out)
+{
+	if (!art) return FZ_ERR_INVALID;
+	if (!out) return fr_err(art->err, FZ_ERR_INVALID, "fz_call_prepare: out is NULL");
+	*out = NULL;
+	const fz_artifact_info *info = &art->info;
+	const fr_variant *v;
+	int rc = variant_of(info, variant, &v, art->err);
+	if (!rc) rc = check_sizes(info, sizes, nsizes, art->err);
+	if (rc) return rc;
+	if (!scratch) return fr_err(art->err, FZ_ERR_INVALID, "no scratch: allocate fz_call_scratch's bytes, zeroed once");
+	fz_prepared_call *p = calloc(1, sizeof *p);
+	if (!p || !(p->ops = malloc((size_t)(v->nops ? v->nops : 1) * sizeof *p->ops)) ||
+	    !(p->index = malloc((size_t)(v->nops ? v->nops : 1) * sizeof *p->index))) {
+		if (p) free(p->ops), free(p);
+		return fr_err(art->err, FZ_ERR_NO_MEMORY, "out of memory");
+	}
+	p->art = art, p->args_size = info->args_size;
+	for (int t = 0; !rc && t < info->ntensors; t++) {
+		const fz_tensor_info *x = &info->tensors[t];
+		if (x->role == FZ_TEMP) continue;
+		fr_pparam *q = &p->param[p->nargs++];
+		q->tensor = t, q->n = 1;
+		if (!(x->rank == 0 && x->role == FZ_INPUT)) rc = fz_tensor_shape(info, t, sizes, NULL, &q->n, art->err);
+	}
+	/* the args struct as fill_args makes it, the params' slots 0 */
+	unsigned long long place[FZ_MAX_TENSORS] = {0}, ws[2], total;
+	const long long sm = art->dev->sm_count > 0 ? art->dev->sm_count : 132;
+	if (!rc) rc = layout(info, v, sizes, sm, scratch, place, ws, &total, art->err);
+	if (!rc) {
+		size_t o = 0;
+		for (int t = 0; t < info->ntensors; t++, o += 8) memcpy(p->args + o, &place[t], 8);
+		for (int i = 0; i < info->nsizes; i++, o += 8) memcpy(p->args + o, &sizes[i], 8);
+		memcpy(p->args + o, &ws[0], 8), memcpy(p->args + o + 8, &ws[1], 8);
+	}
+	for (int i = 0; !rc && i < v->nops; i++) {
+		const fr_op *op = &v->ops[i];
+		fz_op o;
+		int skip = 0;
+		if (op->kind == FZ_OP_MEMSET) {
+			o.kind = FZ_OP_MEMSET, o.kernel = info->tensors[op->tensor].name, o.ptr = 0;
+			o.grid[0] = o.grid[1] = o.grid[2] = 0, o.block = 0;
+			rc = tensor_bytes(info, op->tensor, sizes, &o.bytes, art->err);
+			p->index[p->nops] = op->tensor;
+		} else {
+			rc = launch_op(info, op, sizes, sm, &o, &skip, art->err);
+			/* the kernel launched: the entry point launch_op chose */
+			for (int k = 0; !rc && !skip && k < info->nkernels; k++)
+				if (info->kernels[k].name == o.kernel) p->index[p->nops] = k;
+		}
+		if (!rc && !skip) p->ops[p->nops++] = o;
+	}
+	if (rc) {
+		fz_call_release(p);
+		return rc;
+	}
+	*out = p;
+	return FZ_OK;
+}
+
+int fz_call_run(fz_prepared_call *p, const fz_arg *args, int nargs, fz_stream *stream)
+{
+	if (!p) return FZ_ERR_INVALID;
+	fz_artifact *art = p->art;
+	const fz_artifact_info *info = &art->info;
+	if (nargs != p->nargs || (nargs && !args)) return count_error(info, p->nargs, args, nargs, art->err);
+	unsigned char s[sizeof p->args];
+	memcpy(s, p->args, p->args_size);
+	for (int a = 0; a < nargs; a++) {
+		const fr_pparam *q = &p->param[a];
+		int rc = check_arg(info, q->tensor, a + 1, &args[a], q->n, art->err);
+		if (rc) return rc;
+		const unsigned long long u = arg_slot(&info->tensors[q->tensor], &args[a]);
+		memcpy(s + 8 * (size_t)q->tensor, &u, 8);
+	}
+	int rc = fr_enter(art->dev, art->err);
+	if (rc) return rc;
+	for (int i = 0; !rc && i < p->nops; i++) {
+		if (p->ops[i].kind == FZ_OP_MEMSET) {
+			fz_op o = p->ops[i];
+			memcpy(&o.ptr, s + 8 * (size_t)p->index[i], 8);
+			if (!o.ptr && o.bytes)
+				rc = fr_err(art->err, FZ_ERR_INVALID, "op %d clears %s at a null device pointer", i, o.kernel);
+			else
+				rc = fr_run_op(art, &o, -1, s, stream, i);
+		} else {
+			rc = fr_run_op(art, &p->ops[i], p->index[i], s, stream, i);
+		}
+	}
+	fr_leave(art->dev);
+	return rc;
+}
+
+void fz_call_release(fz_prepared_call *p)
+{
+	if (!p) return;
+	free(p->ops), free(p->index), free(p);
 }
 
 int fz_artifact_open_info(const char *path, fz_artifact_info **out, char *err)

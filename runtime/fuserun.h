@@ -439,6 +439,21 @@ int fz_call_scratch(fz_artifact *art, const char *variant, const long long *size
 int fz_call(fz_artifact *art, const char *variant, const long long *sizes, int nsizes, const fz_arg *args, int nargs,
             fz_ptr scratch, fz_stream *stream);
 
+/* fz_call in two steps, for a caller that calls a variant many times at
+   the same sizes (the Python package): fz_call_prepare checks the variant
+   and the sizes and evaluates the recipe once (the scratch placed, the
+   op list's grids, blocks, entry points and memsets); fz_call_run checks
+   the arguments as fz_call does (count, element type, scalar or tensor,
+   a pointer given) and runs the op list on stream. The handle keeps
+   scratch's address: the scratch must outlive it, and one run at a time
+   may use it (as fz_call's). Release every handle before unloading its
+   artifact. Errors go to fz_artifact_error(art). */
+typedef struct fz_prepared_call fz_prepared_call;
+int fz_call_prepare(fz_artifact *art, const char *variant, const long long *sizes, int nsizes, fz_ptr scratch,
+                    fz_prepared_call **out);
+int fz_call_run(fz_prepared_call *call, const fz_arg *args, int nargs, fz_stream *stream);
+void fz_call_release(fz_prepared_call *call);
+
 /* fz_artifact_verify into an info the library allocates (for callers
    through a foreign-function interface, which need not know its size);
    release with fz_artifact_close_info (NULL is ignored). */

@@ -42,6 +42,10 @@ typedef struct fr_entry {
 	char name[128];
 	unsigned long long param_bytes;
 } fr_entry;
+/* One op of a checked list (fz_run's loop; the context entered): a memset,
+   or a launch of kernel k (its index in info.kernels); i names the op in
+   an error. */
+int fr_run_op(fz_artifact *a, const fz_op *op, int k, const void *args, fz_stream *stream, int i);
 /* Fills a->entry from the PTX text (pipeline.c); FZ_OK or FZ_ERR_NO_MEMORY. */
 int fr_ptx_entries(fz_artifact *a, const char *ptx, char *err);
 

@@ -1,13 +1,16 @@
 """An artifact on a GPU, called on torch tensors through fz_call.
 
 Each call checks its tensors against the manifest (element type, shape at
-the sizes, contiguity, device), allocates the outputs with torch, takes
-torch's current stream, and launches the variant from the manifest's launch
-recipe: no generated code is compiled. The scratch (the variant's temps and
-reduction workspace) is a torch uint8 tensor per variant and sizes, zeroed
-once and kept: calls of one artifact at the same sizes must not overlap on
-different streams (they share it)."""
+the sizes, contiguity, device), allocates the outputs with torch (or takes
+them, out=), takes torch's current stream, and launches the variant from
+the manifest's launch recipe, prepared once per variant and sizes
+(fz_call_prepare; each call is fz_call_run): no generated code is compiled.
+The scratch (the variant's temps and reduction workspace) is a torch uint8
+tensor per variant and sizes, zeroed once and kept: calls of one artifact
+at the same sizes must not overlap on different streams (they share it),
+and one thread at a time calls an artifact (its argument array is shared)."""
 import ctypes
+import functools
 import numbers
 import sys
 
@@ -22,14 +25,14 @@ def _torch():
     return torch
 
 
-class _Shape:
-    """What a call at one (variant, sizes) needs, computed once."""
+class _Call:
+    """What a call at one (variant, sizes) needs, computed once: the
+    outputs' shapes, the scratch tensor, and the call prepared in
+    libfuserun (fz_call_prepare: the recipe evaluated, the scratch placed)."""
 
-    def __init__(self, sizes, shapes, scratch):
-        self.sizes = (ctypes.c_longlong * max(1, len(sizes)))(*sizes)
-        self.nsizes = len(sizes)
-        self.shapes = shapes
-        self.scratch = scratch
+    def __init__(self, sizes, shapes, scratch, handle, new):
+        self.sizes, self.shapes, self.scratch, self.handle = sizes, shapes, scratch, handle
+        self.new = new  # (shape, dtype) of each output the call allocates (role output), in order
 
 
 class Artifact:
@@ -38,7 +41,15 @@ class Artifact:
     parameters, in the manifest's order; scalars as Python numbers):
     art(x, y, variant="unfused", N=...) returns the outputs (one tensor, or
     a tuple in the manifest's order; an inout parameter's tensor is updated
-    in place and returned too)."""
+    in place and returned too). out=(t, ...): the output parameters'
+    tensors (role output, in order), checked as the inputs are, written
+    instead of allocated.
+
+    The checks are made in full the first time a call's tensors have a
+    signature (each tensor's shape, dtype, device and contiguity, the
+    variant, the sizes given); a call whose signature was seen and passed
+    skips to the launch, as every check would pass again. A tensor that
+    differs in any of these is a new signature, checked in full."""
 
     def __init__(self, path, device=None):
         torch = _torch()
@@ -53,6 +64,7 @@ class Artifact:
                 raise ValueError(f"fuserun runs on a CUDA device, not {d}")
             index = d.index if d.index is not None else torch.cuda.current_device()
         self.device = torch.device("cuda", index)
+        self._cache, self._calls = {}, {}
         self._dev, self._art = ctypes.c_void_p(), ctypes.c_void_p()
         err = ctypes.create_string_buffer(_lib.ERRMSG_SIZE)
         _lib.check(_lib.lib.fz_device_open(index, ctypes.byref(self._dev), err), err.value)
@@ -62,25 +74,43 @@ class Artifact:
             self.close()
             _lib.check(rc, msg)
         self._dtypes = {t: getattr(torch, TYPES[t][0]) for t in TYPES}
+        self._nargs = len(m.params)
         self._args = (_lib.Arg * max(1, len(m.params)))()
         for a, p in zip(self._args, m.params):
             a.type, a.scalar = p.btype, int(p.scalar)
-        self._cache = {}
+        # each argument's struct (kept: indexing the array makes a new one),
+        # and where its value comes from: the i-th input, the k-th new output
+        arg = dict(zip((p.index for p in m.params), self._args))
+        pos = {p.index: i for i, p in enumerate(m.inputs)}
+        self._nin = len(m.inputs)
+        self._tin = tuple(i for i, p in enumerate(m.inputs) if not p.scalar)   # the tensor inputs' places
+        self._in_args = tuple((arg[p.index], pos[p.index]) for p in m.inputs if not p.scalar)
+        self._scalar_args = tuple((arg[p.index], pos[p.index], p, p.type[0] == "i") for p in m.inputs if p.scalar)
+        self._new = tuple(p for p in m.params if p.role == "output")
+        self._out_args = tuple(arg[p.index] for p in self._new)
+        # what a call returns: ("in", i) an inout input, ("new", k) an output
+        self._ret = tuple(("in", pos[p.index]) if p.role == "inout" else ("new", self._new.index(p)) for p in m.outputs)
+        self._plain_ret = all(r[0] == "new" for r in self._ret)
         self._torch = torch
         # the current stream's handle: torch's raw getter where it has one
         # (a fraction of a microsecond), else the public call
         raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
-        self._stream = (lambda: raw(index)) if raw else (lambda: torch.cuda.current_stream(self.device).cuda_stream)
+        self._stream = functools.partial(raw, index) if raw else (lambda: torch.cuda.current_stream(self.device).cuda_stream)
+        self._fz_run = _lib.lib.fz_call_run
 
     def close(self):
         """Unloads the artifact (also when collected); its scratch tensors go with it."""
+        for c in getattr(self, "_cache", {}).values():
+            if c.handle:
+                _lib.lib.fz_call_release(c.handle)
+                c.handle = None
+        self._cache, self._calls = {}, {}
         if getattr(self, "_art", None):
             _lib.lib.fz_artifact_unload(self._art)
             self._art = None
         if getattr(self, "_dev", None):
             _lib.lib.fz_device_close(self._dev)
             self._dev = None
-        self._cache = {}
 
     def __del__(self):
         self.close()
@@ -95,31 +125,44 @@ class Artifact:
         _lib.check(rc, _lib.lib.fz_artifact_error(self._art))
 
     def _prepare(self, variant, sizes):
+        """The _Call of (variant, sizes), made the first time: shapes, scratch, the prepared call."""
         key = (variant, sizes)
         got = self._cache.get(key)
         if got is None:
             shapes = self.manifest.shapes_at(sizes)
             arr = (ctypes.c_longlong * max(1, len(sizes)))(*sizes)
             n = ctypes.c_ulonglong()
-            self._error(_lib.lib.fz_call_scratch(self._art, variant.encode(), arr, len(sizes), ctypes.byref(n)))
+            v = variant.encode()
+            self._error(_lib.lib.fz_call_scratch(self._art, v, arr, len(sizes), ctypes.byref(n)))
             scratch = self._torch.zeros(n.value, dtype=self._torch.uint8, device=self.device)
-            got = self._cache[key] = _Shape(sizes, shapes, scratch)
+            handle = ctypes.c_void_p()
+            self._error(_lib.lib.fz_call_prepare(self._art, v, arr, len(sizes), scratch.data_ptr(), ctypes.byref(handle)))
+            new = tuple((shapes[p.index], self._dtypes[p.type]) for p in self._new)
+            got = self._cache[key] = _Call(sizes, shapes, scratch, handle, new)
         return got
 
-    def _check_tensor(self, p, x, shape):
+    def _check_tensor(self, p, x, shape, what=""):
         if x.dtype != self._dtypes[p.type]:
-            raise TypeError(f"{p.name}: {self._dtypes[p.type]} ({p.type}) expected, {x.dtype} given")
+            raise TypeError(f"{what}{p.name}: {self._dtypes[p.type]} ({p.type}) expected, {x.dtype} given")
         if x.shape != shape:
-            raise ValueError(f"{p.name}: shape {shape} ([{','.join(p.dims)}]) expected, {tuple(x.shape)} given")
+            raise ValueError(f"{what}{p.name}: shape {shape} ([{','.join(p.dims)}]) expected, {tuple(x.shape)} given")
         if x.device != self.device:
-            raise ValueError(f"{p.name}: on {self.device} expected, on {x.device} given")
+            raise ValueError(f"{what}{p.name}: on {self.device} expected, on {x.device} given")
         if not x.is_contiguous():
-            raise ValueError(f"{p.name}: a contiguous tensor expected (call .contiguous())")
+            raise ValueError(f"{what}{p.name}: a contiguous tensor expected (call .contiguous())")
 
-    def __call__(self, *inputs, variant="fused", **sizes):
-        return self.run(*inputs, variant=variant, **sizes)
+    def _signature(self, inputs, variant, out, sizes):
+        """What the checks of a call depend on (hashable): the variant, the
+        sizes given, and each tensor's shape, dtype, device and contiguity."""
+        ts = [inputs[i] for i in self._tin]
+        if out is not None:
+            ts += out
+        # a size's type too: N=1000.0 or N=True equals N=1000 or N=1, and is refused
+        return (variant, tuple((k, type(v), v) for k, v in sizes.items()) if sizes else (), out is not None,
+                *[(x.shape, x.dtype, x.device, x.is_contiguous()) for x in ts])
 
-    def run(self, *inputs, variant="fused", **sizes):
+    def _checked(self, inputs, variant, out, sizes):
+        """Every check of a call whose signature is new; its _Call, kept for the signature."""
         m = self.manifest
         if not self._art:
             raise ValueError("the artifact is closed")
@@ -131,30 +174,68 @@ class Artifact:
         for p, x in zip(m.inputs, inputs):
             if not p.scalar and not hasattr(x, "data_ptr"):
                 raise TypeError(f"{p.name}: a torch tensor expected, {type(x).__name__} given")
+        if out is not None:
+            if not isinstance(out, (tuple, list)) or len(out) != len(self._new):
+                names = ", ".join(p.name for p in self._new)
+                raise TypeError(f"out: a tuple of the {len(self._new)} output tensors ({names}) expected")
+            for p, x in zip(self._new, out):
+                if not hasattr(x, "data_ptr"):
+                    raise TypeError(f"out {p.name}: a torch tensor expected, {type(x).__name__} given")
         shapes = [None if p.scalar else x.shape for p, x in zip(m.inputs, inputs)]
-        st = self._prepare(variant, m.sizes_of(shapes, sizes))
-        torch, outs, given = self._torch, [], dict(zip((p.index for p in m.inputs), inputs))
-        for a, p in zip(self._args, m.params):
-            shape = st.shapes[p.index]
-            if p.index in given:
-                x = given[p.index]
-                if p.scalar:
-                    if isinstance(x, bool) or not isinstance(x, numbers.Real):
-                        raise TypeError(f"{p.name}: a number expected ({p.type} scalar), {type(x).__name__} given")
-                    if p.type[0] == "i":
-                        if not isinstance(x, numbers.Integral):
-                            raise TypeError(f"{p.name}: an integer expected ({p.type} scalar), {x!r} given")
-                        a.i = int(x)
-                    else:
-                        a.f = float(x)
-                    continue
-                self._check_tensor(p, x, shape)
-            else:
-                x = torch.empty(shape, dtype=self._dtypes[p.type], device=self.device)
-            if p.role != "input":
-                outs.append(x)
+        c = self._prepare(variant, m.sizes_of(shapes, sizes))
+        for p, x in zip(m.inputs, inputs):
+            if not p.scalar:
+                self._check_tensor(p, x, c.shapes[p.index])
+        if out is not None:
+            for p, x in zip(self._new, out):
+                self._check_tensor(p, x, c.shapes[p.index], "out ")
+        if len(self._calls) >= 4096:  # signatures without end (sizes that keep changing): start again
+            self._calls.clear()
+        self._calls[self._signature(inputs, variant, out, sizes)] = c
+        return c
+
+    def _scalar(self, a, p, x):
+        """A scalar argument of any type: checked, set."""
+        if isinstance(x, bool) or not isinstance(x, numbers.Real):
+            raise TypeError(f"{p.name}: a number expected ({p.type} scalar), {type(x).__name__} given")
+        if p.type[0] == "i":
+            if not isinstance(x, numbers.Integral):
+                raise TypeError(f"{p.name}: an integer expected ({p.type} scalar), {x!r} given")
+            a.i = int(x)
+        else:
+            a.f = float(x)
+
+    def run(self, *inputs, variant="fused", out=None, **sizes):
+        c = None
+        if len(inputs) == self._nin:
+            try:
+                c = self._calls.get(self._signature(inputs, variant, out, sizes))
+            except (AttributeError, TypeError):  # not a tensor, an unhashable size: checked below
+                pass
+        if c is None:
+            c = self._checked(inputs, variant, out, sizes)
+        for a, i in self._in_args:
+            a.ptr = inputs[i].data_ptr()
+        for a, i, p, integral in self._scalar_args:
+            x = inputs[i]
+            t = type(x)
+            if integral and t is int:
+                a.i = x
+            elif not integral and (t is float or t is int):
+                a.f = x
+            else:  # any other type: checked in full
+                self._scalar(a, p, x)
+        if out is None:
+            empty, dev = self._torch.empty, self.device
+            out = [empty(shape, dtype=dt, device=dev) for shape, dt in c.new]
+        for a, x in zip(self._out_args, out):
             a.ptr = x.data_ptr()
-        stream = self._stream()
-        self._error(_lib.lib.fz_call(self._art, b"fused" if variant == "fused" else b"unfused", st.sizes, st.nsizes,
-                                     self._args, len(m.params), st.scratch.data_ptr(), stream))
-        return outs[0] if len(outs) == 1 else tuple(outs)
+        rc = self._fz_run(c.handle, self._args, self._nargs, self._stream())
+        if rc:
+            self._error(rc)
+        if self._plain_ret:
+            return out[0] if len(out) == 1 else tuple(out)
+        got = tuple(inputs[i] if kind == "in" else out[i] for kind, i in self._ret)
+        return got[0] if len(got) == 1 else got
+
+    __call__ = run  # art(...) is art.run(...), without a call in between

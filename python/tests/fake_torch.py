@@ -31,6 +31,9 @@ class device:
     def __eq__(self, other):
         return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
 
+    def __hash__(self):
+        return hash((self.type, self.index))
+
     def __repr__(self):
         return f"device(type='{self.type}', index={self.index})"
 
@@ -38,6 +41,9 @@ class device:
 _dev = ctypes.c_void_p()
 _err = ctypes.create_string_buffer(_lib.ERRMSG_SIZE)
 zeros_calls = 0
+# freed tensors' memory by bytes, reused as torch's caching allocator does
+# (a benchmark's many calls then stay within the fake's memory)
+_pool = {}
 
 
 def _open():
@@ -46,15 +52,24 @@ def _open():
 
 
 class Tensor:
-    def __init__(self, shape, dtype_, dev, ptr=None, contiguous=True):
+    def __init__(self, shape, dtype_, dev, ptr=None, contiguous=True, base=None):
         self.shape, self.dtype, self.device, self._contig = tuple(shape), dtype_, dev, contiguous
-        self._ptr = ptr
+        self._ptr, self._base, self._bytes = ptr, base, 0
         if ptr is None:
             _open()
-            p = ctypes.c_ulonglong()
             n = max(1, self.numel() * dtype_.itemsize)
-            _lib.check(_lib.lib.fz_alloc(_dev, n, ctypes.byref(p)), b"fz_alloc")
-            self._ptr = p.value
+            free = _pool.get(n)
+            if free:
+                self._ptr = free.pop()
+            else:
+                p = ctypes.c_ulonglong()
+                _lib.check(_lib.lib.fz_alloc(_dev, n, ctypes.byref(p)), b"fz_alloc")
+                self._ptr = p.value
+            self._bytes = n
+
+    def __del__(self):
+        if self._bytes:
+            _pool.setdefault(self._bytes, []).append(self._ptr)
 
     def numel(self):
         return math.prod(self.shape)
@@ -66,7 +81,7 @@ class Tensor:
         return self._contig
 
     def t(self):
-        return Tensor(self.shape[::-1], self.dtype, self.device, self._ptr, contiguous=False)
+        return Tensor(self.shape[::-1], self.dtype, self.device, self._ptr, contiguous=False, base=self)
 
     def host_bytes(self):
         buf = ctypes.create_string_buffer(self.numel() * self.dtype.itemsize)

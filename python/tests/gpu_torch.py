@@ -7,8 +7,10 @@ For each chain and size: the outputs' worst error relative to the torch
 chain's scale (tolerance per chain), torch's time, fuserun's time per call
 (wall clock over R back-to-back calls, then a synchronize: launch-bound
 when the kernels are short), fuserun bench's median, and the overhead =
-per-call - bench (issue 24's bar: under 10 us). Exit 1 when a chain
-mismatches or an overhead passes the bar.
+per-call - bench (issue 24's bar: under 10 us); and the time per call
+with the outputs passed (out=, nothing allocated). Exit 1 when a chain
+mismatches or an overhead passes the bar. python/tests/bench_overhead.py
+--torch times the host's work alone.
 
 usage (repository root, after make):
     python3 python/tests/gpu_torch.py [--reps R] [--chains softmax,kl_divergence,...]
@@ -103,7 +105,8 @@ def main():
     a = ap.parse_args()
     torch.manual_seed(0)
     bad = 0
-    print(f"{'chain':16s} {'sizes':24s} {'err/tol':>8s} {'torch us':>9s} {'fuserun us':>10s} {'bench us':>9s} {'overhead us':>11s}")
+    print(f"{'chain':16s} {'sizes':24s} {'err/tol':>8s} {'torch us':>9s} {'fuserun us':>10s} {'out= us':>8s} {'bench us':>9s} "
+          f"{'overhead us':>11s}")
     for name in a.chains.split(","):
         art = fuserun.load(f"generated/{name}.manifest")
         ref, tol = TORCH[name]
@@ -115,11 +118,13 @@ def main():
             e = worst(got, want) / tol
             t_torch = per_call_us(lambda: ref(*inputs), max(10, a.reps // 10))
             t_fz = per_call_us(lambda: art(*inputs), a.reps)
+            out = (got,) if torch.is_tensor(got) else got
+            t_out = per_call_us(lambda: art(*inputs, out=out), a.reps)
             t_bench = bench_us(name, sizes)
             over = t_fz - t_bench
             flag = "" if e <= 1 and over < 10 else "   <- FAIL" + (" (mismatch)" if e > 1 else "") + (" (overhead)" if over >= 10 else "")
             bad += bool(flag)
-            print(f"{name:16s} {sizes:24s} {e:8.3f} {t_torch:9.1f} {t_fz:10.1f} {t_bench:9.1f} {over:11.1f}{flag}")
+            print(f"{name:16s} {sizes:24s} {e:8.3f} {t_torch:9.1f} {t_fz:10.1f} {t_out:8.1f} {t_bench:9.1f} {over:11.1f}{flag}")
         art.close()
     print("gpu_torch:", "all within tolerance and the overhead bar" if not bad else f"{bad} failing")
     return 1 if bad else 0

@@ -121,6 +121,53 @@ check("gemv_axpby_sum: alpha and beta by value as doubles",
       repr(names))
 raises("a scalar that is no number", TypeError, ["alpha: a number expected (f32 scalar), str given"], g, A, x, z, "0.5", 2.0)
 
+# the cached path: after a call has passed its checks, a call whose tensors
+# differ in one thing only (dtype, shape, device, contiguity) is refused all
+# the same, and so are wrong out= tensors and scalars
+fake.fakecuda_log_start()
+for _ in range(3):
+    y, s = g(A, x, z, 0.5, 2)
+check("the cached path launches each call", len(launches()) == 3, repr(launches()))
+check("the cached path: the args struct holds this call's tensors", u64(last_args(), names.index("y")) == y.data_ptr()
+      and u64(last_args(), names.index("s")) == s.data_ptr() and u64(last_args(), names.index("A")) == A.data_ptr(), "stale pointers")
+raises("cached, then a tensor of another dtype", TypeError, ["x: torch.float32 (f32) expected, torch.float64 given"], g,
+       A, T.empty((32,), T.float64, dev), z, 0.5, 2)
+raises("cached, then a tensor of another shape", ValueError, ["z: shape (64,) ([M]) expected, (65,) given"], g,
+       A, x, T.empty((65,), T.float32, dev), 0.5, 2)
+raises("cached, then a tensor on another device", ValueError, ["A: on device(type='cuda', index=0) expected"], g,
+       T.empty((64, 32), T.float32, T.device("cuda", 1)), x, z, 0.5, 2)
+raises("cached, then a non-contiguous tensor", ValueError, ["A: a contiguous tensor expected"], g,
+       T.Tensor((64, 32), T.float32, dev, A.data_ptr(), contiguous=False), x, z, 0.5, 2)
+raises("cached, then a scalar that is no number", TypeError, ["beta: a number expected (f32 scalar), str given"], g, A, x, z, 0.5, "2")
+raises("cached, then a bool for a scalar", TypeError, ["alpha: a number expected (f32 scalar), bool given"], g, A, x, z, True, 2)
+raises("cached, then not a tensor", TypeError, ["x: a torch tensor expected, list given"], g, A, [0.0] * 32, z, 0.5, 2)
+raises("cached, then a size that disagrees", ValueError, ["A: shape (65, 32)"], g, A, x, z, 0.5, 2, M=65)
+raises("cached, then another variant name", ValueError, ["variant 'fast'"], g, A, x, z, 0.5, 2, variant="fast")
+g(A, x, z, 0.5, 2, M=64)
+raises("cached with M=64, then M=64.0", ValueError, ["size M = 64.0: a positive integer expected"], g, A, x, z, 0.5, 2, M=64.0)
+q1, p1 = T.empty((1,), T.float32, dev), T.empty((1,), T.float32, dev)
+art(q1, p1, N=1)
+raises("cached with N=1, then N=True", ValueError, ["size N = True: a positive integer expected"], art, q1, p1, N=True)
+y2, s2 = T.empty((64,), T.float32, dev), T.empty((), T.float32, dev)
+fake.fakecuda_log_start()
+got = g(A, x, z, 0.5, 2, out=(y2, s2))
+got = g(A, x, z, 0.5, 2, out=(y2, s2))
+check("out=: the given tensors written and returned", got[0] is y2 and got[1] is s2 and len(launches()) == 2
+      and u64(last_args(), names.index("y")) == y2.data_ptr() and u64(last_args(), names.index("s")) == s2.data_ptr(), repr(got))
+raises("cached out=, then an output of another dtype", TypeError, ["out y: torch.float32 (f32) expected, torch.float16 given"], g,
+       A, x, z, 0.5, 2, out=(T.empty((64,), T.float16, dev), s2))
+raises("cached out=, then an output of another shape", ValueError, ["out s: shape () ([]) expected, (1,) given"], g,
+       A, x, z, 0.5, 2, out=(y2, T.empty((1,), T.float32, dev)))
+raises("cached out=, then an output on another device", ValueError, ["out y: on device(type='cuda', index=0) expected"], g,
+       A, x, z, 0.5, 2, out=(T.empty((64,), T.float32, T.device("cpu")), s2))
+raises("cached out=, then a non-contiguous output", ValueError, ["out y: a contiguous tensor expected"], g,
+       A, x, z, 0.5, 2, out=(T.Tensor((64,), T.float32, dev, y2.data_ptr(), contiguous=False), s2))
+raises("out= of the wrong count", TypeError, ["out: a tuple of the 2 output tensors (y, s)"], g, A, x, z, 0.5, 2, out=(y2,))
+A2, x2 = T.empty((16, 8), T.float32, dev), T.empty((8,), T.float32, dev)
+y3, s3 = g(A2, x2, T.empty((16,), T.float32, dev), 1.0, 0.0)
+check("a new signature at other sizes: checked, prepared, its own shapes", y3.shape == (16,) and u64(last_args(), len(names)) == 16
+      and u64(last_args(), len(names) + 1) == 8, repr((y3.shape, u64(last_args(), len(names)))))
+
 # a format-1 artifact (no recipe) is refused at load, naming why
 tmp = tempfile.mkdtemp(prefix="fuserun-test-")
 try:

@@ -161,13 +161,26 @@ static void test_fake(const call_spec *cs, fz_device *dev, int sm)
 		for (int i = 0; !rc && !*why && i < hn; i++)
 			if (strcmp(hlog[i], log_line(i)))
 				snprintf(why, sizeof why, "%s, call %d: header '%s', fz_call '%s'", v, i, hlog[i], log_line(i));
+		/* the same call prepared, run twice (the handle reused) */
+		fz_prepared_call *pc = NULL;
+		if (!rc && !*why) rc = fz_call_prepare(art, v, sizes, info->nsizes, scratch, &pc);
+		for (int k = 0; k < 2 && !rc && !*why; k++) {
+			log_start();
+			rc = fz_call_run(pc, args, nargs, NULL);
+			if (!rc && hn != log_count())
+				snprintf(why, sizeof why, "%s: the header made %d driver calls, fz_call_run %d", v, hn, log_count());
+			for (int i = 0; !rc && !*why && i < hn; i++)
+				if (strcmp(hlog[i], log_line(i)))
+					snprintf(why, sizeof why, "%s, call %d (run %d): header '%s', fz_call_run '%s'", v, i, k, hlog[i], log_line(i));
+		}
+		fz_call_release(pc);
 		lines += hn;
 		if (rc) snprintf(why, sizeof why, "%s: %s", v, fz_artifact_error(art));
 		fz_free(dev, scratch);
 	}
 	if (!*why && !lines) snprintf(why, sizeof why, "nothing was launched");
 	for (int t = 0; t < info->ntensors; t++) fz_free(dev, ptr[t]);
-	snprintf(name, sizeof name, "fz_call = %s's typed launchers on the fake driver (%d launches and memsets)", cs->name, lines);
+	snprintf(name, sizeof name, "fz_call, fz_call_run = %s's typed launchers on the fake driver (%d launches and memsets)", cs->name, lines);
 	check(!*why, name, why);
 	fz_artifact_unload(art);
 }
@@ -223,6 +236,59 @@ static void call_refusals(void)
 		fz_artifact_close_info(info);
 	}
 #undef OPS
+}
+
+/* the prepared call's refusals, on kl_divergence under the fake driver:
+   at prepare (variant, sizes, scratch), at each run (the arguments) */
+static void prepared_refusals(fz_device *dev)
+{
+	char path[4096];
+	fz_artifact *art = NULL;
+	snprintf(path, sizeof path, "%s/kl_divergence.manifest", gen_dir);
+	if (!check(!fz_artifact_load(dev, path, &art), "kl_divergence loads on the fake device", fz_device_error(dev))) return;
+	const fz_artifact_info *info = fz_artifact_get_info(art);
+	long long n = 100, bad = 0;
+	fz_ptr scratch = 0, buf = 0;
+	unsigned long long bytes = 0;
+	fz_prepared_call *pc = NULL;
+	if (fz_call_scratch(art, "fused", &n, 1, &bytes) || fz_alloc(dev, bytes, &scratch) || fz_alloc(dev, 4096, &buf)) {
+		check(0, "fz_call_scratch and fz_alloc for the prepared call", fz_artifact_error(art));
+		fz_artifact_unload(art);
+		return;
+	}
+	expect("prepare: an unknown variant", fz_call_prepare(art, "fastest", &n, 1, scratch, &pc), FZ_ERR_INVALID, fz_artifact_error(art),
+	       "variant 'fastest'", NULL);
+	expect("prepare: a size of 0", fz_call_prepare(art, "fused", &bad, 1, scratch, &pc), FZ_ERR_BAD_SIZE, fz_artifact_error(art),
+	       "size N = 0", NULL);
+	expect("prepare: no sizes", fz_call_prepare(art, "fused", &n, 0, scratch, &pc), FZ_ERR_INVALID, fz_artifact_error(art),
+	       "takes 1 sizes, given 0", NULL);
+	expect("prepare: no scratch", fz_call_prepare(art, "fused", &n, 1, 0, &pc), FZ_ERR_INVALID, fz_artifact_error(art), "no scratch", NULL);
+	check(!pc, "a refused prepare leaves no handle", NULL);
+	if (check(!fz_call_prepare(art, "fused", &n, 1, scratch, &pc), "prepare kl_divergence fused at N = 100", fz_artifact_error(art))) {
+		fz_arg a[3];
+		unsigned long long ptr[FZ_MAX_TENSORS] = {0};
+		for (int t = 0; t < info->ntensors; t++) ptr[t] = buf + 1024 * (unsigned long long)t;
+		make_args(info, ptr, a);
+		check(!fz_call_run(pc, a, 3, NULL), "run: the arguments as the manifest says", fz_artifact_error(art));
+		expect("run: too few arguments", fz_call_run(pc, a, 2, NULL), FZ_ERR_INVALID, fz_artifact_error(art), "takes 3 arguments",
+		       "given 2", NULL);
+		a[1].type = "f16";
+		expect("run: an argument of another element type", fz_call_run(pc, a, 3, NULL), FZ_ERR_INVALID, fz_artifact_error(art),
+		       "argument 2 (p): f32 expected, f16 given", NULL);
+		a[1].type = "f32", a[1].scalar = 1;
+		expect("run: a scalar for a tensor", fz_call_run(pc, a, 3, NULL), FZ_ERR_INVALID, fz_artifact_error(art),
+		       "argument 2 (p): a tensor", NULL);
+		a[1].scalar = 0, a[2].ptr = 0;
+		expect("run: a null device pointer", fz_call_run(pc, a, 3, NULL), FZ_ERR_INVALID, fz_artifact_error(art),
+		       "argument 3 (kl): a null device pointer", NULL);
+		a[2].ptr = ptr[2];
+		check(!fz_call_run(pc, a, 3, NULL), "run: the handle still runs after refusals", fz_artifact_error(art));
+		expect("run: no handle", fz_call_run(NULL, a, 3, NULL), FZ_ERR_INVALID, "", NULL);
+	}
+	fz_call_release(pc);
+	fz_call_release(NULL);
+	fz_free(dev, buf), fz_free(dev, scratch);
+	fz_artifact_unload(art);
 }
 
 /* format 1 (no recipe) loads and is refused by fz_call alone; malformed recipes are refused at verification */
@@ -299,6 +365,7 @@ int main(int argc, char **argv)
 	fz_device_props props;
 	if (check(!fz_device_open(0, &dev, err), "the fake device opens", err) && !fz_device_query(dev, &props)) {
 		for (int i = 0; i < ncall_specs; i++) test_fake(&call_specs[i], dev, props.sm_count);
+		prepared_refusals(dev);
 		fz_device_close(dev);
 	}
 	dlclose(h);
