@@ -793,17 +793,27 @@ template <int N, int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R]
 
 /* z, the running max and sum, and the exponentials, for one step: this
    thread's rows r0 and r0 + 8, columns n0 + 8j + 2(lane % 4) + {0, 1} */
+/* z over a whole step inside [M, N], without tests: the coordinates are
+   computed only where the functor reads them */
 template <int BAT, int BN, class Z>
-__device__ __forceinline__ void fz_attn_softmax(const Z &zf, float (&s)[BN / 8][4], float (&corr)[2], float (&mrow)[2],
+__device__ __forceinline__ void fz_attn_zstep(const Z &zf, float (&s)[BN / 8][4], long long b, long long r0, long long n0, int lane)
+{
+#pragma unroll
+	for (int j = 0; j < BN / 8; ++j)
+#pragma unroll
+		for (int q = 0; q < 4; ++q) s[j][q] = fz_attn_z<BAT>(zf, b, r0 + 8 * (q >> 1), n0 + 8 * j + 2 * (lane & 3) + (q & 1), s[j][q]);
+}
+
+/* CAUSAL: zi is z where every n <= m (the mask's select as its first
+   value), for a step wholly inside the triangle for this thread's rows:
+   FlashAttention's mask on the diagonal steps only */
+template <int BAT, int BN, int CAUSAL, class Z, class ZI>
+__device__ __forceinline__ void fz_attn_softmax(const Z &zf, const ZI &zi, float (&s)[BN / 8][4], float (&corr)[2], float (&mrow)[2],
 	float (&lrow)[2], long long b, long long r0, long long n0, long long M, long long N, int lane)
 {
-	/* a whole step inside [M, N] takes z without tests: the coordinates
-	   are computed only where the spec's z reads them */
 	if (n0 + BN <= N && r0 + 8 < M) {
-#pragma unroll
-		for (int j = 0; j < BN / 8; ++j)
-#pragma unroll
-			for (int q = 0; q < 4; ++q) s[j][q] = fz_attn_z<BAT>(zf, b, r0 + 8 * (q >> 1), n0 + 8 * j + 2 * (lane & 3) + (q & 1), s[j][q]);
+		if (CAUSAL && n0 + BN - 1 <= r0) fz_attn_zstep<BAT, BN>(zi, s, b, r0, n0, lane);
+		else fz_attn_zstep<BAT, BN>(zf, s, b, r0, n0, lane);
 	} else {
 #pragma unroll
 		for (int j = 0; j < BN / 8; ++j)
@@ -939,8 +949,8 @@ template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
    0 is peeled so that every wait is unconditional (ptxas cannot pair a
    conditional issue with a conditional wait, and serialises every wgmma:
    its C7514). */
-template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, class Z>
-__device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
+template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
+__device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
 	long long nsteps, long long, unsigned, int lane)
 {
@@ -958,7 +968,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<0>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, 0));
-		fz_attn_softmax<BAT, BN>(zf, s, corr, mrow, lrow, b, r0, 0, M, N, lane);
+		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, 0, M, N, lane);
 		fz_attn_pack<ET, BN>(a, s); /* O is 0: nothing to rescale */
 	}
 	for (long long j = 1; j < nsteps; ++j) {
@@ -972,7 +982,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<1>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
-		fz_attn_softmax<BAT, BN>(zf, s, corr, mrow, lrow, b, r0, j * BN, M, N, lane);
+		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN, M, N, lane);
 		fz_attn_pin(s, lrow); /* the exponentials before the wait, not sunk after it */
 		fz_wg_wait<0>(o);
 		if (lane == 0) fz_bar_arrive(bb.empty(1, sp));
@@ -992,8 +1002,8 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][
    without spilling in the 168 a thread that 384 threads leave; O's OD
    columns from dv (bytes into V's tile); steps j0 .. j0 + nsteps - 1 of the
    copier's walk (DB 256 takes two walks, a half of O each) */
-template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, class Z>
-__device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
+template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
+__device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
 	long long nsteps, long long j0, unsigned dv, int lane)
 {
@@ -1018,7 +1028,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, float (&o)[OD / 8][
 			float s[SB / 8][4], corr[2];
 			unsigned a[SB / 16][4];
 			fz_attn_scores<ET, DB, SB, 64, QR, BN>(s, qf, sq, sk0 + st * TB + h * SB * 128, w, lane);
-			fz_attn_softmax<BAT, SB>(zf, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, lane);
+			fz_attn_softmax<BAT, SB, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, lane);
 			fz_attn_rescale<OD>(o, corr);
 			fz_attn_pack<ET, SB>(a, s);
 			fz_attn_pv<ET, OD, SB, BN>(o, a, sv0 + st * TB + dv + h * SB * 128, lane);
@@ -1075,8 +1085,8 @@ __device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD 
    threads; dynamic shared memory: 256 bytes of barriers, Q's BM x DB tile
    (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
-template <int ET, int DB, int BN, int ST, int C, int CAUSAL, int BAT, class Z, class Epi, class Row>
-__device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &rowf, const unsigned short *Q,
+template <int ET, int DB, int BN, int ST, int C, int CAUSAL, int BAT, class Z, class ZI, class Epi, class Row>
+__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const unsigned short *Q,
 	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
 	static_assert(C >= 1 && C <= 3 && ST >= 2 && 1 + 4 * ST <= 32, "computing warpgroups, stages and their barriers");
@@ -1133,7 +1143,7 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const Epi &epi, const Row &
 		for (int i = 0; i < OD / 8; ++i)
 #pragma unroll
 			for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
-		fz_attn_compute<ET, DB, OD, BN, ST, BAT, FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2>(zf, o, mrow, lrow, bb, sq + c * (64 * DB * 2), sk0, sv0, b, r0, M, N, nsteps,
+		fz_attn_compute<ET, DB, OD, BN, ST, BAT, FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2, CAUSAL>(zf, zi, o, mrow, lrow, bb, sq + c * (64 * DB * 2), sk0, sv0, b, r0, M, N, nsteps,
 			pass * nsteps, pass * (OD / 64) * (BN * 128), lane);
 #pragma unroll
 		for (int r = 0; r < 2; ++r) {
@@ -1190,17 +1200,17 @@ struct attention_f0_row {
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_f0_d64(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 64, 128, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 64, 128, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_f0_d128(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 128, 128, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 128, 128, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_f0_d256(const __grid_constant__ fz_attention_args a)
 {
-	fz_attn<1, 256, 32, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
+	fz_attn<1, 256, 32, 2, 2, 0, 1>(attention_f0_z{a}, attention_f0_z{a}, attention_f0_epi{a}, attention_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, a.n_B);
 }
 
 /* u variant: 8 kernels */

@@ -253,6 +253,8 @@ static void test_attention(void)
 	/* causal: masked to -1e30 skips blocks; to -1e3 it is still attention, every block computed */
 	if (attn_case(&c, "causal", "D", "", "z(b,m,n) = select(n <= m, s(b,m,n) * sc, -1e30)", ATTN_TAIL("bf16", ""))) {
 		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 1);
+		/* the mask's select, which the kernel takes as its first value inside the triangle */
+		EXPECT(c.fu.k[0].at.csel > 0 && c.fe.mod.expr[c.fu.k[0].at.csel].op == IR_SELECT);
 		done(&c);
 	}
 	if (attn_case(&c, "causal -1e3", "D", "", "z(b,m,n) = select(n <= m, s(b,m,n) * sc, -1e3)", ATTN_TAIL("bf16", ""))) {

@@ -270,6 +270,10 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	case IR_MINF: fn = elem_info[x->type].is_float ? float_fn(w, "fmin", "fminf") : "fz_imin"; break;
 	case IR_MAXF: fn = elem_info[x->type].is_float ? float_fn(w, "fmax", "fmaxf") : "fz_imax"; break;
 	case IR_SELECT:
+		if (e == w->select_true) {
+			ir_write_expr(w, x->b, out);
+			return;
+		}
 		fputc('(', f);
 		ir_write_expr(w, x->a, out);
 		fputs(" ? ", f);

@@ -281,6 +281,8 @@ struct ExprWriter {
 	   left one is? Then it is written as & or |: no branch, so a kernel's
 	   loads need not wait on the condition (cuda_read.c, in reduction loops) */
 	int (*eager_ok)(struct ExprWriter *w, int e);
+	int select_true;    /* > 0: a select known to take its first value there (the
+	                       causal mask's where every n <= m): written as that value */
 	void *user;
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);

@@ -60,12 +60,14 @@ static void publish_stats(Cx *cx)
 	if (sched_stored(cx->p, sum->out)) cuda_store_target(cx, sum, "v_l_", 2);
 }
 
-/* z: the max's argument at (b, m, n), S there in v_acc_ */
-static void z_functor(Cx *cx)
+/* z: the max's argument at (b, m, n), S there in v_acc_; "zin" (causal
+   only): the same where every n <= m, the mask's select written as its
+   first value (taken on the steps wholly inside the triangle) */
+static void z_functor(Cx *cx, const char *what)
 {
 	const Module *m = cx->m;
 	const AttnPlan *at = &cx->k->at;
-	functor_head(cx, "z", "float", cx->k->nspace, "const float v_acc_");
+	functor_head(cx, what, "float", cx->k->nspace, "const float v_acc_");
 	cuda_bind_point(cx, &m->stmt[at->c1], cx->k->nspace);
 	cuda_publish(cx, &m->stmt[at->c1], cuda_contract_value(cx, &m->stmt[at->c1], "v_acc_", 2));
 	for (int sid = at->c1 + 1; sid < at->mx; sid++) {
@@ -135,7 +137,12 @@ void cuda_kern_attn(Cx *cx)
 		die("attention kernel %s: block %d, %d rows, %d dimensions, %d entries", k->name, k->par.block, at->block_m,
 		    k->nspace, at->nent);
 	cx->w.compute = ET_F32, cx->w.half = 0;
-	z_functor(cx);
+	z_functor(cx, "z");
+	if (at->causal) {
+		cx->w.select_true = at->csel;
+		z_functor(cx, "zin");
+		cx->w.select_true = 0;
+	}
 	epi_functor(cx);
 	row_functor(cx);
 	for (int e = 0; e < at->nent; e++) {
@@ -144,9 +151,9 @@ void cuda_kern_attn(Cx *cx)
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ", et == ET_BF16,
-		        at->db[e], at->bn[e], at->stages, at->block_m / 64, at->causal, bat,
-		        k->name, k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ",
+		        et == ET_BF16, at->db[e], at->bn[e], at->stages, at->block_m / 64, at->causal, bat, k->name, k->name,
+		        at->causal ? "zin" : "z", k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
 		cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
 		cuda_dim(cx, at->dh, out), fputs(", ", out);
 		if (bat) cuda_dim(cx, k->space[0], out);

@@ -256,7 +256,7 @@ static int far_below(const Module *m, int e)
    every exponential is exp(C - max) = 0 in f32 and f64 alike, so a block of
    keys wholly past a block's rows adds nothing to the sum or to O and is
    not computed (a causal mask) */
-static int causal(const Scan *c)
+static int causal(const Scan *c, int *sel)
 {
 	const Module *m = c->m;
 	const Stmt *s = &m->stmt[c->mx];
@@ -267,7 +267,9 @@ static int causal(const Scan *c)
 	const Expr *p = &m->expr[x->a], *l = &m->expr[p->a], *r = &m->expr[p->b];
 	if ((p->op != IR_LE && p->op != IR_GE) || l->op != IR_INDEX || r->op != IR_INDEX) return 0;
 	const int n = p->op == IR_LE ? l->index : r->index, mm = p->op == IR_LE ? r->index : l->index;
-	return n - s->first_index == c->nsp - 1 && mm - s->first_index == c->nsp - 2;
+	const int ok = n - s->first_index == c->nsp - 1 && mm - s->first_index == c->nsp - 2;
+	if (ok) *sel = e;
+	return ok;
 }
 
 static int attn_scan(Scan *c, int sid, int *v, int *end, const char **why)
@@ -315,7 +317,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		for (int i = 0; i < c.nsp; i++) k->space[i] = c.sp[i];
 		k->at.c1 = sid, k->at.mx = c.mx, k->at.sum = c.sum, k->at.c2 = c.c2;
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
-		k->at.causal = causal(&c);
+		k->at.causal = causal(&c, &k->at.csel);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
 		              "copying K and V into two stages of shared memory by cp.async, two computing 64 rows of m each and "
 		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "

@@ -129,7 +129,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 912, "Kernel changed: compare the new field in kernel_same, then update 912");
+_Static_assert(sizeof(Kernel) == 920, "Kernel changed: compare the new field in kernel_same, then update 920");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -146,7 +146,7 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 static int attn_same(const AttnPlan *a, const AttnPlan *b)
 {
 	if (a->c1 != b->c1 || a->mx != b->mx || a->sum != b->sum || a->c2 != b->c2 || a->q != b->q || a->k != b->k ||
-	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->nent != b->nent)
+	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->nent != b->nent)
 		return 0;
 	for (int e = 0; e < a->nent; e++)
 		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||

@@ -183,6 +183,7 @@ typedef struct AttnPlan {
 	int block_m;              /* rows of m a block */
 	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
 	int causal;               /* z is select(n <= m, .., C <= -1e30): blocks of keys past the rows' skipped */
+	int csel;                 /* causal: that select (an expr id), taken as its first value where every n <= m */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
