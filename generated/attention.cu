@@ -193,6 +193,21 @@ __device__ __forceinline__ void fz_bar_wait(unsigned b, unsigned parity)
 #endif
 }
 
+/* A loading thread's cp.async copies published on mbarrier full: wait
+   until at most n of its groups are in flight (n >= 2 waits for 2), make
+   its landed copies visible to the async proxy (wgmma reads them there,
+   sm_90a), then arrive, so each thread's arrival releases its own writes */
+__device__ __forceinline__ void fz_cp_publish(int n, unsigned full)
+{
+	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	fz_bar_arrive(full);
+}
+
 /* sm_90a: wgmma's shared-memory descriptors (128-byte swizzle) and
    instructions */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -328,20 +343,8 @@ __device__ __noinline__ void fz_tile_load_plain(unsigned st, const unsigned shor
 	asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 /* Wait until at most n of this thread's stages are in flight, then say the
-   oldest one is loaded: every loading thread arrives on the stage's full
-   barrier (128 arrivals without TMA) once its own copies are done, so each
-   thread's arrival releases its own writes (and, for wgmma, makes them
-   visible to the async proxy first). */
-__device__ __forceinline__ void fz_tile_publish(int n, unsigned full)
-{
-	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
-	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#if FZ_TILE_WGMMA
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-	fz_bar_arrive(full);
-}
+   oldest one is loaded (fz_cp_publish): every loading thread arrives on the
+   stage's full barrier (128 arrivals without TMA). */
 
 
 
@@ -580,7 +583,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 					   this one waits for its slot (which the multipliers free
 					   only once they hold the stage after it) */
 					if (pending > 0 && pending >= lag) {
-						fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+						fz_cp_publish(pending - 1, fz_su32(&bars[ps]));
 						pending--;
 						if (++ps == nst) ps = 0;
 					}
@@ -593,7 +596,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 			}
 		}
 		for (; pending > 0; pending--) { /* the last stages */
-			fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+			fz_cp_publish(pending - 1, fz_su32(&bars[ps]));
 			if (++ps == nst) ps = 0;
 		}
 	} else {
@@ -791,8 +794,6 @@ template <int N, int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R]
 }
 #endif
 
-/* z, the running max and sum, and the exponentials, for one step: this
-   thread's rows r0 and r0 + 8, columns n0 + 8j + 2(lane % 4) + {0, 1} */
 /* z over a whole step inside [M, N], without tests: the coordinates are
    computed only where the functor reads them */
 template <int BAT, int BN, class Z>
@@ -804,7 +805,9 @@ __device__ __forceinline__ void fz_attn_zstep(const Z &zf, float (&s)[BN / 8][4]
 		for (int q = 0; q < 4; ++q) s[j][q] = fz_attn_z<BAT>(zf, b, r0 + 8 * (q >> 1), n0 + 8 * j + 2 * (lane & 3) + (q & 1), s[j][q]);
 }
 
-/* CAUSAL: zi is z where every n <= m (the mask's select as its first
+/* z, the running max and sum, and the exponentials, for one step: this
+   thread's rows r0 and r0 + 8, columns n0 + 8j + 2(lane % 4) + {0, 1}.
+   CAUSAL: zi is z where every n <= m (the mask's select as its first
    value), for a step wholly inside the triangle for this thread's rows:
    FlashAttention's mask on the diagonal steps only */
 template <int BAT, int BN, int CAUSAL, class Z, class ZI>
@@ -898,11 +901,7 @@ struct fz_attn_bars {
 __device__ __forceinline__ void fz_attn_publish(unsigned bar)
 {
 	asm volatile("cp.async.commit_group;\n" ::: "memory");
-	asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#if FZ_ATTN_WGMMA
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-	fz_bar_arrive(bar);
+	fz_cp_publish(0, bar);
 }
 
 template <int DB, int BN, int BM, int ST, int NP>

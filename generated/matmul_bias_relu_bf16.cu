@@ -185,6 +185,21 @@ __device__ __forceinline__ void fz_bar_wait(unsigned b, unsigned parity)
 #endif
 }
 
+/* A loading thread's cp.async copies published on mbarrier full: wait
+   until at most n of its groups are in flight (n >= 2 waits for 2), make
+   its landed copies visible to the async proxy (wgmma reads them there,
+   sm_90a), then arrive, so each thread's arrival releases its own writes */
+__device__ __forceinline__ void fz_cp_publish(int n, unsigned full)
+{
+	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	fz_bar_arrive(full);
+}
+
 /* sm_90a: wgmma's shared-memory descriptors (128-byte swizzle) and
    instructions */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -320,20 +335,8 @@ __device__ __noinline__ void fz_tile_load_plain(unsigned st, const unsigned shor
 	asm volatile("cp.async.commit_group;\n" ::: "memory");
 }
 /* Wait until at most n of this thread's stages are in flight, then say the
-   oldest one is loaded: every loading thread arrives on the stage's full
-   barrier (128 arrivals without TMA) once its own copies are done, so each
-   thread's arrival releases its own writes (and, for wgmma, makes them
-   visible to the async proxy first). */
-__device__ __forceinline__ void fz_tile_publish(int n, unsigned full)
-{
-	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
-	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
-	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#if FZ_TILE_WGMMA
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-	fz_bar_arrive(full);
-}
+   oldest one is loaded (fz_cp_publish): every loading thread arrives on the
+   stage's full barrier (128 arrivals without TMA). */
 
 
 
@@ -572,7 +575,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 					   this one waits for its slot (which the multipliers free
 					   only once they hold the stage after it) */
 					if (pending > 0 && pending >= lag) {
-						fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+						fz_cp_publish(pending - 1, fz_su32(&bars[ps]));
 						pending--;
 						if (++ps == nst) ps = 0;
 					}
@@ -585,7 +588,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 			}
 		}
 		for (; pending > 0; pending--) { /* the last stages */
-			fz_tile_publish(pending - 1, fz_su32(&bars[ps]));
+			fz_cp_publish(pending - 1, fz_su32(&bars[ps]));
 			if (++ps == nst) ps = 0;
 		}
 	} else {

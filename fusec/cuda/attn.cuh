@@ -182,8 +182,6 @@ template <int N, int R> __device__ __forceinline__ void fz_wg_wait(float (&r)[R]
 }
 #endif
 
-/* z, the running max and sum, and the exponentials, for one step: this
-   thread's rows r0 and r0 + 8, columns n0 + 8j + 2(lane % 4) + {0, 1} */
 /* z over a whole step inside [M, N], without tests: the coordinates are
    computed only where the functor reads them */
 template <int BAT, int BN, class Z>
@@ -195,7 +193,9 @@ __device__ __forceinline__ void fz_attn_zstep(const Z &zf, float (&s)[BN / 8][4]
 		for (int q = 0; q < 4; ++q) s[j][q] = fz_attn_z<BAT>(zf, b, r0 + 8 * (q >> 1), n0 + 8 * j + 2 * (lane & 3) + (q & 1), s[j][q]);
 }
 
-/* CAUSAL: zi is z where every n <= m (the mask's select as its first
+/* z, the running max and sum, and the exponentials, for one step: this
+   thread's rows r0 and r0 + 8, columns n0 + 8j + 2(lane % 4) + {0, 1}.
+   CAUSAL: zi is z where every n <= m (the mask's select as its first
    value), for a step wholly inside the triangle for this thread's rows:
    FlashAttention's mask on the diagonal steps only */
 template <int BAT, int BN, int CAUSAL, class Z, class ZI>
@@ -289,11 +289,7 @@ struct fz_attn_bars {
 __device__ __forceinline__ void fz_attn_publish(unsigned bar)
 {
 	asm volatile("cp.async.commit_group;\n" ::: "memory");
-	asm volatile("cp.async.wait_group 0;\n" ::: "memory");
-#if FZ_ATTN_WGMMA
-	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
-#endif
-	fz_bar_arrive(bar);
+	fz_cp_publish(0, bar);
 }
 
 template <int DB, int BN, int BM, int ST, int NP>

@@ -47,6 +47,21 @@ __device__ __forceinline__ void fz_bar_wait(unsigned b, unsigned parity)
 #endif
 }
 
+/* A loading thread's cp.async copies published on mbarrier full: wait
+   until at most n of its groups are in flight (n >= 2 waits for 2), make
+   its landed copies visible to the async proxy (wgmma reads them there,
+   sm_90a), then arrive, so each thread's arrival releases its own writes */
+__device__ __forceinline__ void fz_cp_publish(int n, unsigned full)
+{
+	if (n >= 2) asm volatile("cp.async.wait_group 2;\n" ::: "memory");
+	else if (n == 1) asm volatile("cp.async.wait_group 1;\n" ::: "memory");
+	else asm volatile("cp.async.wait_group 0;\n" ::: "memory");
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	fz_bar_arrive(full);
+}
+
 /* sm_90a: wgmma's shared-memory descriptors (128-byte swizzle) and
    instructions */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
