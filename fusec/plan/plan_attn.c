@@ -331,17 +331,19 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 	return ok ? end : 0;
 }
 
-/* Does expression e read an input over two or more axes (a mask over the
-   scores, a value from memory a score)? Temps are z's own statements. */
-static int loads_matrix(const Module *m, int e)
+/* Does z's computation (its statements up to the row max) read an input
+   over two or more axes (a mask over the scores, a value from memory a
+   score)? Temps are z's own statements. */
+static int z_reads_matrix(const Module *m, const Kernel *k)
 {
-	if (e <= 0) return 0;
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_LOAD && m->tensor[x->tensor].kind == TK_INPUT && m->tensor[x->tensor].rank >= 2) return 1;
-	if (x->op == IR_LOAD)
-		for (int i = 0; i < x->nargs; i++)
-			if (loads_matrix(m, x->args[i])) return 1;
-	return loads_matrix(m, x->a) || loads_matrix(m, x->b) || loads_matrix(m, x->c);
+	const Fusion *f = &m->fusion[k->fusion];
+	unsigned char *mark = xcalloc((size_t)f->ntensor, 1);
+	for (int sid = k->at.c1 + 1; sid <= k->at.mx; sid++) plan_mark_reads(m, &m->stmt[sid], mark, f->first_tensor);
+	int r = 0;
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+		r |= mark[t - f->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank >= 2;
+	free(mark);
+	return r;
 }
 
 /* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
@@ -356,8 +358,7 @@ static int loads_matrix(const Module *m, int e)
 void plan_attn_launch(const Module *m, Kernel *k)
 {
 	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256};
-	int zload = 0;
-	for (int sid = k->at.c1 + 1; sid <= k->at.mx; sid++) zload |= loads_matrix(m, m->stmt[sid].rhs);
+	const int zload = z_reads_matrix(m, k);
 	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
 	k->par.block = 128 * 3, k->par.min_blocks = 1;
 	k->at.block_m = 128, k->at.stages = 2;
