@@ -208,6 +208,27 @@ static void test_values_inputs(const fr_spec *sbspec)
 		rt_case_free(&c);
 		fz_artifact_info_free(&a);
 	}
+	/* nonzero: never -1 either while the line holds another value (the
+	   most negative integer divided by -1 overflows: a trap); -1 alone is drawn */
+	edit(p, "values fired -3..3 nonzero", "values fired -1..1 nonzero", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nonzero line -1..1 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (check(!rc, "values: a case from a nonzero line -1..1", err)) {
+			int_stats(&c, tensor_named(&a, "fired"), &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "fired in %lld..%lld", lo, hi);
+			check(lo == 1 && hi == 1, "values fired -1..1 nonzero: every one 1 (no -1, no 0)", detail);
+		}
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	edit(p, "values fired -1..1 nonzero", "values fired -1..-1 nonzero", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nonzero line -1..-1 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (!rc) int_stats(&c, tensor_named(&a, "fired"), &lo, &hi, &sorted, &zero);
+		check(!rc && lo == -1 && hi == -1, "values fired -1..-1 nonzero: -1, all it holds", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
 	/* nondecreasing and nonzero from 0: sorted, starting at 1 */
 	dir = copy_artifact("spike_burst", "values_sorted_nonzero");
 	edit(path2(p, dir, "spike_burst.manifest"), "values row_ptr 0..S nondecreasing", "values row_ptr -2..S nondecreasing nonzero", 1);

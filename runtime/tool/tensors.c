@@ -288,7 +288,9 @@ static void reference_failure(int r, int why, char *buf, size_t n)
 /* fusec says what an integer input without a domain must hold (a values
    line: LO..HI, nondecreasing for a CSR row pointer, nonzero for a
    divisor; fz_tensor_values): drawn from it, uniform in LO..HI (0 left
-   out for nonzero), or for nondecreasing a sorted sequence whose first
+   out for nonzero, and -1 while anything else is left: the most negative
+   integer divided by -1 overflows, a trap in the reference, and a divisor
+   line is not told what it divides), or for nondecreasing a sorted sequence whose first
    element is LO, each element uniform in its own stretch of the range, so
    that the last is near HI and never past it (s in rp(i) .. rp(i+1) then
    stays inside what rp points into, and most of it is reached). Inputs go
@@ -303,15 +305,19 @@ static int values_input(rt_case *c, int i, char *err)
 	const int code = tcode(t->ti);
 	const long long top = 9007199254740992ll, tlo = code == T_I32 ? INT32_MIN : -top, thi = code == T_I32 ? INT32_MAX : top;
 	long long lo = v.lo > tlo ? v.lo : tlo, hi = v.hi < thi ? v.hi : thi;
-	/* candidates: lo..hi without 0 when nonzero (hi - lo < 2^54: exact enough in a double) */
-	const double w = (double)(hi - lo) + 1 - (v.nonzero && lo <= 0 && hi >= 0);
+	/* candidates: lo..hi without 0 and -1 when nonzero (hi - lo < 2^54: exact enough in a double) */
+	const int no0 = v.nonzero && lo <= 0 && hi >= 0;
+	const double all = (double)(hi - lo) + 1 - no0;
+	const int no1 = v.nonzero && lo <= -1 && hi >= -1 && all >= 2;
+	const double w = all - no1;
 	if (lo > hi || w < 1)
 		return snprintf(err, FZ_ERRMSG_SIZE, "%s: values %s%s (%lld..%lld at these sizes) hold nothing fuserun can draw into %s "
 		                "(%lld..%lld)", t->ti->name, v.range, v.nonzero ? " nonzero" : "", v.lo, v.hi, t->ti->type, tlo, thi), 1;
 	for (long long k = 0; k < t->n; k++) {
 		double x = v.nondecreasing ? (k ? floor(((double)k + urand(&c->rng)) * w / (double)t->n) : 0) : floor(urand(&c->rng) * w);
 		long long d = x < w - 1 ? (long long)x : (long long)(w - 1), val = lo + d;
-		if (v.nonzero && lo <= 0 && val >= 0) val++;
+		if (no1 && val >= -1) val++; /* past -1, then past 0: the order keeps a sorted draw sorted */
+		if (no0 && val >= 0) val++;
 		put(code, t->host, k, (double)val);
 	}
 	t->valued = 1;
