@@ -96,7 +96,7 @@ RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tes
 build/rt/sant/%.o: runtime/tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
-build/rt/test_runtime: $(RT_TEST_SRC:runtime/tests/%.c=build/rt/sant/%.o) build/rt/sant/tensors.o \
+build/rt/test_runtime: $(RT_TEST_SRC:runtime/tests/%.c=build/rt/sant/%.o) build/rt/sant/tensors.o build/rt/sant/refso.o build/rt/sant/speccheck.o \
                        build/rt/sanref/kl_divergence_ref.o build/rt/sanref/spike_burst_ref.o $(RT_SAN_OBJ)
 	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 build/rt/fuserun-san: $(RT_SANT_OBJ) $(RT_SAN_OBJ)

@@ -266,6 +266,18 @@ EOF2
 	else
 		bad "fusec compiles specs whose integer inputs get values lines" "$(cat $U/fusec.log)"
 	fi
+	# a divisor is never drawn -1 while its line holds another value: the
+	# most negative i32 divided by -1 overflows (SIGFPE in the reference; the
+	# draw was refused, although d = 1 is valid): values d -1..1 nonzero
+	printf 'fusion idiv_min(a: i32[N] in [-2147483648, -2147483648], d: i32[N], g: i32[3]) -> (y: i32[N]) {\n    stage s { y(i) = a(i) / d(i) + g(d(i) + 1) }\n}\n' > $U/imin.fuse
+	if bin/fusec -o $U/imin $U/imin.fuse >$U/fusec.log 2>&1; then
+		expect "fusec: a divisor subscripting g(d(i) + 1) of 3 gets values -1..1 nonzero" 0 "d .*values -1..1 nonzero" -- \
+			$FUSERUN list $U/imin/idiv_min.manifest
+		expect "fuserun validate: a divisor beside the most negative i32 is never -1 (was SIGFPE, refused)" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/imin/idiv_min.manifest --size N=1000 --seed 3
+	else
+		bad "fusec compiles a divisor beside the most negative i32" "$(cat $U/fusec.log)"
+	fi
 	# inputs the reference refuses (a gather domain past its dimension: 0..99
 	# into N = 4) are never launched on: bench refuses them as validate does
 	printf 'fusion gather_dom(g: i32[M] in [0, 99], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i)) }\n}\n' > $U/gather_dom.fuse

@@ -208,6 +208,27 @@ static void test_values_inputs(const fr_spec *sbspec)
 		rt_case_free(&c);
 		fz_artifact_info_free(&a);
 	}
+	/* nonzero: never -1 either while the line holds another value (the
+	   most negative integer divided by -1 overflows: a trap); -1 alone is drawn */
+	edit(p, "values fired -3..3 nonzero", "values fired -1..1 nonzero", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nonzero line -1..1 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (check(!rc, "values: a case from a nonzero line -1..1", err)) {
+			int_stats(&c, tensor_named(&a, "fired"), &lo, &hi, &sorted, &zero);
+			snprintf(detail, sizeof detail, "fired in %lld..%lld", lo, hi);
+			check(lo == 1 && hi == 1, "values fired -1..1 nonzero: every one 1 (no -1, no 0)", detail);
+		}
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
+	edit(p, "values fired -1..1 nonzero", "values fired -1..-1 nonzero", 1);
+	if (check(!fz_artifact_verify(p, &a, err), "values: a nonzero line -1..-1 verifies", err)) {
+		rc = rt_case_init(&c, &a, &any, many, 3, err);
+		if (!rc) int_stats(&c, tensor_named(&a, "fired"), &lo, &hi, &sorted, &zero);
+		check(!rc && lo == -1 && hi == -1, "values fired -1..-1 nonzero: -1, all it holds", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&a);
+	}
 	/* nondecreasing and nonzero from 0: sorted, starting at 1 */
 	dir = copy_artifact("spike_burst", "values_sorted_nonzero");
 	edit(path2(p, dir, "spike_burst.manifest"), "values row_ptr 0..S nondecreasing", "values row_ptr -2..S nondecreasing nonzero", 1);
@@ -382,8 +403,8 @@ void test_compare(void)
 
 	/* domain=LO..HI on a param line: the inputs come from it, not from the name */
 	const char *dir = copy_artifact("kl_divergence", "domain_inputs");
-	edit(path2(p, dir, "kl_divergence.manifest"), "param q input f32 N by=input", "param q input f32 N by=input domain=2..2.5", 0);
-	edit(p, "param p input f32 N by=input", "param p input f32 N by=input domain=-1e-3..-1e-4", 1);
+	edit(path2(p, dir, "kl_divergence.manifest"), "param q input f32 N by=input domain=9.9999999999999995e-07..1.0", "param q input f32 N by=input domain=2..2.5", 0);
+	edit(p, "param p input f32 N by=input domain=9.9999999999999995e-07..1.0", "param p input f32 N by=input domain=-1e-3..-1e-4", 1);
 	fz_artifact_info kd;
 	if (check(!fz_artifact_verify(p, &kd, err), "a manifest with domains verifies", err)) {
 		rc = rt_case_init(&c, &kd, &klspec, &n, 11, err);
@@ -397,7 +418,42 @@ void test_compare(void)
 		fz_artifact_info_free(&kd);
 	}
 
+	/* without domains, a name says nothing: fuserun gave q and p positive
+	   values and eps, decay, vth, vreset, lr, nf fixed ones by name */
+	dir = copy_artifact("kl_divergence", "kl_no_domain");
+	edit(path2(p, dir, "kl_divergence.manifest"), "param q input f32 N by=input domain=9.9999999999999995e-07..1.0",
+	     "param q input f32 N by=input", 0);
+	edit(p, "param p input f32 N by=input domain=9.9999999999999995e-07..1.0", "param p input f32 N by=input", 1);
+	if (check(!fz_artifact_verify(p, &kd, err), "kl_divergence without domains verifies", err)) {
+		rc = rt_case_init(&c, &kd, &klspec, &n, 7, err);
+		int neg = 0;
+		for (int k = 0; !rc && k < 1000; k++) neg += c.t[0].ref[k] < 0 && c.t[1].ref[k] < 0;
+		check(!rc && neg > 100, "inputs named q and p without a domain are not made positive by their names", err);
+		rt_case_free(&c);
+		fz_artifact_info_free(&kd);
+	}
+	dir = copy_artifact("spike_burst", "sb_no_domain");
+	edit(path2(p, dir, "spike_burst.manifest"), "param decay input f32 - by=input domain=0.5..0.94999999999999996",
+	     "param decay input f32 - by=input", 0);
+	edit(p, "param vth input f32 - by=input domain=0.5..1.5", "param vth input f32 - by=input", 0);
+	edit(p, "param vreset input f32 - by=input domain=-0.5..0.0", "param vreset input f32 - by=input", 1);
 	long long sizes[4] = {10, 101, 1000, 100}; /* F NP1 S N */
+	if (check(!fz_artifact_verify(p, &kd, err), "spike_burst without domains verifies", err)) {
+		const int vth = tensor_named(&kd, "vth"), vreset = tensor_named(&kd, "vreset"), decay = tensor_named(&kd, "decay");
+		rc = rt_case_init(&c, &kd, &sbspec, sizes, 3, err);
+		char detail[200];
+		snprintf(detail, sizeof detail, "decay %g, vth %g, vreset %g", rc ? 0 : c.t[decay].ref[0], rc ? 0 : c.t[vth].ref[0],
+		         rc ? 0 : c.t[vreset].ref[0]);
+		int in = 1;
+		for (int i = 0; !rc && i < 3; i++) {
+			const double x = c.t[i == 0 ? decay : i == 1 ? vth : vreset].ref[0];
+			in &= x > 0.5 && x < 1.5;
+		}
+		check(!rc && in && c.t[vth].ref[0] != 1.0, "scalars without a domain drawn in (0.5, 1.5), not by name (vth 1, vreset 0, decay 0.9)",
+		      rc ? err : detail);
+		rt_case_free(&c);
+		fz_artifact_info_free(&kd);
+	}
 	rc = rt_case_init(&c, &sb, &sbspec, sizes, 3, err);
 	if (check(!rc && !rt_case_reference(&c, err), "a spike_burst case and its reference", err)) {
 		int spikes = -1, vnext = -1, count = -1;

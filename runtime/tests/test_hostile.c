@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "registry.h"
 #include "sha256.h"
 #include "testutil.h"
 
@@ -150,15 +151,19 @@ static void test_agreement(void)
 	expect("refuses a hexadecimal block", edited("block_hex", "block=256", "block=0x100", err), FZ_ERR_FORMAT, err, "block=0x100",
 	       NULL);
 	expect("refuses a block of 1025", edited("block_big", "block=256", "block=1025", err), FZ_ERR_FORMAT, err, "block=1025", NULL);
-	expect("refuses an unknown attribute", edited("attr", " by=input\n", " by=input color=red\n", err), FZ_ERR_FORMAT, err,
+	expect("refuses an unknown attribute", edited("attr", " by=reduce\n", " by=reduce color=red\n", err), FZ_ERR_FORMAT, err,
 	       "color=red", NULL);
 }
+
+/* kl_divergence's p as fusec writes it (specs/kl_divergence.fuse: p in (0, 1]) */
+#define P_LINE "param p input f32 N by=input domain=9.9999999999999995e-07..1.0"
+#define P_BARE "param p input f32 N by=input"
 
 static void test_domains(void)
 {
 	char err[FZ_ERRMSG_SIZE], p[4096];
 	const char *dir = copy_artifact("kl_divergence", "domain");
-	edit(path2(p, dir, M), "param p input f32 N by=input", "param p input f32 N by=input domain=0.05..1e1", 1);
+	edit(path2(p, dir, M), P_LINE, P_BARE " domain=0.05..1e1", 1);
 	fz_artifact_info info;
 	int rc = fz_artifact_verify(p, &info, err);
 	if (expect("accepts domain=0.05..1e1 (the layout is unchanged)", rc, FZ_OK, err, NULL)) {
@@ -174,12 +179,12 @@ static void test_domains(void)
 	                                   "domain=nan..1",  "domain=1,2",    "domain=1..2 domain=1..2"};
 	for (size_t i = 0; i < sizeof badd / sizeof badd[0]; i++) {
 		char to[128], name[128];
-		snprintf(to, sizeof to, "param p input f32 N by=input %s", badd[i]);
+		snprintf(to, sizeof to, P_BARE " %s", badd[i]);
 		snprintf(name, sizeof name, "refuses a malformed %s", badd[i]);
-		int r = edited("bad_domain", "param p input f32 N by=input", to, err);
+		int r = edited("bad_domain", P_LINE, to, err);
 		expect(name, r, FZ_ERR_FORMAT, err, "param", NULL);
 	}
-	expect("accepts a negative domain", edited("neg_domain", "param p input f32 N by=input", "param p input f32 N by=input domain=-2.5..-.5", err),
+	expect("accepts a negative domain", edited("neg_domain", P_LINE, P_BARE " domain=-2.5..-.5", err),
 	       FZ_OK, err, NULL);
 	expect("refuses a domain on a temp", edited("temp_domain", " by=map\n", " by=map domain=0..1\n", err), FZ_ERR_FORMAT, err,
 	       "domain", NULL);
@@ -205,8 +210,52 @@ static void test_files(void)
 	expect("refuses a directory as the manifest", verify(gen_dir, "", err), FZ_ERR_IO, err, "not a regular file", NULL);
 }
 
+/* A manifest edited, re-laid-out and re-hashed with the header's two
+   layout lines to match (the issue's copyable string): the header and
+   reference fuserun compiles are refused where their structs do not hold
+   each param where the manifest puts it (before, validate sized w by v's N
+   and the reference read S elements of it: a heap overflow) */
+static void spec_refused(const char *casename, const char *line, const char *to, const char *want)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096], l[FZ_ERRMSG_SIZE + 2], name[200];
+	const char *dir = copy_artifact("spike_burst", casename);
+	manifest_line(path2(p, dir, "spike_burst.manifest"), line, err, sizeof err);
+	snprintf(l, sizeof l, "%s\n", err);
+	if (to) edit(p, err, to, 1); /* changed in place */
+	else edit(p, l, "", 0), insert_before(p, "param w ", l); /* moved before w */
+	refingerprint(dir, "spike_burst");
+	fz_artifact_info info;
+	snprintf(name, sizeof name, "%s: the edited artifact verifies (the layout lines agree)", casename);
+	if (!check(!fz_artifact_verify(p, &info, err), name, err)) return;
+	fr_spec s;
+	const int rc = fr_spec_load(&info, &s, err);
+	snprintf(name, sizeof name, "%s: fuserun refuses the header and reference for it", casename);
+	check(rc && strstr(err, "header and manifest disagree") && strstr(err, want), name, err);
+	if (!rc) fr_spec_unload(&s);
+	fz_artifact_info_free(&info);
+}
+
+static void test_fields(void)
+{
+	char err[FZ_ERRMSG_SIZE], p[4096];
+	/* the unedited artifact loads: the table agrees with every shipped manifest */
+	const char *dir = copy_artifact("spike_burst", "fields_clean");
+	fz_artifact_info info;
+	fr_spec s;
+	if (check(!fz_artifact_verify(path2(p, dir, "spike_burst.manifest"), &info, err), "fields: spike_burst verifies", err)) {
+		int rc = fr_spec_load(&info, &s, err);
+		check(!rc, "fields: spike_burst's header and reference load", err);
+		if (!rc) fr_spec_unload(&s);
+		fz_artifact_info_free(&info);
+	}
+	spec_refused("fields_order", "param v ", NULL, "param v");
+	spec_refused("fields_type", "param col ", "param col input i64 S by=input", "param col");
+	spec_refused("fields_role", "param w ", "param w output f32 S by=map", "param w");
+}
+
 void test_hostile(void)
 {
+	test_fields();
 	test_limits();
 	test_agreement();
 	test_domains();

@@ -130,7 +130,7 @@ void test_refusals(void)
 	expect("refuses a file outside the artifact's directory", verify(dir, M, err), FZ_ERR_FORMAT, err, "not a plain file name", NULL);
 
 	dir = copy_artifact("kl_divergence", "malformed");
-	edit(path2(p, dir, M), " by=input\n", "\n", 1);
+	edit(path2(p, dir, M), " by=reduce\n", "\n", 1);
 	expect("refuses a malformed param line", verify(dir, M, err), FZ_ERR_FORMAT, err, "kl_divergence.manifest:", "param", NULL);
 	dir = copy_artifact("kl_divergence", "bad_dim");
 	edit(path2(p, dir, M), "input f32 N by=input", "input f32 Q by=input", 1);

@@ -9,7 +9,9 @@
  * swapped after verification is not what runs. The compiler is run without
  * a shell ($FUSERUN_CC, else $CC, else cc; one word). After loading, the
  * object's layout fingerprint, args size and reference args size must be
- * the manifest's. Running the reference executes the artifact's C code on
+ * the manifest's, and so must each param's and size's place and C type in
+ * both structs (a table the wrapper computes from the manifest's names,
+ * speccheck.c). Running the reference executes the artifact's C code on
  * the host: validate only artifacts you would build (README, security). */
 #include <dlfcn.h>
 #include <errno.h>
@@ -164,7 +166,12 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 	snprintf(inc, sizeof inc, "-I%s", s->tmpdir);
 	char wsrc[sizeof wrapper + 16 * (FZ_MAX_NAME + 1)];
 	snprintf(wsrc, sizeof wsrc, wrapper, info->fusion);
-	if (!rc && write_all(src, wsrc, strlen(wsrc))) rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%.600s: %s", src, strerror(errno));
+	char *table = rc ? NULL : fr_spec_fields_source(info), *whole = NULL;
+	if (!rc && (!table || !(whole = malloc(strlen(wsrc) + strlen(table) + 1))))
+		rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "out of memory");
+	if (!rc) strcpy(whole, wsrc), strcat(whole, table);
+	if (!rc && write_all(src, whole, strlen(whole))) rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%.600s: %s", src, strerror(errno));
+	free(table), free(whole);
 	if (!rc) {
 		snprintf(p, sizeof p, "%s/%s", s->tmpdir, rname);
 		/* FZ_NO_FUSERUN_H: the header alone, never a fuserun.h the compiler
@@ -180,14 +187,16 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 	if (!rc) {
 		const unsigned long long *as = dlsym(s->handle, "fr_args_size"), *rs = dlsym(s->handle, "fr_ref_args_size");
 		const char *layout = dlsym(s->handle, "fr_layout");
+		const long long (*fields)[4] = dlsym(s->handle, "fr_fields");
 		*(void **)&s->reference = dlsym(s->handle, "fr_ref");
 		*(void **)&s->scratch[0] = dlsym(s->handle, "fr_fs");
 		*(void **)&s->scratch[1] = dlsym(s->handle, "fr_us");
 		*(void **)&s->ops[0] = dlsym(s->handle, "fr_fo");
 		*(void **)&s->ops[1] = dlsym(s->handle, "fr_uo");
-		if (!as || !rs || !layout || !s->reference || !s->scratch[0] || !s->scratch[1] || !s->ops[0] || !s->ops[1])
+		if (!as || !rs || !layout || !fields || !s->reference || !s->scratch[0] || !s->scratch[1] || !s->ops[0] || !s->ops[1])
 			rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%s: the compiled header lacks a function", info->fusion);
 		else rc = fr_spec_check(info, s, layout, *as, *rs, err);
+		if (!rc) rc = fr_spec_check_fields(info, fields, err);
 	}
 	cleanup(s); /* the loaded object stays mapped */
 	if (rc) fr_spec_unload(s);

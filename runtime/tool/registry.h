@@ -32,4 +32,11 @@ void fr_spec_unload(fr_spec *spec);
 int fr_spec_check(const fz_artifact_info *info, fr_spec *spec, const char *layout, unsigned long long args_size,
                   unsigned long long ref_args_size, char *err);
 
+/* C source (malloc'd, NULL when out of memory) defining fr_fields[][4]:
+   where the compiled header's structs hold each param and size the
+   manifest lists, computed by the compiler; fr_spec_check_fields compares
+   it with where the manifest puts them (0, or -1 with err) */
+char *fr_spec_fields_source(const fz_artifact_info *info);
+int fr_spec_check_fields(const fz_artifact_info *info, const long long (*fields)[4], char *err);
+
 #endif

@@ -99,22 +99,6 @@ static double urand(uint64_t *s)
 	return (double)(*s >> 11) / 9007199254740992.0;
 }
 
-static long long size_of(const rt_case *c, const char *name)
-{
-	for (int i = 0; i < c->info->nsizes; i++)
-		if (!strcmp(c->info->sizes[i], name)) return c->size[i];
-	return 0;
-}
-
-/* names whose values must be positive (logarithms, variances, precisions) */
-static int positive(const char *n)
-{
-	static const char *const pos[] = {"q", "p", "var", "pi", NULL};
-	for (int i = 0; pos[i]; i++)
-		if (!strcmp(n, pos[i])) return 1;
-	return 0;
-}
-
 /* a value of the parameter's domain=LO..HI (uniform; integers in
    [ceil LO, floor HI]), which the caller checked is not empty */
 static double domain_value(rt_case *c, const fz_tensor_info *ti, int code)
@@ -125,25 +109,26 @@ static double domain_value(rt_case *c, const fz_tensor_info *ti, int code)
 	return v > hi ? hi : v;
 }
 
+/* What a parameter holds comes from the manifest, never from its name (a
+   name says nothing: fuserun gave eps 1e-5, vth 1.0 and nf size N by name,
+   and positive values to q, p, var, pi; a spec says what must hold with a
+   domain). A scalar without one: uniform in (0.5, 1.5), away from 0 and
+   of one sign, as a scale or a step; an integer scalar is drawn later (its
+   values line, or free_integers). */
 static double scalar_value(rt_case *c, const fz_tensor_info *ti)
 {
 	if (ti->has_domain) return domain_value(c, ti, tcode(ti));
-	static const struct { const char *name; double v; } fixed[] = {
-		{"eps", 1e-5}, {"decay", 0.9}, {"vth", 1.0}, {"vreset", 0.0}, {"lr", 0.01}};
-	for (size_t i = 0; i < sizeof fixed / sizeof fixed[0]; i++)
-		if (!strcmp(ti->name, fixed[i].name)) return fixed[i].v;
-	if (!strcmp(ti->name, "nf")) return (double)size_of(c, "N");
 	return 0.5 + urand(&c->rng);
 }
 
 /* From the parameter's domain when the spec gave one; else uniform in
-   (-1, 1), or (0.05, 1) for names that must be positive. An integer
-   input without a domain is drawn later, by free_integers. */
+   (-1, 1). An integer input without a domain is drawn later, by
+   values_input or free_integers. */
 static double input_value(rt_case *c, const rt_tensor *t, int code)
 {
 	if (t->ti->has_domain) return domain_value(c, t->ti, code);
 	if (!is_float(code)) return 0;
-	return positive(t->ti->name) ? 0.05 + 0.95 * urand(&c->rng) : 2 * urand(&c->rng) - 1;
+	return 2 * urand(&c->rng) - 1;
 }
 
 /* ---- the reference, run apart ---- */
@@ -288,7 +273,9 @@ static void reference_failure(int r, int why, char *buf, size_t n)
 /* fusec says what an integer input without a domain must hold (a values
    line: LO..HI, nondecreasing for a CSR row pointer, nonzero for a
    divisor; fz_tensor_values): drawn from it, uniform in LO..HI (0 left
-   out for nonzero), or for nondecreasing a sorted sequence whose first
+   out for nonzero, and -1 while anything else is left: the most negative
+   integer divided by -1 overflows, a trap in the reference, and a divisor
+   line is not told what it divides), or for nondecreasing a sorted sequence whose first
    element is LO, each element uniform in its own stretch of the range, so
    that the last is near HI and never past it (s in rp(i) .. rp(i+1) then
    stays inside what rp points into, and most of it is reached). Inputs go
@@ -303,15 +290,19 @@ static int values_input(rt_case *c, int i, char *err)
 	const int code = tcode(t->ti);
 	const long long top = 9007199254740992ll, tlo = code == T_I32 ? INT32_MIN : -top, thi = code == T_I32 ? INT32_MAX : top;
 	long long lo = v.lo > tlo ? v.lo : tlo, hi = v.hi < thi ? v.hi : thi;
-	/* candidates: lo..hi without 0 when nonzero (hi - lo < 2^54: exact enough in a double) */
-	const double w = (double)(hi - lo) + 1 - (v.nonzero && lo <= 0 && hi >= 0);
+	/* candidates: lo..hi without 0 and -1 when nonzero (hi - lo < 2^54: exact enough in a double) */
+	const int no0 = v.nonzero && lo <= 0 && hi >= 0;
+	const double all = (double)(hi - lo) + 1 - no0;
+	const int no1 = v.nonzero && lo <= -1 && hi >= -1 && all >= 2;
+	const double w = all - no1;
 	if (lo > hi || w < 1)
 		return snprintf(err, FZ_ERRMSG_SIZE, "%s: values %s%s (%lld..%lld at these sizes) hold nothing fuserun can draw into %s "
 		                "(%lld..%lld)", t->ti->name, v.range, v.nonzero ? " nonzero" : "", v.lo, v.hi, t->ti->type, tlo, thi), 1;
 	for (long long k = 0; k < t->n; k++) {
 		double x = v.nondecreasing ? (k ? floor(((double)k + urand(&c->rng)) * w / (double)t->n) : 0) : floor(urand(&c->rng) * w);
 		long long d = x < w - 1 ? (long long)x : (long long)(w - 1), val = lo + d;
-		if (v.nonzero && lo <= 0 && val >= 0) val++;
+		if (no1 && val >= -1) val++; /* past -1, then past 0: the order keeps a sorted draw sorted */
+		if (no0 && val >= 0) val++;
 		put(code, t->host, k, (double)val);
 	}
 	t->valued = 1;
@@ -342,7 +333,11 @@ static int free_integer(const rt_tensor *t)
 	       !t->valued;
 }
 
-/* draws f's values in lo..hi (hi within the type), remembering how */
+/* draws f's values in lo..hi (hi within the type), remembering how; a
+   tensor of two or more elements holds both ends, so that a range is
+   accepted for its ends and not by the luck of a draw that missed one (an
+   index range one past its dimension, accepted, then refused every
+   widening of the row pointer that read it) */
 static void fill_free(rt_case *c, free_int *f, long long lo, long long hi)
 {
 	rt_tensor *t = &c->t[f->i];
@@ -350,6 +345,7 @@ static void fill_free(rt_case *c, free_int *f, long long lo, long long hi)
 	f->rng = c->rng, f->hi = hi;
 	for (long long k = 0; k < t->n; k++) {
 		double v = (double)lo + floor(((double)k + urand(&c->rng)) * w / (double)t->n);
+		if (t->n > 1 && (k == 0 || k == t->n - 1)) v = k ? (double)hi : (double)lo;
 		put(tcode(t->ti), t->host, k, v > (double)hi ? (double)hi : v);
 	}
 	sync_input(c, f->i);

@@ -38,10 +38,10 @@ typedef struct rt_case {
    fusec 0.1 writes domains the type cannot hold (i32 in [0, 3e9]). */
 int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from
-   each domain, else by name for floats; integer inputs without a domain
-   from the manifest's values line (fz_tensor_values), else values the
-   reference accepts (ranges tried on it, tensors.c). Then
-   runs the reference on them (rt_case_reference): 0 only for inputs it
+   each domain, else uniform, never by name (float scalars in (0.5, 1.5),
+   float tensors in (-1, 1)); integer inputs without a domain from the
+   manifest's values line (fz_tensor_values), else values the reference
+   accepts (ranges tried on it, tensors.c). Then runs the reference on them (rt_case_reference): 0 only for inputs it
    accepts, with its outputs computed, so that nothing launches on inputs
    that would take a kernel outside its buffers. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
