@@ -346,6 +346,32 @@ static int z_reads_matrix(const Module *m, const Kernel *k)
 	return r;
 }
 
+/* The tensor O's work stores, if it is the only one: a 16-bit tensor over
+   [(b,) m, d] written at the point, unmasked (the kernel writes O's rows
+   whole, as 16-byte copies from shared memory, instead of an element a
+   call); and neither the row max nor the sum stored from there. 1 + the
+   tensor, or 0. */
+static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const unsigned char *stored)
+{
+	const int n = k->nspace;
+	if (stored[m->stmt[k->at.mx].out - p->first_tensor] || stored[m->stmt[k->at.sum].out - p->first_tensor]) return 0;
+	Dim d[MAX_IDX];
+	for (int i = 0; i + 1 < n; i++) d[i] = k->space[i];
+	d[n - 1] = k->at.dh;
+	int x = -1;
+	for (int sid = k->at.c2; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (s->nfree != n || !stored[s->out - p->first_tensor]) continue;
+		const Tensor *t = &m->tensor[s->out];
+		if (x >= 0 || s->mask || (sid != k->at.c2 && s->red != RED_NONE) || (t->type != ET_F16 && t->type != ET_BF16) || t->rank != n || !plain_lhs(m, s, d, n))
+			return 0;
+		for (int i = 0; i < n; i++)
+			if (!dim_same(t->dim[i], d[i])) return 0;
+		x = s->out;
+	}
+	return x + 1;
+}
+
 /* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
    of m each and take turns to issue their products; one block an SM (the
    computing warpgroups take 224 registers a thread, the copier 56).
@@ -355,13 +381,14 @@ static int z_reads_matrix(const Module *m, const Kernel *k)
    such as a mask: its loads' registers spilled at 128), 32 at db 256
    (O's 128 registers a thread; 16 with such a mask). Measured on an H200 against 1 warpgroup
    of 64 rows a block, 3 and 2 blocks an SM (bench/RESULTS.md). */
-void plan_attn_launch(const Module *m, Kernel *k)
+void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsigned char *stored)
 {
 	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256};
 	const int zload = z_reads_matrix(m, k);
 	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
 	k->par.block = 128 * 3, k->par.min_blocks = 1;
 	k->at.block_m = 128, k->at.stages = 2;
+	k->at.out = rows_out(m, p, k, stored);
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
 	for (int i = 0; i < ATTN_MAX_ENTRY; i++) {
