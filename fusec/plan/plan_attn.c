@@ -319,7 +319,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->at.causal = causal(&c, &k->at.csel);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
-		              "copying K and V into two stages of shared memory by cp.async, two computing 64 rows of m each and "
+		              "copying K and V into three stages of shared memory (two on mma.sync) by cp.async, two computing 64 rows of m each and "
 		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "
 		              "head sizes over 128); sm_90a wgmma, the second product of the step before in flight during this "
 		              "step's softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "
@@ -375,9 +375,11 @@ static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const u
 /* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
    of m each and take turns to issue their products; one block an SM (the
    computing warpgroups take 224 registers a thread, the copier 56).
-   Shared memory: barriers, Q's 128 rows, two stages of K's and V's BN
-   rows, each padded to db columns, 1 KB to align them for the 128-byte
-   swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
+   Shared memory: barriers, Q's 128 rows, three stages of K's and V's BN
+   rows (two K and V copies in flight while a third is read: at two the
+   computing warpgroups waited a quarter of a step for them, bench/
+   attn_trace.sh; the mma.sync path takes two, which an A100 holds), each
+   padded to db columns, 1 KB to align them for the 128-byte swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
    such as a mask: its loads' registers spilled at 128), 32 at db 256
    (O's 128 registers a thread; 16 with such a mask). Measured on an H200 against 1 warpgroup
    of 64 rows a block, 3 and 2 blocks an SM (bench/RESULTS.md). */
@@ -387,7 +389,7 @@ void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsig
 	const int zload = z_reads_matrix(m, k);
 	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
 	k->par.block = 128 * 3, k->par.min_blocks = 1;
-	k->at.block_m = 128, k->at.stages = 2;
+	k->at.block_m = 128, k->at.stages = 3;
 	k->at.out = rows_out(m, p, k, stored);
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
