@@ -614,7 +614,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
    FlashAttention's schedule, warp-specialised as FlashAttention-3 does it:
    a block of 128 rows of m of one batch, three warpgroups. Warpgroup 0
    copies (fz_attn_copy): Q's rows once, then K's and V's BN rows a step
-   into rings of two stages, each a tile of DB columns (DB, the head-size
+   into rings of ST stages (three on sm_90a, two on mma.sync), each a tile of DB columns (DB, the head-size
    bucket, a multiple of 64 >= D; the columns past D are zeros) in blocks of
    64 columns x 128 bytes with the 128-byte swizzle (mma_common.cuh), said in
    and freed through mbarriers. Warpgroups 1 and 2 compute 64 rows each
@@ -897,9 +897,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
 }
 
 /* Warp specialisation (FlashAttention-3's shape): warpgroup 0 copies, the
-   others compute. Each copying warp owns one stage of one ring: warp 0
-   copies K(j) for even j into K's stage 0, warp 1 K(j) for odd j into
-   stage 1 (and Q's rows first), warps 2 and 3 the same for V. A warp
+   others compute. Two copying warps take turns on each ring: warp 0
+   copies K(j) for even j, warp 1 K(j) for odd j (and Q's rows first),
+   each into stage j % ST; warps 2 and 3 the same for V. A warp
    waits for its stage's empty barrier (an arrival from every computing
    warp once its reads of the stage are done), copies by cp.async, waits
    for its own copy and says it is in on the stage's full barrier (made
@@ -1137,16 +1137,20 @@ __device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD
    threads; dynamic shared memory: 256 bytes of barriers, Q's BM x DB tile
    (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
-template <int ET, int DB, int BN, int ST, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
+template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
 __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, unsigned short *X, const unsigned short *Q,
 	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
-	static_assert(C >= 1 && C <= 3 && ST >= 2 && 1 + 4 * ST <= 32, "computing warpgroups, stages and their barriers");
+	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 1 + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
 	/* mma.sync at DB 256: O's 128 registers a thread for each half, in two
 	   walks over the keys (the second recomputes S: this path is for GPUs
 	   without wgmma) */
 	constexpr int NP = !FZ_ATTN_WGMMA && DB > 128 ? 2 : 1, OD = DB / NP;
+	/* the planner's stages on sm_90a; two on the mma.sync path, whose rings
+	   then fit an A100's 163 KB (the runtime gives a block what the device
+	   has, up to what the manifest asks) */
+	constexpr int ST = FZ_ATTN_WGMMA ? STAGES : 2;
 	extern __shared__ unsigned char fz_smem_raw[];
 	constexpr unsigned TQ = BM * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
 	unsigned char *base = (unsigned char *)(((unsigned long long)fz_smem_raw + 256ull + 1023ull) & ~1023ull);
@@ -1262,17 +1266,17 @@ struct attention_lse_f0_row {
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d64(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 64, 64, 2, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 64, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d128(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 128, 64, 2, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 128, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d256(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 256, 16, 2, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 256, 16, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 /* u variant: 8 kernels */
