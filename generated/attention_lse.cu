@@ -614,7 +614,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
    FlashAttention's schedule, warp-specialised as FlashAttention-3 does it:
    a block of 128 rows of m of one batch, three warpgroups. Warpgroup 0
    copies (fz_attn_copy): Q's rows once, then K's and V's BN rows a step
-   into rings of two stages, each a tile of DB columns (DB, the head-size
+   into rings of ST stages (three on sm_90a, two on mma.sync), each a tile of DB columns (DB, the head-size
    bucket, a multiple of 64 >= D; the columns past D are zeros) in blocks of
    64 columns x 128 bytes with the 128-byte swizzle (mma_common.cuh), said in
    and freed through mbarriers. Warpgroups 1 and 2 compute 64 rows each
@@ -686,11 +686,24 @@ template <int BAT, class F> __device__ __forceinline__ float fz_attn_z(const F &
 	if constexpr (BAT) return f(b, m, n, v);
 	else return f(m, n, v);
 }
-template <int BAT, class F> __device__ __forceinline__ void fz_attn_epi(const F &f, long long b, long long m, long long d, float v, float mx, float l)
+template <int BAT, class F> __device__ __forceinline__ auto fz_attn_epi(const F &f, long long b, long long m, long long d, float v, float mx, float l)
 {
-	if constexpr (BAT) f(b, m, d, v, mx, l);
-	else f(m, d, v, mx, l);
+	if constexpr (BAT) return f(b, m, d, v, mx, l);
+	else return f(m, d, v, mx, l);
 }
+/* O's work at (b, m, d) as one call: the generated epi, which stores what
+   it stores (DIRECT 0), or returns the bits of X's element there, stored
+   here (DIRECT 1: X a 16-bit [NB, M, D] that nothing else writes) */
+template <int BAT, int DIRECT, class E> struct fz_attn_st {
+	const E &f;
+	unsigned short *X;
+	long long M, D;
+	__device__ __forceinline__ void operator()(long long b, long long m, long long d, float v, float mx, float l) const
+	{
+		if constexpr (DIRECT) X[(b * M + m) * D + d] = fz_attn_epi<BAT>(f, b, m, d, v, mx, l);
+		else fz_attn_epi<BAT>(f, b, m, d, v, mx, l);
+	}
+};
 template <int BAT, class F> __device__ __forceinline__ void fz_attn_row(const F &f, long long b, long long m, float mx, float l)
 {
 	if constexpr (BAT) f(b, m, mx, l);
@@ -860,9 +873,12 @@ __device__ __forceinline__ void fz_attn_softmax(const Z &zf, const ZI &zi, float
 	for (int r = 0; r < 2; ++r) lrow[r] = fmaf(lrow[r], corr[r], t[0][r]);
 }
 
-/* O's rows times their corrections */
+/* O's rows times their corrections; nothing when no row of the warp has
+   a new max (every correction exactly 1, the common case after a row's
+   first steps): the same bits, DB / 2 multiplies a thread fewer */
 template <int DB> __device__ __forceinline__ void fz_attn_rescale(float (&o)[DB / 8][4], const float (&corr)[2])
 {
+	if (!__any_sync(0xffffffffu, corr[0] != 1.f || corr[1] != 1.f)) return;
 #pragma unroll
 	for (int i = 0; i < DB / 8; ++i)
 #pragma unroll
@@ -881,9 +897,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
 }
 
 /* Warp specialisation (FlashAttention-3's shape): warpgroup 0 copies, the
-   others compute. Each copying warp owns one stage of one ring: warp 0
-   copies K(j) for even j into K's stage 0, warp 1 K(j) for odd j into
-   stage 1 (and Q's rows first), warps 2 and 3 the same for V. A warp
+   others compute. Two copying warps take turns on each ring: warp 0
+   copies K(j) for even j, warp 1 K(j) for odd j (and Q's rows first),
+   each into stage j % ST; warps 2 and 3 the same for V. A warp
    waits for its stage's empty barrier (an arrival from every computing
    warp once its reads of the stage are done), copies by cp.async, waits
    for its own copy and says it is in on the stage's full barrier (made
@@ -908,7 +924,7 @@ template <int DB, int BN, int BM, int ST, int NP>
 __device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Qb,
 	const unsigned short *Kb, const unsigned short *Vb, long long m0, long long M, long long N, long long D, long long nsteps, int t)
 {
-	static_assert(ST == 2, "a copying warp a stage of K or of V");
+	static_assert(ST >= 2, "two copying warps a ring, taking turns");
 	constexpr unsigned TB = BN * DB * 2u;
 	const int w = t >> 5, lane = t & 31, v = w >> 1, s = w & 1;
 	if (w == 1) {
@@ -916,10 +932,11 @@ __device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, un
 		for (int c = 0; c < BM / 64; ++c) fz_attn_load<DB, 64, 32>(sq + c * (64 * DB * 2), Qb, m0 + 64 * c, M, D, lane);
 		fz_attn_publish(bb.q);
 	}
-	for (long long j = s; j < NP * nsteps; j += ST) {
-		fz_bar_wait(bb.empty(v, s), (unsigned)((j / ST) & 1) ^ 1u);
-		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + s * TB, v ? Vb : Kb, (j % nsteps) * BN, N, D, lane);
-		fz_attn_publish(bb.full(v, s));
+	for (long long j = s; j < NP * nsteps; j += 2) {
+		const int st = (int)(j % ST);
+		fz_bar_wait(bb.empty(v, st), (unsigned)((j / ST) & 1) ^ 1u);
+		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + st * TB, v ? Vb : Kb, (j % nsteps) * BN, N, D, lane);
+		fz_attn_publish(bb.full(v, st));
 	}
 }
 
@@ -1044,7 +1061,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
    stores, not 2-byte ones 8 rows apart. The columns are swizzled by the
    row (bits 2..4 XOR row % 8): the fragments' writes, 8 rows at once, and
    a row's reads are each free of bank conflicts. */
-template <int BAT, int OD, class Epi>
+template <int OD, class Epi>
 __device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD / 8][4], const float (&mrow)[2],
 	const float (&lrow)[2], unsigned eb, long long b, long long rb, long long d0, long long M, long long D, int c, int w, int lane)
 {
@@ -1069,9 +1086,45 @@ __device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD 
 			const int src = 4 * (r & 7); /* the row's statistics: lanes 4 (r % 8) .. hold them */
 			const bool hi = (r & 8) != 0;  /* a select, not an index: mrow and lrow stay in registers */
 			const float mx = __shfl_sync(0xffffffffu, hi ? mrow[1] : mrow[0], src), l = __shfl_sync(0xffffffffu, hi ? lrow[1] : lrow[0], src);
-			if (rb + r < M && d < D) fz_attn_epi<BAT>(epi, b, rb + r, d, v, mx, l);
+			if (rb + r < M && d < D) epi(b, rb + r, d, v, mx, l);
 		}
 		asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+	}
+}
+
+/* O to X (DIRECT) in whole rows: the warpgroup's 64 rows as X's bytes in
+   shared memory (its Q tile, read no more: 64 x D x 2 bytes fit), then
+   copied out 16 bytes a thread, consecutive threads consecutive bytes: the
+   rows of X from m = rb on are one contiguous run. Needs D % 8 == 0 and X
+   16-byte aligned. Elementwise (fz_attn_out) this was a quarter of a
+   block's life at T 1024 (a 2-byte store an element, its 64-bit address) */
+template <int BAT, int OD, class E>
+__device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD / 8][4], const float (&mrow)[2], const float (&lrow)[2],
+	unsigned eb, unsigned short *X, long long b, long long rb, long long M, long long D, int c, int w, int lane)
+{
+	const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
+	const int dd = (int)D;
+	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); /* every warp done with Q */
+#pragma unroll
+	for (int i = 0; i < OD / 8; ++i)
+#pragma unroll
+		for (int h = 0; h < 2; ++h) {
+			const int r = 16 * w + (lane >> 2) + 8 * h, col = 8 * i + 2 * (lane & 3);
+			if (rb + r < M && col < dd) { /* and col + 1: D is even; the functor may read inputs at (b, m, d) */
+				const unsigned lo = fz_attn_epi<BAT>(f, b, rb + r, col, o[i][2 * h] * inv[h], mrow[h], lrow[h]);
+				const unsigned hi = fz_attn_epi<BAT>(f, b, rb + r, col + 1, o[i][2 * h + 1] * inv[h], mrow[h], lrow[h]);
+				asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(eb + 2u * (unsigned)(r * dd + col)), "r"(lo | hi << 16) : "memory");
+			}
+		}
+	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+	const long long rows = M - rb < 64 ? M - rb : 64;
+	const int n = rows > 0 ? (int)(rows * D / 8) : 0; /* 16-byte pieces */
+	uint4 *dst = (uint4 *)(X + (b * M + rb) * D);
+#pragma unroll 4
+	for (int q = (int)(threadIdx.x & 127); q < n; q += 128) {
+		uint4 v;
+		asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(eb + 16u * q) : "memory");
+		dst[q] = v;
 	}
 }
 
@@ -1084,16 +1137,20 @@ __device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD 
    threads; dynamic shared memory: 256 bytes of barriers, Q's BM x DB tile
    (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
-template <int ET, int DB, int BN, int ST, int C, int CAUSAL, int BAT, class Z, class ZI, class Epi, class Row>
-__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const unsigned short *Q,
+template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
+__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, unsigned short *X, const unsigned short *Q,
 	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
-	static_assert(C >= 1 && C <= 3 && ST >= 2 && 1 + 4 * ST <= 32, "computing warpgroups, stages and their barriers");
+	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 1 + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
 	/* mma.sync at DB 256: O's 128 registers a thread for each half, in two
 	   walks over the keys (the second recomputes S: this path is for GPUs
 	   without wgmma) */
 	constexpr int NP = !FZ_ATTN_WGMMA && DB > 128 ? 2 : 1, OD = DB / NP;
+	/* the planner's stages on sm_90a; two on the mma.sync path, whose rings
+	   then fit an A100's 163 KB (the runtime gives a block what the device
+	   has, up to what the manifest asks) */
+	constexpr int ST = FZ_ATTN_WGMMA ? STAGES : 2;
 	extern __shared__ unsigned char fz_smem_raw[];
 	constexpr unsigned TQ = BM * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
 	unsigned char *base = (unsigned char *)(((unsigned long long)fz_smem_raw + 256ull + 1023ull) & ~1023ull);
@@ -1149,8 +1206,13 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
 			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
 		}
+		const fz_attn_st<BAT, DIRECT, Epi> st = {epi, X, M, D};
 		if constexpr (NP == 1) {
-			fz_attn_out<BAT, OD>(epi, o, mrow, lrow, sq + c * (64 * DB * 2), b, m0 + 64 * c, 0, M, D, c, w, lane);
+			bool rows = false; /* O in whole rows */
+			if constexpr (DIRECT) rows = D % 8 == 0 && ((unsigned long long)X & 15ull) == 0;
+			if constexpr (DIRECT)
+				if (rows) fz_attn_out_rows<BAT, OD>(epi, o, mrow, lrow, sq + c * (64 * DB * 2), X, b, m0 + 64 * c, M, D, c, w, lane);
+			if (!rows) fz_attn_out<OD>(st, o, mrow, lrow, sq + c * (64 * DB * 2), b, m0 + 64 * c, 0, M, D, c, w, lane);
 		} else { /* Q is read again by the next walk: O straight from the fragments */
 			const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
 #pragma unroll
@@ -1158,7 +1220,7 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #pragma unroll
 				for (int q = 0; q < 4; ++q) {
 					const long long d = pass * OD + 8 * i + 2 * (lane & 3) + (q & 1), m = r0 + 8 * (q >> 1);
-					if (m < M && d < D) fz_attn_epi<BAT>(epi, b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
+					if (m < M && d < D) st(b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
 				}
 		}
 	}
@@ -1182,11 +1244,13 @@ struct attention_lse_f0_z {
 
 struct attention_lse_f0_epi {
 	const fz_attention_lse_args &a;
-	__device__ __forceinline__ void operator()(const long long s0, const long long s1, const float v_acc_, const float v_mx_, const float v_l_) const
+	__device__ __forceinline__ unsigned short operator()(const long long s0, const long long s1, const float v_acc_, const float v_mx_, const float v_l_) const
 	{
+		unsigned short fz_ov = 0;
 		const float v_O = (float)(v_acc_);
-		a.t_O[((long long)(s0) * a.n_D + (long long)(s1))] = fz_f2h(v_O);
+		fz_ov = fz_f2h(v_O);
 		(void)v_mx_, (void)v_l_;
+		return fz_ov;
 	}
 };
 
@@ -1202,17 +1266,17 @@ struct attention_lse_f0_row {
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d64(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 64, 64, 2, 2, 0, 0>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 64, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d128(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 128, 64, 2, 2, 0, 0>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 128, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d256(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 256, 16, 2, 2, 0, 0>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 256, 16, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 /* u variant: 8 kernels */

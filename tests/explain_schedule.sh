@@ -18,6 +18,8 @@
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
 #   "attention: ... up to D (B bytes ...)" an attention kernel with params entry=...:dD:...:smemB
 #   "second product on tensor cores"       an attention kernel with two contractions
+#   "X leaves in whole rows"               an attention kernel with rows_out=X
+#   "O.s work stored element by element"   an attention kernel without rows_out
 #   "not an attention kernel ...: WHY"     "no attention kernel: WHY" under that kernel
 #   "T: stored in device memory"           tensor T stored
 #   "T: kept on chip"                      tensor T registers (or recomputed: a row element)
@@ -63,6 +65,7 @@ compare() {
 		if (match($0, / tile=[^ ]*/)) tile[fu, kern] = substr($0, RSTART + 6, RLENGTH - 6)
 		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
 		splitk[fu, kern] = match($0, / split=[^ ]+/) ? 1 : 0
+		rowsout[fu, kern] = match($0, / rows_out=[^ ]+/) ? substr($0, RSTART + 10, RLENGTH - 10) : ""
 		ent[fu, kern] = "" # the entry points of an attention kernel, as "DB:SMEM,..."
 		pr = $0
 		while (match(pr, / entry=[^ ]+/)) {
@@ -141,6 +144,13 @@ compare() {
 		fact(mode[fe, ke] == "attention" && ent[fe, ke] == got,
 		     "kernel " ke ": entry points " got " explained, mode " mode[fe, ke] " entries " ent[fe, ke] " in the schedule"); next
 	}
+	file == 2 && /^    [A-Za-z_][A-Za-z_0-9]* leaves in whole rows: / {
+		x = $1
+		fact(mode[fe, ke] == "attention" && rowsout[fe, ke] == x, "kernel " ke ": " x " in whole rows explained, mode " mode[fe, ke] " rows_out=" rowsout[fe, ke] " in the schedule"); next
+	}
+	file == 2 && /^    O.s work stored element by element/ {
+		fact(mode[fe, ke] == "attention" && rowsout[fe, ke] == "", "kernel " ke ": O element by element explained, mode " mode[fe, ke] " rows_out=" rowsout[fe, ke] " in the schedule"); next
+	}
 	file == 2 && /^      second product on tensor cores/ {
 		fact(mode[fe, ke] == "attention" && ncon[fe, ke] == 2, "kernel " ke ": a second product explained, mode " mode[fe, ke] " with " ncon[fe, ke] + 0 " contractions in the schedule"); next
 	}
@@ -208,8 +218,8 @@ selftest() {
 }
 selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
 	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'
-selftest specs/attention.fuse 's/up to 64 (83200 bytes/up to 64 (83000 bytes/' 's/: attention over/: tile over/' \
-	's/^      second product on/      second contraction on/'
+selftest specs/attention.fuse 's/up to 64 (115968 bytes/up to 64 (115000 bytes/' 's/: attention over/: tile over/' \
+	's/^      second product on/      second contraction on/' 's/^    O leaves in whole rows/    Q leaves in whole rows/'
 selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'
 selftest specs/matmul_bias_relu.fuse 's/down to 128 x 64 /down to 128 x 32 /' 's/^    tiles 128 x 256 x 64/    tiles 128 x 128 x 64/'
 

@@ -239,6 +239,20 @@ static void test_attention(void)
 		EXPECT(OP(&c, fu, "p") == STEP_ONLINE && OP(&c, fu, "o") == STEP_CONTRACT && OP(&c, fu, "O") == STEP_MAP);
 		EXPECT(STORAGE(&c, fu, "s") != ST_STORED && STORAGE(&c, fu, "p") != ST_STORED && STORAGE(&c, fu, "O") == ST_STORED);
 		EXPECT(c.un.nk == 8 && c.un.k[0].mode == KM_TILE); /* the unfused variant: every stage alone */
+		/* O, 16-bit, the only tensor stored at (b, m, d): written in whole rows */
+		EXPECT(k->at.out == 1 + c.fe.mod.stmt[stmt(&c, "O")].out);
+		done(&c);
+	}
+	/* a second 16-bit output at (b, m, d), or an f32 one: element by element */
+	if (attn_case(&c, "two outputs", "D", ", O2: bf16[B,T,D]", "z(b,m,n) = s(b,m,n) * sc",
+	              ATTN_TAIL("bf16", "  stage o2 { O2(b,m,d) = o(b,m,d) * 2 }\n"))) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.out == 0);
+		done(&c);
+	}
+	if (load(&c, "f32 out", "fusion at(Q: bf16[B,T,D], K: bf16[B,S,D], V: bf16[B,S,D], sc: f32) -> (O: f32[B,T,D]) {\n"
+	                        "  stage qk [tensor_eligible, precision = f32] { s(b,m,n) +=! Q(b,m,d) * K(b,n,d) }\n"
+	                        "  stage z { z(b,m,n) = s(b,m,n) * sc }\n" ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.out == 0);
 		done(&c);
 	}
 	/* a head size that is a number: one entry point, its bucket */
@@ -274,6 +288,7 @@ static void test_attention(void)
 	if (attn_case(&c, "lse", "D", ", lse: f32[B,T]", "z(b,m,n) = s(b,m,n) * sc",
 	              ATTN_TAIL("bf16", "  stage ls { lse(b,m) = mx(b,m) + log(l(b,m)) }\n"))) {
 		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ATTN && KERNEL_OF(&c, fu, "lse") == 0 && OP(&c, fu, "lse") == STEP_MAP);
+		EXPECT(c.fu.k[0].at.out == 1 + c.fe.mod.stmt[stmt(&c, "O")].out); /* lse is a row's: O still whole rows */
 		done(&c);
 	}
 	/* an additive mask read in z: a matrix from memory a score, so 64-column

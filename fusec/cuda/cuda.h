@@ -73,6 +73,8 @@ typedef struct Cx {
 	   consecutive points along the innermost index), -1 outside it; the
 	   distinct 16-byte accesses its copies share, loads and stores */
 	int vec_u;
+	int ret_out;      /* ATTN epi: 1 + the tensor (AttnPlan.out) whose store becomes the functor's
+	                     value, fz_ov; 0 */
 	int vec_n;        /* POINT vector path: its width (4 or 8) */
 	int nvl, nvs;
 	int persist;      /* a phase of a persistent kernel (pipeline.c): a __device__ body

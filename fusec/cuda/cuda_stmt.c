@@ -46,7 +46,9 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	FILE *o = cx->sink ? cx->sink : cx->out;
 	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, roles, s->lhs, s->nlhs, 1) : -1;
 	cuda_ind(o, depth);
-	if (vi >= 0) { /* collected, stored as one vector after the copies */
+	if (cx->ret_out == s->out + 1) { /* the caller stores it (attention's rows of O) */
+		fputs("fz_ov = ", o);
+	} else if (vi >= 0) { /* collected, stored as one vector after the copies */
 		fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
 	} else if (cuda_row_store_deferred(cx, s)) { /* stored as one vector after the row walk's step */
 		fprintf(o, "fz_ws_%s[fz_j] = ", x->name);

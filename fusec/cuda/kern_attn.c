@@ -84,13 +84,17 @@ static void z_functor(Cx *cx, const char *what)
 	functor_end(cx);
 }
 
-/* epi: O at (b, m, d) in v_acc_, and the row's statistics; O's statements */
+/* epi: O at (b, m, d) in v_acc_, and the row's statistics; O's statements.
+   With AttnPlan.out, the bits of that tensor's element there are its value
+   (fz_ov): the kernel stores them, a row at a time */
 static void epi_functor(Cx *cx)
 {
 	const Module *m = cx->m;
 	const AttnPlan *at = &cx->k->at;
 	const Stmt *c2 = &m->stmt[at->c2];
-	functor_head(cx, "epi", "void", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
+	functor_head(cx, "epi", at->out ? "unsigned short" : "void", cx->k->nspace, "const float v_acc_, const float v_mx_, const float v_l_");
+	if (at->out) fputs("\t\tunsigned short fz_ov = 0;\n", cx->out);
+	cx->ret_out = at->out;
 	publish_stats(cx);
 	cuda_bind_point(cx, c2, cx->k->nspace);
 	const char *v = cuda_contract_value(cx, c2, "v_acc_", 2);
@@ -102,7 +106,9 @@ static void epi_functor(Cx *cx)
 		cuda_bind_point(cx, s, cx->k->nspace);
 		cuda_map(cx, sid, 2, 0);
 	}
+	cx->ret_out = 0;
 	fputs("\t\t(void)v_mx_, (void)v_l_;\n", cx->out);
+	if (at->out) fputs("\t\treturn fz_ov;\n", cx->out);
 	functor_end(cx);
 }
 
@@ -151,9 +157,12 @@ void cuda_kern_attn(Cx *cx)
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, a.t_%s, a.t_%s, a.t_%s, ",
-		        et == ET_BF16, at->db[e], at->bn[e], at->stages, at->block_m / 64, at->causal, bat, k->name, k->name,
-		        at->causal ? "zin" : "z", k->name, k->name, m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, ", et == ET_BF16, at->db[e],
+		        at->bn[e], at->stages, at->block_m / 64, at->causal, bat, at->out != 0, k->name, k->name, at->causal ? "zin" : "z",
+		        k->name, k->name);
+		if (at->out) fprintf(out, "(unsigned short *)a.t_%s, ", m->tensor[at->out - 1].name);
+		else fputs("(unsigned short *)0, ", out);
+		fprintf(out, "a.t_%s, a.t_%s, a.t_%s, ", m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);
 		cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
 		cuda_dim(cx, at->dh, out), fputs(", ", out);
 		if (bat) cuda_dim(cx, k->space[0], out);

@@ -319,7 +319,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->at.causal = causal(&c, &k->at.csel);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
-		              "copying K and V into two stages of shared memory by cp.async, two computing 64 rows of m each and "
+		              "copying K and V into three stages of shared memory (two on mma.sync) by cp.async, two computing 64 rows of m each and "
 		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "
 		              "head sizes over 128); sm_90a wgmma, the second product of the step before in flight during this "
 		              "step's softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "
@@ -346,22 +346,51 @@ static int z_reads_matrix(const Module *m, const Kernel *k)
 	return r;
 }
 
+/* The tensor O's work stores, if it is the only one: a 16-bit tensor over
+   [(b,) m, d] written at the point, unmasked (the kernel writes O's rows
+   whole, as 16-byte copies from shared memory, instead of an element a
+   call); and neither the row max nor the sum stored from there. 1 + the
+   tensor, or 0. */
+static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const unsigned char *stored)
+{
+	const int n = k->nspace;
+	if (stored[m->stmt[k->at.mx].out - p->first_tensor] || stored[m->stmt[k->at.sum].out - p->first_tensor]) return 0;
+	Dim d[MAX_IDX];
+	for (int i = 0; i + 1 < n; i++) d[i] = k->space[i];
+	d[n - 1] = k->at.dh;
+	int x = -1;
+	for (int sid = k->at.c2; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (s->nfree != n || !stored[s->out - p->first_tensor]) continue;
+		const Tensor *t = &m->tensor[s->out];
+		if (x >= 0 || s->mask || (sid != k->at.c2 && s->red != RED_NONE) || (t->type != ET_F16 && t->type != ET_BF16) || t->rank != n || !plain_lhs(m, s, d, n))
+			return 0;
+		for (int i = 0; i < n; i++)
+			if (!dim_same(t->dim[i], d[i])) return 0;
+		x = s->out;
+	}
+	return x + 1;
+}
+
 /* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
    of m each and take turns to issue their products; one block an SM (the
    computing warpgroups take 224 registers a thread, the copier 56).
-   Shared memory: barriers, Q's 128 rows, two stages of K's and V's BN
-   rows, each padded to db columns, 1 KB to align them for the 128-byte
-   swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
+   Shared memory: barriers, Q's 128 rows, three stages of K's and V's BN
+   rows (two K and V copies in flight while a third is read: at two the
+   computing warpgroups waited a quarter of a step for them, bench/
+   attn_trace.sh; the mma.sync path takes two, which an A100 holds), each
+   padded to db columns, 1 KB to align them for the 128-byte swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
    such as a mask: its loads' registers spilled at 128), 32 at db 256
    (O's 128 registers a thread; 16 with such a mask). Measured on an H200 against 1 warpgroup
    of 64 rows a block, 3 and 2 blocks an SM (bench/RESULTS.md). */
-void plan_attn_launch(const Module *m, Kernel *k)
+void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsigned char *stored)
 {
 	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256};
 	const int zload = z_reads_matrix(m, k);
 	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
 	k->par.block = 128 * 3, k->par.min_blocks = 1;
-	k->at.block_m = 128, k->at.stages = 2;
+	k->at.block_m = 128, k->at.stages = 3;
+	k->at.out = rows_out(m, p, k, stored);
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
 	for (int i = 0; i < ATTN_MAX_ENTRY; i++) {

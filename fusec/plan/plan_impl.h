@@ -59,7 +59,7 @@ int plan_tile_operands(const Module *m, const Stmt *s, int *a, int *b, int *bt);
    *why says why not where the run looked like one (NULL otherwise). */
 int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const char **why);
 /* its launch: block, entry points and their shared memory */
-void plan_attn_launch(const Module *m, Kernel *k);
+void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsigned char *stored);
 
 /* plan_storage.c; stored[t - p->first_tensor]: tensor t lives in device memory */
 void plan_resets(const Module *m, Schedule *p);

@@ -160,7 +160,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
 		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
 		plan_tile_shape(m, k);
-		if (k->mode == KM_ATTN) plan_attn_launch(m, k);
+		if (k->mode == KM_ATTN) plan_attn_launch(m, p, k, stored);
 	}
 }
 

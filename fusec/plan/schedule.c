@@ -91,6 +91,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			fprintf(out, " q=%s k=%s v=%s head=", m->tensor[k->at.q].name, m->tensor[k->at.k].name, m->tensor[k->at.v].name);
 			dim_write(m, f, k->at.dh, out);
 			fprintf(out, " block_m=%d stages=%d causal=%d", k->at.block_m, k->at.stages, k->at.causal);
+			if (k->at.out) fprintf(out, " rows_out=%s", m->tensor[k->at.out - 1].name);
 			for (int e = 0; e < k->at.nent; e++)
 				fprintf(out, " entry=%s:d%d:n%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.minb[e], k->at.smem[e]);
 		}
@@ -146,7 +147,7 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 static int attn_same(const AttnPlan *a, const AttnPlan *b)
 {
 	if (a->c1 != b->c1 || a->mx != b->mx || a->sum != b->sum || a->c2 != b->c2 || a->q != b->q || a->k != b->k ||
-	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->nent != b->nent)
+	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->out != b->out || a->nent != b->nent)
 		return 0;
 	for (int e = 0; e < a->nent; e++)
 		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||

@@ -184,6 +184,8 @@ typedef struct AttnPlan {
 	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
 	int causal;               /* z is select(n <= m, .., C <= -1e30): blocks of keys past the rows' skipped */
 	int csel;                 /* causal: that select (an expr id), taken as its first value where every n <= m */
+	int out;                  /* 1 + the one tensor O's work stores, a 16-bit [(b,) m, d] written at its point
+	                             and nothing else stored there (O leaves in whole rows, attn.cuh); 0: none */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
