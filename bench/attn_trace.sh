@@ -9,7 +9,8 @@
 #   bin/fusec -o build/attnvar/NAME specs/attention.fuse
 #   (cd build/attnvar/NAME && nvcc -arch=sm_90a -ptx -std=c++17 -DFZ_ATTN_TRACE \
 #      -diag-suppress 177 attention.cu -o attention.sm_90a.ptx)
-# (-DFZ_ATTN_PP=0 and the like make variants), then on the GPU, carrying build/attnvar:
+# (-DFZ_ATTN_PP=0: no ping-pong; -DFZ_ATTN_NOSM: no softmax, the products alone;
+# timing variants, not valid results), then on the GPU, carrying build/attnvar:
 #   TR="build/attnvar/NAME ..." sh bench/attn_trace.sh
 # The last block of the sixth launch prints the means (cycles); the
 # timings of a traced build are not the kernel's.
