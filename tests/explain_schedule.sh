@@ -8,7 +8,8 @@
 #   "stage S" under a kernel               a statement of stage S in that kernel
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
-#                                          a row kernel with params rcache=R, N = 4096 R
+#                                          a row kernel with params rcache=R, N = 4096 R;
+#                                          "...; peeled: ..." in it exactly where the kernel has peel=1
 #   "S and Q in one walk where the row is read again ..." (or "in one loop over the outer axis")
 #                                          a row kernel with shifted=S,Q
 #   "reduction over an outer axis: ... split over as many blocks ..."
@@ -51,6 +52,7 @@ compare() {
 		sp = $0; sub(/.* space=/, "", sp); sub(/ .*/, "", sp); space[fu, kern] = sp
 		inner[fu, kern] = ""
 		if (match($0, / inner=[^ ]*/)) inner[fu, kern] = substr($0, RSTART + 7, RLENGTH - 7)
+		peel[fu, kern] = ($0 ~ / peel=1( |$)/)
 		shifted[fu, kern] = ""
 		if (match($0, / shifted=[^ ]*/)) shifted[fu, kern] = substr($0, RSTART + 9, RLENGTH - 9)
 		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
@@ -117,7 +119,8 @@ compare() {
 	file == 2 && /^    row read once into registers: up to [0-9]+ columns/ {
 		c = $0; sub(/.*up to /, "", c); sub(/ .*/, "", c)
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
-		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
+		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")")
+		fact(($0 ~ /; peeled: /) == peel[fe, ke], "kernel " ke ": rows " ($0 ~ /; peeled: / ? "" : "not ") "peeled explained, peel=" peel[fe, ke] " in the schedule"); next
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
@@ -207,7 +210,7 @@ selftest() {
 	fi
 }
 selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
-	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'
+	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/' 's/; peeled: /; /'
 selftest specs/attention.fuse 's/up to 64 (83200 bytes/up to 64 (83000 bytes/' 's/: attention over/: tile over/' \
 	's/^      second product on/      second contraction on/'
 selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'

@@ -64,6 +64,10 @@ typedef struct Cx {
 	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
 	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
+	int rc_peel;             /* ... Kernel.peel: the vector path's steps start at the row's head fz_h and end
+	                            at fz_cb; the fz_ne columns outside them (its edges) a column a thread */
+	int rc_edge;             /* ... rendering a cached walk's edge column: its cached value fz_re_T, its
+	                            stores not collected into vectors */
 	/* a row over several axes (Kernel.ninner > 1): the index groups bound to
 	   the walk's flat column (cuda_row_bind), rebound in 32-bit arithmetic
 	   inside the cached steps, where the column is under 2^30 */
@@ -228,6 +232,13 @@ int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n);
 void cuda_row_segment(Cx *cx, FILE *f);
 /* the register cache of tensor t's row (tail: count vectors past the registers') */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
+/* Kernel.peel, per row of the vector path: its head fz_h (columns before the
+   first vector boundary of tensor ref's row; ref < 0: none), the end of its
+   vectors fz_cb, its edge columns fz_ne; cached: this lane's edge column fz_ec */
+void cuda_row_peel_bounds(Cx *cx, int ref, int cached, int depth);
+/* tensor x's pointer's distance from the vector boundary below it, in
+   elements (0..3) */
+void cuda_row_residue(const Tensor *x, FILE *out);
 
 /* A row is walked by a group of fz_g threads (KernelParams.rcache: the
    group's size chosen at launch; fz_live is false in a spare group of the

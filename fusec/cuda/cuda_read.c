@@ -38,7 +38,8 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	int cached = cx->rc_var && tt->kind == TK_INPUT && cuda_row_at(cx, tt, roles, x->nargs);
 	int vi = -1;
 	if (cached) {
-		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
+		if (cx->rc_edge) fprintf(out, "fz_re_%s", tt->name);
+		else fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
 		cx->rc_used[t - cx->first_tensor] |= 1;
 	} else if (hit) {
 		fputs(cx->local[t - cx->first_tensor], out);

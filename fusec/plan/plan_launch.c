@@ -34,6 +34,41 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
 }
 
+/* A row cache's vector path for rows of any width and alignment
+ * (Kernel.peel): each row's head up to its first 16-byte boundary (8-byte
+ * for f16/bf16) and its tail, under 4 columns, a column a thread, the rest
+ * as vectors of 4 (log_softmax over 50257 columns took the scalar path,
+ * its columns past the third of the registers read again on every walk).
+ * Every row of the kernel must start at the same offset from a boundary:
+ * the tensors over the kernel's space and row (those its statements, or
+ * statements inlined into the variant, read or write) alike in every axis
+ * but the first, so each row starts at the same element of each; the
+ * kernel checks that their pointers agree too, then peels by the first
+ * one's row. Not for rows in segments (Kernel.lead): each segment has a
+ * head of its own. */
+static int row_peel(const Module *m, const Schedule *p, const Kernel *k)
+{
+	if (k->lead) return 0;
+	const int n = k->nspace + k->ninner;
+	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+		touched[m->stmt[sid].out - p->first_tensor] = 1;
+		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
+	}
+	const Tensor *ref = NULL;
+	int ok = 1, vec = 0;
+	for (int t = p->first_tensor; t < p->last_tensor && ok; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (!touched[t - p->first_tensor] || x->rank != n) continue;
+		vec |= x->type == ET_F32 || x->type == ET_F16 || x->type == ET_BF16;
+		if (!ref) ref = x;
+		for (int i = 1; i < n && ok; i++) ok = dim_same(x->dim[i], ref->dim[i]);
+	}
+	free(touched);
+	return ok && vec;
+}
+
 /* Does e read, along the row (at one of the row's inner indices ix0..),
    a tensor that is not a row of the kernel (gemv's x(n))? */
 static int row_vector_in(const Module *m, const Kernel *k, int e, int ix0)
@@ -116,7 +151,9 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 	 * 256 KB an SM mostly comes back from L2); on the scalar path the
 	 * cached columns, then the rest a column at a time. 64 registers a thread
 	 * (1024 threads an SM): enough for the cache on the vector path, whose
-	 * bounds are checked per vector; the scalar path caches a third. */
+	 * bounds are checked per vector; the scalar path caches a third. The
+	 * vector path takes rows of any width and alignment where they can be
+	 * peeled (row_peel). */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
 		if (k->mode != KM_ROW) continue;
@@ -141,6 +178,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 			k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 4 : 6) / (regs ? regs : 1);
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
+		k->peel = k->par.rcache && row_peel(m, p, k);
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with

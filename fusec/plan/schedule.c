@@ -75,6 +75,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		dim_write_list(m, f, k->space, k->nspace, ",", out);
 		for (int d = 0; d < k->ninner; d++) fputs(d ? "*" : " inner=", out), dim_write(m, f, k->inner[d], out);
 		if (k->lead) fprintf(out, " lead=%d gap=%d", k->lead, k->gap);
+		if (k->peel) fputs(" peel=1", out);
 		if (k->shift_sq) fprintf(out, " shifted=%s,%s", m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name);
 		fprintf(out, " grid-reductions=%d", k->ntail);
 		for (int t = 0; t < k->nacross; t++) fprintf(out, "%s%s", t ? "," : " across=", m->tensor[k->across[t]].name);
@@ -158,7 +159,7 @@ static int attn_same(const AttnPlan *a, const AttnPlan *b)
 static int kernel_same(const Kernel *a, const Kernel *b)
 {
 	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
-	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->has_tail != b->has_tail || a->ntail != b->ntail ||
+	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
 	    (a->par.split && !dim_same(a->split_range, b->split_range)) || a->nvec != b->nvec ||
