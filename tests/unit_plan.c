@@ -561,6 +561,36 @@ static void test_row_peel(void)
 	}
 }
 
+/* A masked map takes 4 points a thread like any other (its masks kept
+ * for its stores, cuda_map); an input read at a*i + b along the space's
+ * innermost index i, a in 2..4, 0 <= b < a, is a vector tensor of stride a
+ * (Kernel.vec_stride: its copies' elements in a vectors); not another
+ * stride, two strides, an offset of a or more. */
+static void test_gather_stride(void)
+{
+	Case c;
+	if (load(&c, "odd columns", "fusion oc(X: f32[R,C], w: f32[H]) -> (y: f32[R,H]) {\n"
+	                            "  stage p { y(r,h) = X(r, 2*h + 1) * w(h) where 2*h + 1 < C }\n}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_POINT && k->par.unroll == 4 && k->par.vec == 4);
+		EXPECT(kernel_vec_stride(k, tensor(&c, "X")) == 2 && kernel_vec_stride(k, tensor(&c, "w")) == 1 && kernel_vec_stride(k, tensor(&c, "y")) == 1);
+		done(&c);
+	}
+	if (load(&c, "every third, f16", "fusion g3(img: f16[N,Q]) -> (g: f32[N,P]) {\n"
+	                                 "  stage p { g(n,p) = img(n, p * 3) where 3*p < Q }\n}\n")) {
+		EXPECT(kernel_vec_stride(&c.fu.k[0], tensor(&c, "img")) == 3);
+		done(&c);
+	}
+	const char *no[] = {"fusion s5(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 5*h) where 5*h < C }\n}\n",
+	                    "fusion s2(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 2*h) + X(r, 3*h) where 3*h < C }\n}\n",
+	                    "fusion b2(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 2*h + 2) where 2*h + 2 < C }\n}\n"};
+	for (int i = 0; i < 3; i++)
+		if (load(&c, "not a gather", no[i])) {
+			EXPECT(c.fu.k[0].mode == KM_POINT && kernel_vec_stride(&c.fu.k[0], tensor(&c, "X")) == 0);
+			done(&c);
+		}
+}
+
 /* The values each integer input must take (values.c), for the manifest's
  * `values` lines: subscripts of a dimension, ragged bounds, divisors; a
  * `where` that reads the input guards its uses. */
@@ -680,6 +710,7 @@ int main(void)
 	test_row_shift();
 	test_row_once();
 	test_row_peel();
+	test_gather_stride();
 	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();

@@ -83,7 +83,9 @@ typedef struct Cx {
 	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */
 	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
 	                     (a pipeline's carried input), so not read through the read-only path */
-	struct VecAccess { int t; char *lin0, *cond; } vl[16], vs[16]; /* cond: NULL, or what else the vector needs */
+	struct VecAccess { int t, stride; char *lin0, *cond, *mask[8]; } vl[16], vs[16]; /* cond: NULL, or what else the vector
+	                                 needs; stride: a gather's (Kernel.vec_stride), its vectors; mask: a masked store's, each copy's */
+	const char *store_mask; /* cuda_store_target: the store only where this holds (a masked map's, kept) */
 	/* A reduction loop's body (cuda_reductions, not row-wide): an input read
 	   at point and loop variables only is in range wherever the loop runs,
 	   so it is read once into a local (the body's top, or before the loops
@@ -166,7 +168,7 @@ const char *cuda_contract_value(Cx *cx, const Stmt *c, const char *acc, int dept
 void cuda_leaf(ExprWriter *w, int e, void *outp);
 int cuda_eager_ok(ExprWriter *w, int e);
 void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store);
+int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store, int *elem);
 
 /* cuda_remat.c */
 /* The value (or mask) e of statement s, in its compute type. Locals it

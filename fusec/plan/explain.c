@@ -49,6 +49,15 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			             "is a multiple of 4 and rows aligned)\n",
 			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
 			        ROW_STREAM_VECS);
+		for (int t = 0; t < k->nvec; t++)
+			if (kernel_vec_stride(k, k->vec_tensors[t]) > 1) {
+				const int a = kernel_vec_stride(k, k->vec_tensors[t]);
+				fprintf(out, "    %s gathered every %d elements along ", m->tensor[k->vec_tensors[t]].name, a);
+				dim_write(m, f, k->space[k->nspace - 1], out);
+				fprintf(out, ": %d vector loads (16 bytes; f16, bf16: 8) for a thread's 4 points, where its rows are so aligned and hold %d ", a, a);
+				dim_write(m, f, k->space[k->nspace - 1], out);
+				fputc('\n', out);
+			}
 		if (k->shift_sq)
 			fprintf(out, "    %s and %s in one %s: the terms shifted by the %s first, %s's squares about its value "
 			             "constant over the %s by algebra (plan_shift.c)\n",

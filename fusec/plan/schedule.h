@@ -224,6 +224,9 @@ typedef struct Kernel {
 	Dim split_range;          /* par.split: the extent of the loop split over blocks */
 	int *vec_tensors, nvec;   /* par.vec: the f32 tensors it touches along the space's innermost extent, which
 	                             its accesses at the point take as 16-byte vectors (plan_launch.c) */
+	int *vec_stride;          /* NULL, or each vec_tensors entry's stride: 1, or a > 1 for a tensor of another
+	                             innermost extent read at a*i + b, i the space's innermost index, 0 <= b < a
+	                             (the odd columns x(r, 2*h + 1)): the copies' elements lie in a vectors */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 	const char *attn_why;     /* TILE: why it did not become an attention kernel with the softmax and product after it */
 	AttnPlan at;              /* ATTN */
@@ -247,6 +250,15 @@ static inline int kernel_vec_tensor(const Kernel *k, int t)
 {
 	for (int i = 0; i < k->nvec; i++)
 		if (k->vec_tensors[i] == t) return 1;
+	return 0;
+}
+
+/* the stride at which a vector tensor of k is read (Kernel.vec_stride): 1,
+   a > 1 for a gather at a*i + b; 0 if t is not one */
+static inline int kernel_vec_stride(const Kernel *k, int t)
+{
+	for (int i = 0; i < k->nvec; i++)
+		if (k->vec_tensors[i] == t) return k->vec_stride ? k->vec_stride[i] : 1;
 	return 0;
 }
 
