@@ -284,14 +284,14 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				if (fz_cb > fz_h) fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
 			const float fz_re_x = fz_live && fz_lane < fz_ne ? fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(fz_ec))])) : 0;
 			float fz_rc_res[3][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_res[fz_k]);
+				if (fz_cb > fz_h) fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_res[fz_k]);
 			}
 			const float fz_re_res = fz_live && fz_lane < fz_ne ? fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(fz_ec))])) : 0;
 			#pragma unroll

@@ -268,7 +268,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
 			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_mu = 0;
@@ -464,7 +464,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
 			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_mu = 0;
@@ -590,7 +590,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
 			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_va = 0;

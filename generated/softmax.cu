@@ -256,7 +256,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 #pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
+				if (fz_cb > fz_h) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 			}
 			const float fz_re_X = fz_live && fz_lane < fz_ne ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_ec))]) : 0;
 			float acc_rmax = -FZ_INF_F;
@@ -444,7 +444,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 #pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cb) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
+				if (fz_cb > fz_h) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 			}
 			const float fz_re_X = fz_live && fz_lane < fz_ne ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_ec))]) : 0;
 			float acc_rmax = -FZ_INF_F;
