@@ -147,31 +147,34 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_x & 7) == 0 && ((unsigned long long)a.t_res & 7) == 0 && ((unsigned long long)a.t_h & 7) == 0 && ((unsigned long long)a.t_y & 7) == 0;
+	const bool fz_v4 = (((a.n_C & 3) == 0 && ((unsigned long long)a.t_x >> 1 & 3) == 0) || fz_g >= 8) && ((unsigned long long)a.t_res >> 1 & 3) == ((unsigned long long)a.t_x >> 1 & 3) && ((unsigned long long)a.t_h >> 1 & 3) == ((unsigned long long)a.t_x >> 1 & 3) && ((unsigned long long)a.t_y >> 1 & 3) == ((unsigned long long)a.t_x >> 1 & 3);
 	const bool fz_fit = a.n_C <= 3LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((long long)(s0) * a.n_C + (long long)(0))]) >> 1 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_res[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_res[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					unsigned short fz_ws_h[4];
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -185,67 +188,69 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 					}
 				}
 			}
-			for (long long c_c = (long long)fz_cn + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long c_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				const float v_h = (float)((fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(c_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(c_c))]))));
 				a.t_h[((long long)(s0) * a.n_C + (long long)(c_c))] = fz_f2b(v_h);
 			}
 			float acc_ms = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_res[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_res[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
 						{
 							{
-								const auto fz_s1_h = (fz_rc_x[fz_k][fz_j] + fz_rc_res[fz_k][fz_j]);
-								acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s1_h) * ((float)fz_s1_h))));
+								const auto fz_s2_h = (fz_rc_x[fz_k][fz_j] + fz_rc_res[fz_k][fz_j]);
+								acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s2_h) * ((float)fz_s2_h))));
 							}
 						}
 					}
 					}
 				}
 			}
-			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				{
-					const auto fz_s2_h = (fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(r1_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(r1_c))])));
-					acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s2_h) * ((float)fz_s2_h))));
+					const auto fz_s3_h = (fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(r1_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+					acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s3_h) * ((float)fz_s3_h))));
 				}
 			}
 			const float v_ms = fz_row_reduce<float, FZ_SUM>(acc_ms, (float *)fz_sh, fz_g);
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_res[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_res[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					unsigned short fz_ws_y[4];
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -259,7 +264,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 					}
 				}
 			}
-			for (long long c_c = (long long)fz_cn + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long c_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				const float v_y = (float)(((((float)(fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(c_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(c_c))])))) * rsqrtf(((v_ms * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(c_c)]))));
 				a.t_y[((long long)(s0) * a.n_C + (long long)(c_c))] = fz_f2b(v_y);
 			}
@@ -270,22 +276,28 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((long long)(s0) * a.n_C + (long long)(0))]) >> 1 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_x[3][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
+			const float fz_re_x = fz_live && fz_lane < fz_ne ? fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(fz_ec))])) : 0;
 			float fz_rc_res[3][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_res[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4b(&a.t_res[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_res[fz_k]);
 			}
+			const float fz_re_res = fz_live && fz_lane < fz_ne ? fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(fz_ec))])) : 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				unsigned short fz_ws_h[4];
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -298,11 +310,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 				*(ushort4 *)&a.t_h[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_ushort4(fz_ws_h[0], fz_ws_h[1], fz_ws_h[2], fz_ws_h[3]);
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long c_c = fz_ec;
+				const float v_h = (float)((fz_re_x + fz_re_res));
+				a.t_h[((long long)(s0) * a.n_C + (long long)(c_c))] = fz_f2b(v_h);
+			}
 			float acc_ms = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_c = fz_c0 + fz_j;
@@ -315,11 +332,18 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 				}
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r1_c = fz_ec;
+				{
+					const auto fz_s1_h = (fz_re_x + fz_re_res);
+					acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s1_h) * ((float)fz_s1_h))));
+				}
+			}
 			const float v_ms = fz_row_reduce<float, FZ_SUM>(acc_ms, (float *)fz_sh, fz_g);
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				unsigned short fz_ws_y[4];
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -331,6 +355,11 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 				}
 				*(ushort4 *)&a.t_y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_ushort4(fz_ws_y[0], fz_ws_y[1], fz_ws_y[2], fz_ws_y[3]);
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long c_c = fz_ec;
+				const float v_y = (float)(((((float)(fz_re_x + fz_re_res)) * rsqrtf(((v_ms * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(c_c)]))));
+				a.t_y[((long long)(s0) * a.n_C + (long long)(c_c))] = fz_f2b(v_y);
 			}
 		} else {
 			float fz_rc_x[1][4];
@@ -372,16 +401,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 					const long long r1_c = fz_c0 + fz_j;
 					if (fz_live && r1_c < fz_cn) {
 						{
-							const auto fz_s3_h = (fz_rc_x[fz_k][fz_j] + fz_rc_res[fz_k][fz_j]);
-							acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s3_h) * ((float)fz_s3_h))));
+							const auto fz_s4_h = (fz_rc_x[fz_k][fz_j] + fz_rc_res[fz_k][fz_j]);
+							acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s4_h) * ((float)fz_s4_h))));
 						}
 					}
 				}
 			}
 			for (long long r1_c = 1LL * 4 * fz_g + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
 				{
-					const auto fz_s4_h = (fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(r1_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(r1_c))])));
-					acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s4_h) * ((float)fz_s4_h))));
+					const auto fz_s5_h = (fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(r1_c))])) + fz_b2f(__ldg(&a.t_res[((long long)(s0) * a.n_C + (long long)(r1_c))])));
+					acc_ms = fz_op<FZ_SUM>(acc_ms, (float)((((float)fz_s5_h) * ((float)fz_s5_h))));
 				}
 			}
 			const float v_ms = fz_row_reduce<float, FZ_SUM>(acc_ms, (float *)fz_sh, fz_g);

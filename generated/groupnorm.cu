@@ -151,7 +151,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
+	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8) && ((unsigned long long)a.t_y >> 2 & 3) == ((unsigned long long)a.t_x >> 2 & 3);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
@@ -161,19 +161,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_mu = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r2_c = fz_c0 + fz_j;
@@ -184,23 +187,24 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 					}
 				}
 			}
-			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r2_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
 			float acc_va = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r2_c = fz_c0 + fz_j;
@@ -211,22 +215,23 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 					}
 				}
 			}
-			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r2_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - v_mu) * (__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - v_mu)) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					float fz_ws_y[4];
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -240,7 +245,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 					}
 				}
 			}
-			for (long long c_h = (long long)fz_cn + fz_lane; fz_live && c_h < (a.n_CG * a.n_HW); c_h += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long c_h = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				const float v_y = (float)(((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(c_h) * fz_rp0) - ((long long)((double)(c_h) * fz_rp0) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_rp0) + 1) * (a.n_HW) <= c_h)))) * a.n_HW + (long long)((c_h - ((long long)((double)(c_h) * fz_re1) - ((long long)((double)(c_h) * fz_re1) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_re1) + 1) * (a.n_HW) <= c_h)) * (a.n_HW))))]) - v_mu) * rsqrtf((v_va + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1) * a.n_CG + (long long)(((long long)((double)(c_h) * fz_rp0) - ((long long)((double)(c_h) * fz_rp0) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_rp0) + 1) * (a.n_HW) <= c_h))))])) + __ldg(&a.t_beta[((long long)(s1) * a.n_CG + (long long)(((long long)((double)(c_h) * fz_rp0) - ((long long)((double)(c_h) * fz_rp0) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_rp0) + 1) * (a.n_HW) <= c_h))))])));
 				a.t_y[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(c_h) * fz_rp0) - ((long long)((double)(c_h) * fz_rp0) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_rp0) + 1) * (a.n_HW) <= c_h)))) * a.n_HW + (long long)((c_h - ((long long)((double)(c_h) * fz_re1) - ((long long)((double)(c_h) * fz_re1) * (a.n_HW) > c_h) + (((long long)((double)(c_h) * fz_re1) + 1) * (a.n_HW) <= c_h)) * (a.n_HW))))] = (float)(v_y);
 			}
@@ -254,17 +260,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_x[4][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
+			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_mu = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r2_c = fz_c0 + fz_j;
@@ -274,12 +285,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 				}
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r2_c = fz_ec;
+				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((fz_re_x * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
 			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
 			float acc_va = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r2_c = fz_c0 + fz_j;
@@ -289,11 +304,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 				}
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r2_c = fz_ec;
+				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((fz_re_x - v_mu) * (fz_re_x - v_mu)) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
+			}
 			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				float fz_ws_y[4];
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -305,6 +324,11 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 				}
 				*(float4 *)&a.t_y[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))] = make_float4(fz_ws_y[0], fz_ws_y[1], fz_ws_y[2], fz_ws_y[3]);
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long c_h = fz_ec;
+				const float v_y = (float)(((((fz_re_x - v_mu) * rsqrtf((v_va + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1) * a.n_CG + (long long)((long long)((unsigned)(c_h) / (unsigned)fz_imin((a.n_HW), 0xffffffffLL))))])) + __ldg(&a.t_beta[((long long)(s1) * a.n_CG + (long long)((long long)((unsigned)(c_h) / (unsigned)fz_imin((a.n_HW), 0xffffffffLL))))])));
+				a.t_y[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)((long long)((unsigned)(c_h) / (unsigned)fz_imin((a.n_HW), 0xffffffffLL)))) * a.n_HW + (long long)((c_h - (long long)((unsigned)(c_h) / (unsigned)fz_imin((a.n_HW), 0xffffffffLL)) * (a.n_HW))))] = (float)(v_y);
 			}
 		} else {
 			float fz_rc_x[2][4];
@@ -379,7 +403,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
+	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
@@ -389,19 +413,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_mu = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r2_c = fz_c0 + fz_j;
@@ -412,7 +439,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 					}
 				}
 			}
-			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r2_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
@@ -428,17 +456,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_x[4][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
+			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_mu = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r2_c = fz_c0 + fz_j;
@@ -447,6 +480,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 					}
 				}
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r2_c = fz_ec;
+				acc_mu = fz_op<FZ_SUM>(acc_mu, (float)((fz_re_x * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_mu = fz_row_reduce<float, FZ_SUM>(acc_mu, (float *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)
@@ -492,7 +529,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = ((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0;
+	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
@@ -502,19 +539,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_va = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_x[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r2_c = fz_c0 + fz_j;
@@ -525,7 +565,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 					}
 				}
 			}
-			for (long long r2_c = (long long)fz_cn + fz_lane; fz_live && r2_c < (a.n_CG * a.n_HW); r2_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r2_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (__ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(((long long)((double)(r2_c) * fz_rp0) - ((long long)((double)(r2_c) * fz_rp0) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_rp0) + 1) * (a.n_HW) <= r2_c)))) * a.n_HW + (long long)((r2_c - ((long long)((double)(r2_c) * fz_re1) - ((long long)((double)(r2_c) * fz_re1) * (a.n_HW) > r2_c) + (((long long)((double)(r2_c) * fz_re1) + 1) * (a.n_HW) <= r2_c)) * (a.n_HW))))]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
@@ -541,17 +582,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + ((a.n_CG * a.n_HW) - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_x[4][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_c0))], fz_rc_x[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
+			const float fz_re_x = fz_live && fz_lane < fz_ne ? __ldg(&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(fz_ec))]) : 0;
 			float acc_va = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 4; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r2_c = fz_c0 + fz_j;
@@ -560,6 +606,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 					}
 				}
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r2_c = fz_ec;
+				acc_va = fz_op<FZ_SUM>(acc_va, (float)((((fz_re_x - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * (fz_re_x - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))]))) * (1.0f / (((long long)a.n_CG) * ((long long)a.n_HW))))));
 			}
 			const float v_va = fz_row_reduce<float, FZ_SUM>(acc_va, (float *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)

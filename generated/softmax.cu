@@ -145,26 +145,29 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
+	const bool fz_v4 = (((a.n_C & 3) == 0 && ((unsigned long long)a.t_X >> 2 & 3) == 0) || fz_g >= 8) && ((unsigned long long)a.t_Y >> 2 & 3) == ((unsigned long long)a.t_X >> 2 & 3);
 	const bool fz_fit = a.n_C <= 6LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_X[((long long)(s0) * a.n_C + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_rmax = -FZ_INF_F;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
@@ -175,23 +178,24 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					}
 				}
 			}
-			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 			}
 			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
 			float acc_rsum = 0;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
@@ -202,22 +206,23 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					}
 				}
 			}
-			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
 			}
 			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					float fz_ws_Y[4];
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -231,7 +236,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					}
 				}
 			}
-			for (long long c_c = (long long)fz_cn + fz_lane; fz_live && c_c < a.n_C; c_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long c_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				const float v_Y = (float)((((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(c_c))]) - v_rmax))) * (1.0f / v_rsum)));
 				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 			}
@@ -242,17 +248,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_X[((long long)(s0) * a.n_C + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_X[6][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 			}
+			const float fz_re_X = fz_live && fz_lane < fz_ne ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_ec))]) : 0;
 			float acc_rmax = -FZ_INF_F;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_c = fz_c0 + fz_j;
@@ -262,12 +273,16 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				}
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r1_c = fz_ec;
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_re_X));
+			}
 			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
 			float acc_rsum = 0;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_c = fz_c0 + fz_j;
@@ -277,11 +292,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				}
 				}
 			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r1_c = fz_ec;
+				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_re_X - v_rmax)))));
+			}
 			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				float fz_ws_Y[4];
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
@@ -293,6 +312,11 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 				}
 				*(float4 *)&a.t_Y[((long long)(s0) * a.n_C + (long long)(fz_c0))] = make_float4(fz_ws_Y[0], fz_ws_Y[1], fz_ws_Y[2], fz_ws_Y[3]);
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long c_c = fz_ec;
+				const float v_Y = (float)((((float)fz_expf((fz_re_X - v_rmax))) * (1.0f / v_rsum)));
+				a.t_Y[((long long)(s0) * a.n_C + (long long)(c_c))] = (float)(v_Y);
 			}
 		} else {
 			float fz_rc_X[2][4];
@@ -365,26 +389,29 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = a.n_C < (1LL << 30) ? (int)a.n_C : (1 << 30); /* the row's width, against cached columns (under 2^16) */
-	const bool fz_v4 = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0;
+	const bool fz_v4 = (((a.n_C & 3) == 0 && ((unsigned long long)a.t_X >> 2 & 3) == 0) || fz_g >= 8);
 	const bool fz_fit = a.n_C <= 6LL * 4 * fz_g; /* the registers hold the row (vector path) */
 	if (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */
 	for (long long fz_base = (long long)blockIdx.x * fz_rpb; fz_base < rows; fz_base += (long long)gridDim.x * fz_rpb) {
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
+		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_X[((long long)(s0) * a.n_C + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+		const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_rmax = -FZ_INF_F;
 			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += 4) {
+			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
 				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cn ? fz_c0 : 0)))], fz_rc_X[fz_k]);
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 				}
 				#pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cn) {
+					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
+					if (fz_live && fz_c0 < fz_cb) {
 					#pragma unroll
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
@@ -395,7 +422,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 					}
 				}
 			}
-			for (long long r1_c = (long long)fz_cn + fz_lane; fz_live && r1_c < a.n_C; r1_c += fz_g) {
+			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
+				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
 				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
 			}
 			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
@@ -408,17 +436,22 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		const long long s0 = row;
 		if (fz_v4) {
+			const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_X[((long long)(s0) * a.n_C + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
+			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
+			const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
+			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
 			float fz_rc_X[6][4];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_c0 < fz_cn) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_c0))], fz_rc_X[fz_k]);
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_cb > fz_h) fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
 			}
+			const float fz_re_X = fz_live && fz_lane < fz_ne ? __ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(fz_ec))]) : 0;
 			float acc_rmax = -FZ_INF_F;
 			#pragma unroll
 			for (int fz_k = 0; fz_k < 6; ++fz_k) {
-				const int fz_c0 = (fz_k * fz_g + fz_lane) * 4;
-				if (fz_live && fz_c0 < fz_cn) {
+				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
+				if (fz_live && fz_c0 < fz_cb) {
 				#pragma unroll
 				for (int fz_j = 0; fz_j < 4; ++fz_j) {
 					const long long r1_c = fz_c0 + fz_j;
@@ -427,6 +460,10 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 					}
 				}
 				}
+			}
+			if (fz_live && fz_lane < fz_ne) {
+				const long long r1_c = fz_ec;
+				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_re_X));
 			}
 			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
 			if (fz_lane == 0 && fz_live)

@@ -8,9 +8,12 @@
 #   "stage S" under a kernel               a statement of stage S in that kernel
 #   "contraction on WHY"                   path WHY under that kernel
 #   "row read once into registers: up to N columns ..."
-#                                          a row kernel with params rcache=R, N = 4096 R
+#                                          a row kernel with params rcache=R, N = 4096 R;
+#                                          "...; peeled: ..." in it exactly where the kernel has peel=1
 #   "S and Q in one walk where the row is read again ..." (or "in one loop over the outer axis")
 #                                          a row kernel with shifted=S,Q
+#   "T gathered every A elements along ..."
+#                                          a kernel with T*A among its vec_tensors
 #   "reduction over an outer axis: ... split over as many blocks ..."
 #                                          a point kernel with params split=EXTENT
 #   "tiles M x N x K, narrowed ... down to M x D ..."
@@ -53,6 +56,7 @@ compare() {
 		sp = $0; sub(/.* space=/, "", sp); sub(/ .*/, "", sp); space[fu, kern] = sp
 		inner[fu, kern] = ""
 		if (match($0, / inner=[^ ]*/)) inner[fu, kern] = substr($0, RSTART + 7, RLENGTH - 7)
+		peel[fu, kern] = ($0 ~ / peel=1( |$)/)
 		shifted[fu, kern] = ""
 		if (match($0, / shifted=[^ ]*/)) shifted[fu, kern] = substr($0, RSTART + 9, RLENGTH - 9)
 		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
@@ -66,6 +70,7 @@ compare() {
 		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
 		splitk[fu, kern] = match($0, / split=[^ ]+/) ? 1 : 0
 		rowsout[fu, kern] = match($0, / rows_out=[^ ]+/) ? substr($0, RSTART + 10, RLENGTH - 10) : ""
+		vecs[fu, kern] = match($0, / vec_tensors=[^ ]+/) ? "," substr($0, RSTART + 13, RLENGTH - 13) "," : ""
 		ent[fu, kern] = "" # the entry points of an attention kernel, as "DB:SMEM,..."
 		pr = $0
 		while (match(pr, / entry=[^ ]+/)) {
@@ -120,10 +125,14 @@ compare() {
 	file == 2 && /^    row read once into registers: up to [0-9]+ columns/ {
 		c = $0; sub(/.*up to /, "", c); sub(/ .*/, "", c)
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
-		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")"); next
+		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")")
+		fact(($0 ~ /; peeled: /) == peel[fe, ke], "kernel " ke ": rows " ($0 ~ /; peeled: / ? "" : "not ") "peeled explained, peel=" peel[fe, ke] " in the schedule"); next
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
+	}
+	file == 2 && /^    [^ ]+ gathered every [0-9]+ elements along / {
+		fact(index(vecs[fe, ke], "," $1 "*" $4 ","), "kernel " ke ": " $1 " gathered every " $4 " explained, vec_tensors=\"" vecs[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^    reduction over an outer axis: .* split over as many blocks/ {
 		fact(splitk[fe, ke], "kernel " ke ": a split over blocks explained, no split= in the schedule"); next
@@ -217,9 +226,10 @@ selftest() {
 	fi
 }
 selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
-	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/'
+	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/' 's/; peeled: /; /'
 selftest specs/attention.fuse 's/up to 64 (115968 bytes/up to 64 (115000 bytes/' 's/: attention over/: tile over/' \
 	's/^      second product on/      second contraction on/' 's/^    O leaves in whole rows/    Q leaves in whole rows/'
+selftest tests/codegen/cg_gather_stride.fuse 's/X gathered every 2/X gathered every 3/'
 selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'
 selftest specs/matmul_bias_relu.fuse 's/down to 128 x 64 /down to 128 x 32 /' 's/^    tiles 128 x 256 x 64/    tiles 128 x 128 x 64/'
 

@@ -519,6 +519,93 @@ static void test_row_once(void)
 	}
 }
 
+/* A row cache's vector path takes rows of any width and alignment
+ * (Kernel.peel, plan_launch.c row_peel): the head before the first 16-byte
+ * boundary and the tail a column a thread. Every kernel keeping rows in
+ * registers whose row tensors share a layout and has one of f32, f16 or
+ * bf16; not rows in segments, not a walk without a register cache, not
+ * rows with no 16-byte vectors, not tensors of the row's rank laid out
+ * otherwise (a transposed read: the heads could differ). */
+static void test_row_peel(void)
+{
+	Case c;
+	if (load(&c, "softmax", "fusion sm(X: f32[R,C]) -> (Y: f32[R,C]) {\n"
+	                        "  stage a [reduction] { mx(r) max=! X(r,c) }\n"
+	                        "  stage b [reduction] { s(r) +=! exp(X(r,c) - mx(r)) }\n"
+	                        "  stage o { Y(r,c) = exp(X(r,c) - mx(r)) / s(r) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache > 0 && c.fu.k[0].peel == 1);
+		EXPECT(c.un.k[0].mode == KM_ROW && c.un.k[0].par.rcache > 0 && c.un.k[0].peel == 1); /* the max alone */
+		for (int i = 0; i < c.un.nk; i++) EXPECT(c.un.k[i].peel == (c.un.k[i].mode == KM_ROW && c.un.k[i].par.rcache > 0));
+		done(&c);
+	}
+	/* 16-bit rows in, another 16-bit type out, over two space axes, a broadcast weight */
+	if (load(&c, "rms norm f16 to bf16", "fusion rn(x: f16[B,T,C], g: f32[C]) -> (y: bf16[B,T,C]) {\n"
+	                                     "  stage m [reduction] { s(b,t) +=! x(b,t,c) * x(b,t,c) }\n"
+	                                     "  stage o { y(b,t,c) = x(b,t,c) * rsqrt(s(b,t) / C + 1e-6) * g(c) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].nspace == 2 && c.fu.k[0].peel == 1);
+		done(&c);
+	}
+	/* a row over two trailing axes walked as one */
+	if (load(&c, "two axes", "fusion ta(x: f32[N,A,B]) -> (y: f32[N,A,B]) {\n"
+	                         "  stage m [reduction] { mu(n) +=! x(n,a,b) }\n"
+	                         "  stage o { y(n,a,b) = x(n,a,b) - mu(n) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].ninner == 2 && c.fu.k[0].peel == 1);
+		done(&c);
+	}
+	if (load(&c, "segments", "fusion bs(x: f32[N,C,H,W]) -> (mu: f32[C], q: f32[C]) {\n"
+	                         "  stage m [reduction] { mu(c) +=! x(n,c,h,w) }\n"
+	                         "  stage v [reduction] { q(c) +=! (x(n,c,h,w) - mu(c)) * (x(n,c,h,w) - mu(c)) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].lead == 1 && c.fu.k[0].par.rcache > 0 && c.fu.k[0].peel == 0);
+		done(&c);
+	}
+	if (load(&c, "gemv", "fusion gv(W: f32[M,N], x: f32[N]) -> (y: f32[M]) {\n  stage m [reduction] { y(i) +=! W(i,j) * x(j) }\n}\n")) {
+		EXPECT(c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache == 0 && c.fu.k[0].peel == 0);
+		done(&c);
+	}
+	if (load(&c, "i32 rows", "fusion ir(x: i32[R,C]) -> (y: i32[R,C]) {\n"
+	                         "  stage m [reduction] { s(r) +=! x(r,c) }\n"
+	                         "  stage o { y(r,c) = x(r,c) - s(r) }\n}\n")) {
+		EXPECT(c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache > 0 && c.fu.k[0].peel == 0);
+		done(&c);
+	}
+	if (load(&c, "transposed read", "fusion tr(x: f32[R,C], z: f32[C,R]) -> (y: f32[R,C]) {\n"
+	                                "  stage m [reduction] { s(r) max=! x(r,c) }\n"
+	                                "  stage o { y(r,c) = x(r,c) - s(r) + z(c,r) }\n}\n")) {
+		EXPECT(c.fu.nk == 1 && c.fu.k[0].mode == KM_ROW && c.fu.k[0].par.rcache > 0 && c.fu.k[0].peel == 0);
+		done(&c);
+	}
+}
+
+/* A masked map takes 4 points a thread like any other (its masks kept
+ * for its stores, cuda_map); an input read at a*i + b along the space's
+ * innermost index i, a in 2..4, 0 <= b < a, is a vector tensor of stride a
+ * (Kernel.vec_stride: its copies' elements in a vectors); not another
+ * stride, two strides, an offset of a or more. */
+static void test_gather_stride(void)
+{
+	Case c;
+	if (load(&c, "odd columns", "fusion oc(X: f32[R,C], w: f32[H]) -> (y: f32[R,H]) {\n"
+	                            "  stage p { y(r,h) = X(r, 2*h + 1) * w(h) where 2*h + 1 < C }\n}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_POINT && k->par.unroll == 4 && k->par.vec == 4);
+		EXPECT(kernel_vec_stride(k, tensor(&c, "X")) == 2 && kernel_vec_stride(k, tensor(&c, "w")) == 1 && kernel_vec_stride(k, tensor(&c, "y")) == 1);
+		done(&c);
+	}
+	if (load(&c, "every third, f16", "fusion g3(img: f16[N,Q]) -> (g: f32[N,P]) {\n"
+	                                 "  stage p { g(n,p) = img(n, p * 3) where 3*p < Q }\n}\n")) {
+		EXPECT(kernel_vec_stride(&c.fu.k[0], tensor(&c, "img")) == 3);
+		done(&c);
+	}
+	const char *no[] = {"fusion s5(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 5*h) where 5*h < C }\n}\n",
+	                    "fusion s2(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 2*h) + X(r, 3*h) where 3*h < C }\n}\n",
+	                    "fusion b2(X: f32[R,C]) -> (y: f32[R,H]) {\n  stage p { y(r,h) = X(r, 2*h + 2) where 2*h + 2 < C }\n}\n"};
+	for (int i = 0; i < 3; i++)
+		if (load(&c, "not a gather", no[i])) {
+			EXPECT(c.fu.k[0].mode == KM_POINT && kernel_vec_stride(&c.fu.k[0], tensor(&c, "X")) == 0);
+			done(&c);
+		}
+}
+
 /* The values each integer input must take (values.c), for the manifest's
  * `values` lines: subscripts of a dimension, ragged bounds, divisors; a
  * `where` that reads the input guards its uses. */
@@ -637,6 +724,8 @@ int main(void)
 	test_row_axes();
 	test_row_shift();
 	test_row_once();
+	test_row_peel();
+	test_gather_stride();
 	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();

@@ -64,6 +64,10 @@ typedef struct Cx {
 	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
 	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
 	unsigned char *rc_used;  /* per tensor: its row is cached */
+	int rc_peel;             /* ... Kernel.peel: the vector path's steps start at the row's head fz_h and end
+	                            at fz_cb; the fz_ne columns outside them (its edges) a column a thread */
+	int rc_edge;             /* ... rendering a cached walk's edge column: its cached value fz_re_T, its
+	                            stores not collected into vectors */
 	/* a row over several axes (Kernel.ninner > 1): the index groups bound to
 	   the walk's flat column (cuda_row_bind), rebound in 32-bit arithmetic
 	   inside the cached steps, where the column is under 2^30 */
@@ -81,7 +85,9 @@ typedef struct Cx {
 	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */
 	const unsigned char *written; /* per tensor, or NULL: an input written during the launch
 	                     (a pipeline's carried input), so not read through the read-only path */
-	struct VecAccess { int t; char *lin0, *cond; } vl[16], vs[16]; /* cond: NULL, or what else the vector needs */
+	struct VecAccess { int t, stride; char *lin0, *cond, *mask[8]; } vl[16], vs[16]; /* cond: NULL, or what else the vector
+	                                 needs; stride: a gather's (Kernel.vec_stride), its vectors; mask: a masked store's, each copy's */
+	const char *store_mask; /* cuda_store_target: the store only where this holds (a masked map's, kept) */
 	/* A reduction loop's body (cuda_reductions, not row-wide): an input read
 	   at point and loop variables only is in range wherever the loop runs,
 	   so it is read once into a local (the body's top, or before the loops
@@ -164,7 +170,7 @@ const char *cuda_contract_value(Cx *cx, const Stmt *c, const char *acc, int dept
 void cuda_leaf(ExprWriter *w, int e, void *outp);
 int cuda_eager_ok(ExprWriter *w, int e);
 void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth);
-int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store);
+int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store, int *elem);
 
 /* cuda_remat.c */
 /* The value (or mask) e of statement s, in its compute type. Locals it
@@ -230,6 +236,13 @@ int cuda_row_at(const Cx *cx, const Tensor *x, const int *roles, int n);
 void cuda_row_segment(Cx *cx, FILE *f);
 /* the register cache of tensor t's row (tail: count vectors past the registers') */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail);
+/* Kernel.peel, per row of the vector path: its head fz_h (columns before the
+   first vector boundary of tensor ref's row; ref < 0: none), the end of its
+   vectors fz_cb, its edge columns fz_ne; cached: this lane's edge column fz_ec */
+void cuda_row_peel_bounds(Cx *cx, int ref, int cached, int depth);
+/* tensor x's pointer's distance from the vector boundary below it, in
+   elements (0..3) */
+void cuda_row_residue(const Tensor *x, FILE *out);
 
 /* A row is walked by a group of fz_g threads (KernelParams.rcache: the
    group's size chosen at launch; fz_live is false in a spare group of the

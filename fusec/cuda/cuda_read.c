@@ -36,9 +36,10 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 	int wr = cx->p->writer[t - cx->p->first_tensor];
 	/* an input's row at the point, read at the row walk's column */
 	int cached = cx->rc_var && tt->kind == TK_INPUT && cuda_row_at(cx, tt, roles, x->nargs);
-	int vi = -1;
+	int vi = -1, el = 0;
 	if (cached) {
-		fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
+		if (cx->rc_edge) fprintf(out, "fz_re_%s", tt->name);
+		else fprintf(out, "fz_rc_%s[fz_k][fz_j]", tt->name);
 		cx->rc_used[t - cx->first_tensor] |= 1;
 	} else if (hit) {
 		fputs(cx->local[t - cx->first_tensor], out);
@@ -69,8 +70,8 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		w->compute = c, w->half = h;
 		for (int i = 0; i < P->nfree; i++)
 			cx->bind[P->first_index + i - cx->first_index] = saved[i], cx->role[P->first_index + i - cx->first_index] = saved_role[i];
-	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->args, x->nargs, 0)) >= 0) {
-		fprintf(out, "fz_vl%d[%d]", vi, cx->vec_u);
+	} else if (cx->vec_u >= 0 && tt->kind != TK_OUTPUT && (vi = cuda_vec_access(cx, t, roles, x->args, x->nargs, 0, &el)) >= 0) {
+		fprintf(out, "fz_vl%d[%d]", vi, el);
 	} else {
 		char *lin = cuda_linear_at(cx, t, subs, roles, x->nargs);
 		const char *h = hoisted(cx, t, roles, x->nargs, lin);
@@ -202,6 +203,42 @@ static int rotated(Cx *cx, int t, const Expr *a, char **sub0, char **cond)
 	return 1;
 }
 
+/* The innermost subscript a*i + b of a gather (Kernel.vec_stride a), i the
+   space's innermost index, 0 <= b < a, at V = 4: its copies' elements
+   a*u + b of the a vectors of 4 from a * i. Returns 1 with copy 0's base
+   subscript, the condition (t's rows aligned, a times the extent within
+   them) and b, else 0. */
+static int gathered(Cx *cx, int t, const Expr *x, char **sub0, char **cond, int *b)
+{
+	const Module *m = cx->m;
+	const Kernel *k = cx->k;
+	const int ns = k->nspace, a = kernel_vec_stride(k, t);
+	const Tensor *tt = &m->tensor[t];
+	*b = 0;
+	if (a < 2 || cx->vec_n != 4) return 0;
+	if (x->op == IR_ADD) {
+		const Expr *l = &m->expr[x->a], *r = &m->expr[x->b], *c = l->op == IR_CONST ? l : r;
+		if (c->op != IR_CONST || c->value != (double)(long long)c->value || c->value < 0 || c->value >= a) return 0;
+		*b = (int)c->value;
+		x = c == l ? r : l;
+	}
+	if (x->op != IR_MUL) return 0;
+	const Expr *l = &m->expr[x->a], *r = &m->expr[x->b], *c = l->op == IR_CONST ? l : r, *i = c == l ? r : l;
+	if (c->op != IR_CONST || c->value != (double)a || i->op != IR_INDEX || cx->role[i->index - cx->first_index] != ns - 1) return 0;
+	char *e = NULL, *d = NULL;
+	size_t len = 0;
+	FILE *f = xmemstream(&e, &len);
+	cuda_dim(cx, k->space[ns - 1], f);
+	fclose(f);
+	f = xmemstream(&d, &len);
+	cuda_dim(cx, tt->dim[tt->rank - 1], f);
+	fclose(f);
+	*sub0 = xasprintf("%d * s%d_0", a, ns - 1);
+	*cond = xasprintf("(%s & 3) == 0 && %d * %s <= %s", d, a, e, d);
+	free(e), free(d);
+	return 1;
+}
+
 /* In the POINT vector path: an access of one of the kernel's vector
  * tensors (Kernel.vec_tensors) at the copy's point, its innermost subscript
  * the space's innermost coordinate, the others outer coordinates of the
@@ -209,16 +246,17 @@ static int rotated(Cx *cx, int t, const Expr *a, char **sub0, char **cond)
  * expressions), or a load's innermost subscript rotated (rotated()). The
  * copies (4 or 8) then touch consecutive elements starting at copy 0's,
  * aligned when the tensor is and the extent a multiple of the width (the
- * kernel checks both). Returns the access's slot in cx->vl (loads) or
- * cx->vs (stores), or -1. */
-int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store)
+ * kernel checks both); or a gather's (gathered()), a elements apart in a
+ * vectors. Returns the access's slot in cx->vl (loads) or cx->vs (stores),
+ * or -1; *elem (loads) the copy's element of it. */
+int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int store, int *elem)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[t];
 	const int ns = k->nspace;
 	if (n != x->rank || n < 1 || ns < 1 || !kernel_vec_tensor(k, t)) return -1; /* the schedule's choice */
 	char names[MAX_RANK][24], *subs0[MAX_RANK], *rot = NULL, *cond = NULL;
-	int roles0[MAX_RANK];
+	int roles0[MAX_RANK], b = -1;
 	for (int i = 0; i < n; i++) {
 		const int j = roles[i];
 		const Expr *a = &cx->m->expr[args[i]];
@@ -233,11 +271,17 @@ int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int
 			subs0[i] = rot, roles0[i] = CUDA_ROLE_NONE;
 			continue;
 		}
+		if (i == n - 1 && !store && gathered(cx, t, a, &rot, &cond, &b)) {
+			subs0[i] = rot, roles0[i] = CUDA_ROLE_NONE;
+			continue;
+		}
 		if (j < 0 || j >= ns || (i == n - 1) != (j == ns - 1)) return -1;
 		snprintf(names[i], sizeof names[i], "s%d_0", j), subs0[i] = names[i];
 	}
-	for (int i = 0; i < n - 1 && rot; i++) /* the rest at the point: at the flat index */
+	for (int i = 0; i < n - 1 && rot && b < 0; i++) /* the rest at the point: at the flat index */
 		if (roles0[i] != i || !dim_same(x->dim[i], k->space[i])) return free(rot), free(cond), -1;
+	const int stride = b >= 0 ? kernel_vec_stride(k, t) : 1;
+	if (elem) *elem = b >= 0 ? stride * cx->vec_u + b : cx->vec_u;
 	const char *sfx = cx->sfx;
 	cx->sfx = "_0"; /* copy 0's */
 	char *lin0 = cuda_linear_at(cx, t, subs0, roles0, n);
@@ -246,8 +290,8 @@ int cuda_vec_access(Cx *cx, int t, const int *roles, const int *args, int n, int
 	struct VecAccess *v = store ? cx->vs : cx->vl;
 	int *nv = store ? &cx->nvs : &cx->nvl;
 	for (int i = 0; i < *nv; i++)
-		if (v[i].t == t && !strcmp(v[i].lin0, lin0)) return free(lin0), free(cond), i;
+		if (v[i].t == t && v[i].stride == stride && !strcmp(v[i].lin0, lin0)) return free(lin0), free(cond), i;
 	if (*nv == 16) return free(lin0), free(cond), -1;
-	v[*nv].t = t, v[*nv].lin0 = lin0, v[*nv].cond = cond;
+	v[*nv].t = t, v[*nv].stride = stride, v[*nv].lin0 = lin0, v[*nv].cond = cond;
 	return (*nv)++;
 }

@@ -44,11 +44,15 @@ void cuda_store_target(Cx *cx, const Stmt *s, const char *v, int depth)
 	int roles[MAX_RANK];
 	for (int i = 0; i < s->nlhs; i++) subs[i] = emit_render(&cx->w, s->lhs[i]), roles[i] = cuda_role(cx, s->lhs[i]);
 	FILE *o = cx->sink ? cx->sink : cx->out;
-	int vi = cx->vec_u >= 0 && !s->mask ? cuda_vec_access(cx, s->out, roles, s->lhs, s->nlhs, 1) : -1;
+	/* a masked store joins a vector when its mask is kept (the vector
+	   stored where every copy's holds, else each where its own does) */
+	int vi = cx->vec_u >= 0 && (!s->mask || cx->store_mask) ? cuda_vec_access(cx, s->out, roles, s->lhs, s->nlhs, 1, NULL) : -1;
+	if (vi < 0 && cx->store_mask) cuda_ind(o, depth), fprintf(o, "if (%s)\n", cx->store_mask), depth++;
 	cuda_ind(o, depth);
 	if (cx->ret_out == s->out + 1) { /* the caller stores it (attention's rows of O) */
 		fputs("fz_ov = ", o);
 	} else if (vi >= 0) { /* collected, stored as one vector after the copies */
+		if (cx->store_mask) free(cx->vs[vi].mask[cx->vec_u]), cx->vs[vi].mask[cx->vec_u] = xstrdup(cx->store_mask);
 		fprintf(o, "fz_vs%d[%d] = ", vi, cx->vec_u);
 	} else if (cuda_row_store_deferred(cx, s)) { /* stored as one vector after the row walk's step */
 		fprintf(o, "fz_ws_%s[fz_j] = ", x->name);
@@ -105,12 +109,24 @@ void cuda_map(Cx *cx, int sid, int depth, int store_only_thread0)
 		cuda_put_decls(cx->out, md, depth);
 		cuda_ind(cx->out, depth);
 		fprintf(cx->out, "%s %s = 0;\n", cuda_ctype(vt), name);
+		if (cx->sink && sched_stored(cx->p, s->out)) {
+			/* its store deferred past the copies' loads (an unrolled or
+			   vector point kernel): the mask kept for it */
+			char *keep = xasprintf("fz_m_%s%s", x->name, cx->sfx);
+			cuda_ind(cx->out, depth), fprintf(cx->out, "const bool %s = %s;\n", keep, mk);
+			free(mk), mk = keep;
+		}
 		cuda_ind(cx->out, depth);
 		fprintf(cx->out, "if (%s) {\n", mk);
 		cuda_put_decls(cx->out, vd, depth + 1);
 		cuda_ind(cx->out, depth + 1);
 		fprintf(cx->out, "%s = (%s)(%s);\n", name, cuda_ctype(vt), v);
-		if (sched_stored(cx->p, s->out)) {
+		if (sched_stored(cx->p, s->out) && cx->sink) { /* deferred: under the kept mask */
+			if (store_only_thread0) die("kernel %s: a deferred store by one thread", cx->k->name);
+			cx->store_mask = mk;
+			cuda_store_target(cx, s, name, depth);
+			cx->store_mask = NULL;
+		} else if (sched_stored(cx->p, s->out)) {
 			if (store_only_thread0) cuda_ind(cx->out, depth + 1), fprintf(cx->out, "if (%s)\n", row_leader(cx));
 			cuda_store_target(cx, s, name, depth + 1 + store_only_thread0);
 		}

@@ -8,24 +8,29 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
+static void vec_store_all(Cx *cx, int i, int V, FILE *o);
+
 /* One vector tensor's V elements from lin0 into fz_vl<i>[V], as f32:
    16-byte loads (f32: V / 4 of them; f16, bf16 at V = 8: one, 8 halves
-   unpacked from its 4 words; at V = 4 one 8-byte load) */
+   unpacked from its 4 words; at V = 4 one 8-byte load); a gather's
+   (VecAccess.stride a, at V = 4) a times as many */
 static void vec_load(Cx *cx, int i, int V, FILE *o)
 {
 	const Tensor *x = &cx->m->tensor[cx->vl[i].t];
 	const char *ld = cx_readonly(cx, cx->vl[i].t) ? "__ldg(" : "*(", *lin0 = cx->vl[i].lin0;
-	fprintf(o, "\t\tfloat fz_vl%d[%d];\n", i, V);
+	const int n = V * cx->vl[i].stride;
+	fprintf(o, "\t\tfloat fz_vl%d[%d];\n", i, n);
 	if (x->type == ET_F32) {
-		for (int h = 0; h < V / 4; h++)
+		for (int h = 0; h < n / 4; h++)
 			fprintf(o, "\t\t{ const float4 fz_t = %s(const float4 *)&a.t_%s[%s%s]); fz_vl%d[%d] = fz_t.x, fz_vl%d[%d] = fz_t.y, fz_vl%d[%d] = fz_t.z, fz_vl%d[%d] = fz_t.w; }\n",
-			        ld, x->name, lin0, h ? " + 4" : "", i, 4 * h, i, 4 * h + 1, i, 4 * h + 2, i, 4 * h + 3);
+			        ld, x->name, lin0, h == 0 ? "" : h == 1 ? " + 4" : h == 2 ? " + 8" : h == 3 ? " + 12" : " + 16", i, 4 * h, i, 4 * h + 1, i, 4 * h + 2, i, 4 * h + 3);
 		return;
 	}
 	const char *cv = x->type == ET_F16 ? "fz_h2f" : "fz_b2f";
 	if (V == 4) {
-		fprintf(o, "\t\t{ const ushort4 fz_t = %s(const ushort4 *)&a.t_%s[%s]); fz_vl%d[0] = %s(fz_t.x), fz_vl%d[1] = %s(fz_t.y), fz_vl%d[2] = %s(fz_t.z), fz_vl%d[3] = %s(fz_t.w); }\n",
-		        ld, x->name, lin0, i, cv, i, cv, i, cv, i, cv);
+		for (int h = 0; h < n / 4; h++)
+			fprintf(o, "\t\t{ const ushort4 fz_t = %s(const ushort4 *)&a.t_%s[%s%s]); fz_vl%d[%d] = %s(fz_t.x), fz_vl%d[%d] = %s(fz_t.y), fz_vl%d[%d] = %s(fz_t.z), fz_vl%d[%d] = %s(fz_t.w); }\n",
+			        ld, x->name, lin0, h == 0 ? "" : h == 1 ? " + 4" : h == 2 ? " + 8" : " + 12", i, 4 * h, cv, i, 4 * h + 1, cv, i, 4 * h + 2, cv, i, 4 * h + 3, cv);
 		return;
 	}
 	fprintf(o, "\t\t{ const uint4 fz_t = %s(const uint4 *)&a.t_%s[%s]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};\n#pragma unroll\n"
@@ -34,6 +39,28 @@ static void vec_load(Cx *cx, int i, int V, FILE *o)
 }
 
 static void vec_store(Cx *cx, int i, int V, FILE *o)
+{
+	const Tensor *x = &cx->m->tensor[cx->vs[i].t];
+	const char *lin0 = cx->vs[i].lin0;
+	int masked = 0;
+	for (int u = 0; u < V; u++) masked |= cx->vs[i].mask[u] != NULL;
+	if (masked) { /* a masked map's: the vector where every copy's mask holds, else each copy where its own does */
+		fputs("\t\tif (", o);
+		for (int u = 0; u < V; u++) fprintf(o, "%s%s", u ? " && " : "", cx->vs[i].mask[u] ? cx->vs[i].mask[u] : "true");
+		fputs(") {\n", o);
+	}
+	vec_store_all(cx, i, V, o);
+	if (!masked) return;
+	fputs("\t\t} else {\n", o);
+	for (int u = 0; u < V; u++) {
+		fprintf(o, "\t\t\t");
+		if (cx->vs[i].mask[u]) fprintf(o, "if (%s) ", cx->vs[i].mask[u]);
+		fprintf(o, "a.t_%s[%s + %d] = fz_vs%d[%d];\n", x->name, lin0, u, i, u);
+	}
+	fputs("\t\t}\n", o);
+}
+
+static void vec_store_all(Cx *cx, int i, int V, FILE *o)
 {
 	const Tensor *x = &cx->m->tensor[cx->vs[i].t];
 	const char *lin0 = cx->vs[i].lin0;
@@ -129,7 +156,10 @@ static char *vec_path(Cx *cx, int V, char **cond)
 	fputs("\t}\n\t} else\n", o);
 	fclose(o);
 	for (int i = 0; i < cx->nvl; i++) free(cx->vl[i].lin0), free(cx->vl[i].cond);
-	for (int i = 0; i < cx->nvs; i++) free(cx->vs[i].lin0);
+	for (int i = 0; i < cx->nvs; i++) {
+		free(cx->vs[i].lin0);
+		for (int u = 0; u < 8; u++) free(cx->vs[i].mask[u]), cx->vs[i].mask[u] = NULL;
+	}
 	cx->nvl = cx->nvs = 0;
 	free(idx), free(body), free(stores);
 	return res;

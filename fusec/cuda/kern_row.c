@@ -15,7 +15,14 @@
  *    streamed from memory on every walk (4 vectors a thread loaded before
  *    their use, a row loop of its own); and the scalar one (any width, any
  *    alignment), bounds checked per column, its columns past the registers
- *    read again on each walk.
+ *    read again on each walk. Peeled (Kernel.peel), both vector paths take
+ *    rows of any width and alignment: a row's vectors start at its head fz_h
+ *    (its columns before the first vector boundary) and end at fz_cb, and its
+ *    edges, the head and the columns after fz_cb (fz_ne, at most 6 where
+ *    cached), are a column a lane, cached in fz_re_T or read on each walk;
+ *    the scalar path is left for tensors whose pointers lie at different
+ *    offsets from a boundary, and for rows with fewer than 8 lanes (at most
+ *    16 * rcache columns) unless they are aligned and a multiple of 4 wide.
  *  - warp_rows (rows walked once: gemv): a warp per row, 8 rows a block.
  * Grid: enough blocks for every row (capped for a whole-grid fold). */
 #include <stdlib.h>
@@ -122,6 +129,7 @@ void cuda_kern_row(Cx *cx)
 	   the registers hold, that of a wider row (streamed on every walk) and
 	   the scalar one (any width, any alignment) */
 	cx->rc_vec = 1;
+	cx->rc_peel = k->peel;
 	char *vbody = row_body(cx, 3);
 	unsigned char *vused = xcalloc((size_t)(cx->p->last_tensor - cx->first_tensor) + 1, 1);
 	memcpy(vused, cx->rc_used, (size_t)(cx->p->last_tensor - cx->first_tensor) + 1);
@@ -130,6 +138,7 @@ void cuda_kern_row(Cx *cx)
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) vused[t - cx->first_tensor] |= cx->rc_used[t - cx->first_tensor] & 2; /* its vector stores too */
 	cx->rc_stream = 0;
 	cx->rc_vec = 0;
+	cx->rc_peel = 0;
 	char *sbody = row_body(cx, 3);
 	cuda_clear_locals(cx);
 	fputs("\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
@@ -139,15 +148,28 @@ void cuda_kern_row(Cx *cx)
 	fputs("\tconst int fz_cn = ", out), cuda_row_width(cx, out), fputs(" < (1LL << 30) ? (int)", out), cuda_row_width(cx, out);
 	fputs(" : (1 << 30); /* the row's width, against cached columns (under 2^16) */\n", out);
 	/* the vector path: the width a multiple of 4, every vector's tensor
-	   aligned and its rows too */
-	fputs("\tconst bool fz_v4 = (", out), cuda_row_width(cx, out), fputs(" & 3) == 0", out);
+	   aligned and its rows too; peeled (Kernel.peel), any width and
+	   alignment where a row has a lane for each of its edge columns (up
+	   to 3 each side: 8 lanes) and the vector tensors' pointers are as
+	   far from a boundary, in elements, as the first one's (ref) */
+	int ref = -1;
+	for (int t = cx->first_tensor; t < cx->p->last_tensor && k->peel && ref < 0; t++)
+		if (vused[t - cx->first_tensor] && cuda_row_vec_type(m->tensor[t].type)) ref = t;
+	fputs("\tconst bool fz_v4 = ", out), fputs(k->peel ? "(((" : "(", out), cuda_row_width(cx, out), fputs(" & 3) == 0", out);
 	if (k->lead) fputs(" && (", out), cuda_row_segment(cx, out), fputs(" & 3) == 0", out); /* no vector across segments */
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
 		if (!vused[t - cx->first_tensor] || !cuda_row_vec_type(x->type)) continue;
 		if (k->ninner == 1 && !dim_same(x->dim[x->rank - 1], k->inner[0])) /* several: the row's own, checked */
 			fputs(" && (", out), cuda_dim(cx, x->dim[x->rank - 1], out), fputs(" & 3) == 0", out);
-		fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, cuda_vec4_mask(x->type));
+		if (!k->peel) fprintf(out, " && ((unsigned long long)a.t_%s & %d) == 0", x->name, cuda_vec4_mask(x->type));
+	}
+	if (k->peel) {
+		if (ref >= 0) fputs(" && ", out), cuda_row_residue(&m->tensor[ref], out), fputs(" == 0", out);
+		fputs(") || fz_g >= 8)", out);
+		for (int t = ref + 1; ref >= 0 && t < cx->p->last_tensor; t++)
+			if (vused[t - cx->first_tensor] && cuda_row_vec_type(m->tensor[t].type))
+				fputs(" && ", out), cuda_row_residue(&m->tensor[t], out), fputs(" == ", out), cuda_row_residue(&m->tensor[ref], out);
 	}
 	fputs(";\n", out);
 	fputs("\tconst bool fz_fit = ", out), cuda_row_width(cx, out);
@@ -155,15 +177,19 @@ void cuda_kern_row(Cx *cx)
 	/* the streamed rows in a loop of their own (register allocation) */
 	fputs("\tif (fz_v4 && !fz_fit) { /* wider than the registers: streamed on every walk */\n", out);
 	rows_head(cx);
+	if (k->peel) cuda_row_peel_bounds(cx, ref, 0, 2);
 	fputs(wbody, out);
 	fputs("\t}\n\t} else {\n", out);
 	rows_head(cx);
 	cx->rc_vec = 1;
+	cx->rc_peel = k->peel;
 	fputs("\t\tif (fz_v4) {\n", out);
+	if (k->peel) cuda_row_peel_bounds(cx, ref, 1, 3);
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
 		if (vused[t - cx->first_tensor] & 1) cuda_row_cache_fill(cx, t, out, 3, cuda_row_cached(cx), 0);
 	fputs(vbody, out);
 	cx->rc_vec = 0;
+	cx->rc_peel = 0;
 	fputs("\t\t} else {\n", out);
 	for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
 		if (cx->rc_used[t - cx->first_tensor] & 1) cuda_row_cache_fill(cx, t, out, 3, cuda_row_cached(cx), 0);

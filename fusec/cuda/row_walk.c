@@ -183,7 +183,7 @@ int cuda_row_store_deferred(Cx *cx, const Stmt *s)
 {
 	const Kernel *k = cx->k;
 	const Tensor *x = &cx->m->tensor[s->out];
-	if (!cx->rc_var || !cx->rc_vec || !k->par.rcache || s->mask || !cuda_row_vec_type(x->type)) return 0;
+	if (!cx->rc_var || !cx->rc_vec || cx->rc_edge || !k->par.rcache || s->mask || !cuda_row_vec_type(x->type)) return 0;
 	int roles[MAX_RANK];
 	for (int i = 0; i < s->nlhs; i++) roles[i] = cuda_role(cx, s->lhs[i]);
 	if (!cuda_row_at(cx, x, roles, s->nlhs)) return 0;
@@ -228,6 +228,34 @@ static char *row_lin(Cx *cx, int t, const char *col)
 
 int cuda_row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }
 
+/* Where the vector path's steps start and end: the row's head and the
+   end of its vectors when peeled (Kernel.peel), else 0 and the width */
+static const char *step_base(const Cx *cx) { return cx->rc_vec && cx->rc_peel ? "fz_h + " : ""; }
+static const char *step_end(const Cx *cx) { return cx->rc_vec && cx->rc_peel ? "fz_cb" : "fz_cn"; }
+
+void cuda_row_residue(const Tensor *x, FILE *out)
+{
+	fprintf(out, "((unsigned long long)a.t_%s >> %d & 3)", x->name, x->type == ET_F32 ? 2 : 1);
+}
+
+void cuda_row_peel_bounds(Cx *cx, int ref, int cached, int depth)
+{
+	FILE *out = cx->out;
+	cuda_ind(out, depth);
+	if (ref >= 0) {
+		char *lin0 = row_lin(cx, ref, "0");
+		fprintf(out, "const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_%s[%s]) >> %d & 3), fz_cn); /* the row's head: its columns before a vector boundary */\n",
+		        cx->m->tensor[ref].name, lin0, cx->m->tensor[ref].type == ET_F32 ? 2 : 1);
+		free(lin0);
+	} else {
+		fputs("const int fz_h = 0; /* no vector tensor */\n", out);
+	}
+	cuda_ind(out, depth), fputs("const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */\n", out);
+	cuda_ind(out, depth), fputs("const long long fz_ne = fz_h + (", out), cuda_row_width(cx, out);
+	fputs(" - fz_cb); /* its edge columns: the head and what follows the vectors */\n", out);
+	if (cached) cuda_ind(out, depth), fputs("const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */\n", out);
+}
+
 /* Steps of a walk over vectors held in fz_rc_T[count][4]: step fz_k covers
  * the 4 columns from fz_c0 = (fz_k * fz_g + fz_lane) * 4 (in the rest of a
  * row past the registers, tail: (fz_kt + fz_k) * fz_g + fz_lane); text is
@@ -242,9 +270,9 @@ static void walk_steps(Cx *cx, int count, int tail, const char *text, const char
 	const int v = cx->rc_vec;
 	cuda_ind(out, depth), fputs("#pragma unroll\n", out);
 	cuda_ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
-	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = %s(%s * fz_g + fz_lane) * 4;\n", step_base(cx), tail ? "(fz_kt + fz_k)" : "fz_k");
 	if (v) {
-		cuda_ind(out, depth + 1), fputs("if (fz_live && fz_c0 < fz_cn) {\n", out);
+		cuda_ind(out, depth + 1), fprintf(out, "if (fz_live && fz_c0 < %s) {\n", step_end(cx));
 		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
 			if (cx->rc_used[t - cx->first_tensor] & 2) cuda_ind(out, depth + 1), fprintf(out, "%s fz_ws_%s[4];\n", emit_device_type(&m->tensor[t]), m->tensor[t].name);
 	}
@@ -279,26 +307,44 @@ void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tai
 	char *lin0 = row_lin(cx, t, "fz_c0"), *lin = row_lin(cx, t, "fz_c0 + fz_j");
 	cuda_ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];%s\n#pragma unroll\n", ty, x->name, count, tail ? " /* the next vector, in place of the registers' */" : "");
 	cuda_ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
-	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = (%s * fz_g + fz_lane) * 4;\n", tail ? "(fz_kt + fz_k)" : "fz_k");
+	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = %s(%s * fz_g + fz_lane) * 4;\n", step_base(cx), tail ? "(fz_kt + fz_k)" : "fz_k");
 	if (cx->rc_vec && cuda_row_vec_type(x->type) && tail) {
 		/* past the row's end the row's first vector, unused: a load
 		   under a condition here made ptxas spill */
-		char *linc = row_lin(cx, t, "(fz_c0 < fz_cn ? fz_c0 : 0)");
+		char *at = xasprintf("(fz_c0 < %s ? fz_c0 : %s)", step_end(cx), cx->rc_peel ? "fz_h" : "0");
+		char *linc = row_lin(cx, t, at);
+		free(at);
 		cuda_ind(out, depth + 1), fprintf(out, "fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n", x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b",
 		                             x->name, linc, x->name);
 		free(linc);
+	} else if (cx->rc_vec && cuda_row_vec_type(x->type) && cx->rc_peel) {
+		/* peeled: every vector loaded, those past the row's vectors at
+		   its first (unused), so that ptxas issues them all before the
+		   first is used; under a condition each, it converted softmax_bf16's
+		   first 16-bit vector before loading the fourth (10% slower, H200) */
+		char *linc = row_lin(cx, t, "(fz_c0 < fz_cb ? fz_c0 : fz_h)");
+		cuda_ind(out, depth + 1), fprintf(out, "if (fz_cb > fz_h) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n",
+		                             x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b", x->name, linc, x->name);
+		free(linc);
 	} else if (cx->rc_vec && cuda_row_vec_type(x->type)) {
-		cuda_ind(out, depth + 1), fprintf(out, "if (fz_c0 < fz_cn) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n",
+		cuda_ind(out, depth + 1), fprintf(out, "if (fz_c0 < %s) fz_ld4%s(&a.t_%s[%s], fz_rc_%s[fz_k]);\n", step_end(cx),
 		                             x->type == ET_F32 ? "" : x->type == ET_F16 ? "h" : "b", x->name, lin0, x->name);
 	} else {
 		fputs("#pragma unroll\n", out);
-		cuda_ind(out, depth + 1), fprintf(out, "for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_%s[fz_k][fz_j] = %s < fz_cn ? ", x->name,
-		                             cx->rc_vec ? "fz_c0" : "fz_c0 + fz_j");
+		cuda_ind(out, depth + 1), fprintf(out, "for (int fz_j = 0; fz_j < 4; ++fz_j) fz_rc_%s[fz_k][fz_j] = %s < %s ? ", x->name,
+		                             cx->rc_vec ? "fz_c0" : "fz_c0 + fz_j", step_end(cx));
 		cuda_load(cx, t, lin, out);
 		fputs(" : 0;\n", out);
 	}
 	cuda_ind(out, depth), fputs("}\n", out);
 	free(lin0), free(lin);
+	if (cx->rc_vec && cx->rc_peel && !tail) { /* this lane's edge column, if any */
+		char *line = row_lin(cx, t, "fz_ec");
+		cuda_ind(out, depth), fprintf(out, "const %s fz_re_%s = fz_live && fz_lane < fz_ne ? ", ty, x->name);
+		cuda_load(cx, t, line, out);
+		fputs(" : 0;\n", out);
+		free(line);
+	}
 }
 
 /* The group walks the row: var over the row's columns. With a register
@@ -308,7 +354,11 @@ void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tai
  * 16-byte vectors a thread loaded before they are used, into arrays named
  * as the cache's (the same body text); on the scalar path the cached
  * columns, then the rest of the row a column a thread and step (the body
- * written again for a column), as past 2^30 columns on the streaming path. */
+ * written again for a column), as past 2^30 columns on the streaming path.
+ * Peeled (rc_peel), the vector path's steps run from the row's head fz_h to
+ * fz_cb, then its edges, a column a lane: from the cache (fz_re_T, the body
+ * written again with rc_edge: its stores not collected) or, streamed, from
+ * memory (the columns past 2^30 with them). */
 void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int depth)
 {
 	FILE *out = cx->out;
@@ -330,7 +380,8 @@ void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int d
 		cx->out = out;
 		if (cx->rc_stream) { /* the whole row from memory, ROW_STREAM_VECS vectors a thread at a time */
 			cuda_ind(out, depth), fputs("#pragma unroll 1\n", out);
-			cuda_ind(out, depth), fprintf(out, "for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cn; fz_kt += %d) {\n", ROW_STREAM_VECS);
+			cuda_ind(out, depth), fprintf(out, "for (int fz_kt = 0; fz_kt * 4 * fz_g < %s; fz_kt += %d) {\n",
+			                             cx->rc_peel ? "fz_cb - fz_h" : "fz_cn", ROW_STREAM_VECS);
 			for (int t = cx->first_tensor; t < cx->p->last_tensor; t++)
 				if (cx->rc_used[t - cx->first_tensor] & 1) cuda_row_cache_fill(cx, t, out, depth + 1, ROW_STREAM_VECS, 1);
 			walk_steps(cx, ROW_STREAM_VECS, 1, text, var, depth + 1);
@@ -339,9 +390,26 @@ void cuda_row_loop(Cx *cx, const char *var, RowBody *body, int sid, int n, int d
 		} else {
 			walk_steps(cx, rc, 0, text, var, depth);
 		}
+		if (v && cx->rc_peel && !cx->rc_stream) { /* the row's edges: a column a lane, its value cached */
+			cuda_ind(out, depth), fputs("if (fz_live && fz_lane < fz_ne) {\n", out);
+			cuda_ind(out, depth + 1), fprintf(out, "const long long %s = fz_ec;\n", var);
+			cx->rc_var = var, cx->rc_edge = 1;
+			row_rebind(cx, 1);
+			body(cx, sid, n, depth + 1);
+			row_rebind(cx, 0);
+			cx->rc_var = NULL, cx->rc_edge = 0;
+			cuda_ind(out, depth), fputs("}\n", out);
+		}
 		for (int t = cx->first_tensor; t < cx->p->last_tensor; t++) cx->rc_used[t - cx->first_tensor] |= before[t - cx->first_tensor];
 		free(before), free(text);
 		if (v && !cx->rc_stream) return; /* the vector path holds the whole row (fz_fit) */
+		if (v && cx->rc_peel) { /* the row's edges, from memory: its head, then what follows the vectors */
+			cuda_ind(out, depth), fputs("for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {\n", out);
+			cuda_ind(out, depth + 1), fprintf(out, "const long long %s = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;\n", var);
+			body(cx, sid, n, depth + 1);
+			cuda_ind(out, depth), fputs("}\n", out);
+			return;
+		}
 		if (v) cuda_ind(out, depth), fprintf(out, "for (long long %s = (long long)fz_cn + fz_lane; fz_live && %s < ", var, var);
 		else cuda_ind(out, depth), fprintf(out, "for (long long %s = %dLL * 4 * fz_g + fz_lane; fz_live && %s < ", var, rc, var);
 	} else {

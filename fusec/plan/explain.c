@@ -42,12 +42,29 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			fputs("    reduction over an outer axis: 32 points a block, its outermost loop split over as many blocks as keep "
 			      "one wave on the SMs when the points are fewer (chosen at launch from the sizes); the last block of each "
 			      "32 points folds the partials in block order, then runs the rest\n", out);
-		if (k->mode == KM_ROW && k->par.rcache)
+		if (k->mode == KM_ROW && k->par.rcache && k->peel)
+			fprintf(out, "    row read once into registers: up to %d columns (%d where its tensors' rows lie at different "
+			             "offsets from a vector boundary, or a row of at most %d columns is unaligned or its width not a multiple "
+			             "of 4); peeled: each row's head before its first 16-byte boundary (8-byte for f16, bf16) and what follows "
+			             "its last whole vector, under 4 columns each, a column a thread, the rest as vectors; wider rows are read "
+			             "again on each walk (16-byte loads, %d a thread in flight)\n",
+			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
+			        16 * k->par.rcache, ROW_STREAM_VECS);
+		else if (k->mode == KM_ROW && k->par.rcache)
 			fprintf(out, "    row read once into registers: up to %d columns (%d if the width is not a multiple of 4 or a row "
 			             "unaligned); wider rows are read again on each walk (16-byte loads, %d a thread in flight, where the width "
 			             "is a multiple of 4 and rows aligned)\n",
 			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
 			        ROW_STREAM_VECS);
+		for (int t = 0; t < k->nvec; t++)
+			if (kernel_vec_stride(k, k->vec_tensors[t]) > 1) {
+				const int a = kernel_vec_stride(k, k->vec_tensors[t]);
+				fprintf(out, "    %s gathered every %d elements along ", m->tensor[k->vec_tensors[t]].name, a);
+				dim_write(m, f, k->space[k->nspace - 1], out);
+				fprintf(out, ": %d vector loads (16 bytes; f16, bf16: 8) for a thread's 4 points, where its rows are so aligned and hold %d ", a, a);
+				dim_write(m, f, k->space[k->nspace - 1], out);
+				fputc('\n', out);
+			}
 		if (k->shift_sq)
 			fprintf(out, "    %s and %s in one %s: the terms shifted by the %s first, %s's squares about its value "
 			             "constant over the %s by algebra (plan_shift.c)\n",

@@ -68,7 +68,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 void sched_free(Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) {
-		free(p->k[i].name), free(p->k[i].across), free(p->k[i].vec_tensors);
+		free(p->k[i].name), free(p->k[i].across), free(p->k[i].vec_tensors), free(p->k[i].vec_stride);
 		for (int e = 0; e < p->k[i].at.nent; e++) free(p->k[i].at.entry[e]);
 	}
 	free(p->k), free(p->why), free(p->stmt_kernel), free(p->op), free(p->merge), free(p->remat);
@@ -93,6 +93,7 @@ void sched_copy(const Schedule *s, Schedule *d)
 		d->k[i].name = xstrdup(s->k[i].name);
 		d->k[i].across = dup(s->k[i].across, (size_t)s->k[i].nacross * sizeof *s->k[i].across);
 		d->k[i].vec_tensors = dup(s->k[i].vec_tensors, (size_t)s->k[i].nvec * sizeof *s->k[i].vec_tensors);
+		d->k[i].vec_stride = s->k[i].vec_stride ? dup(s->k[i].vec_stride, (size_t)s->k[i].nvec * sizeof *s->k[i].vec_stride) : NULL;
 		for (int e = 0; e < s->k[i].at.nent; e++) d->k[i].at.entry[e] = xstrdup(s->k[i].at.entry[e]);
 	}
 	d->why = dup(s->why, ns * sizeof *s->why);

@@ -7,6 +7,63 @@
 
 #include "core/die.h"
 
+/* a*i + b with a in 2..4 and 0 <= b < a whole constants, i index ix: a
+   (*b its offset), else 0 */
+static int affine_in(const Module *m, int e, int ix, int *b)
+{
+	const Expr *x = &m->expr[e];
+	*b = 0;
+	if (x->op == IR_ADD) {
+		const Expr *l = &m->expr[x->a], *r = &m->expr[x->b];
+		const Expr *c = l->op == IR_CONST ? l : r->op == IR_CONST ? r : NULL;
+		if (!c || c->value != (double)(long long)c->value) return 0;
+		int b0;
+		const int a = affine_in(m, c == l ? x->b : x->a, ix, &b0);
+		if (!a || b0 || c->value < 0 || c->value >= a) return 0;
+		*b = (int)c->value;
+		return a;
+	}
+	if (x->op != IR_MUL) return 0;
+	const Expr *l = &m->expr[x->a], *r = &m->expr[x->b];
+	const Expr *c = l->op == IR_CONST ? l : r->op == IR_CONST ? r : NULL, *i = c == l ? r : l;
+	if (!c || i->op != IR_INDEX || i->index != ix || c->value != (double)(long long)c->value || c->value < 2 || c->value > 4) return 0;
+	return (int)c->value;
+}
+
+/* the stride a of e's reads of t whose last subscript is a*i + b, i index
+   ix (found: *a set; another stride than *a's: -1) */
+static void gather_reads(const Module *m, int e, int t, int ix, int *a)
+{
+	if (!e || *a < 0) return;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_LOAD) {
+		int b, s = x->tensor == t && x->nargs == m->tensor[t].rank ? affine_in(m, x->args[x->nargs - 1], ix, &b) : 0;
+		if (s) *a = *a && *a != s ? -1 : s;
+		for (int i = 0; i < x->nargs; i++) gather_reads(m, x->args[i], t, ix, a);
+		return;
+	}
+	gather_reads(m, x->a, t, ix, a), gather_reads(m, x->b, t, ix, a), gather_reads(m, x->c, t, ix, a);
+}
+
+/* A gather at an affine index along the space's innermost one (the odd
+ * columns of a matrix, x(r, 2*h + 1)): the 4 copies of a vector path read
+ * a elements apart, within a 16-byte vectors of t from a * i (the kernel
+ * checks that its rows are aligned and at least a times as long as the
+ * space's innermost extent). The stride, 2 to 4, when the kernel's own
+ * maps read t so with one stride; else 0. */
+static int gather_stride(const Module *m, const Kernel *k, int t)
+{
+	if (m->tensor[t].kind != TK_INPUT) return 0;
+	int a = 0;
+	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+		const Stmt *s = &m->stmt[sid];
+		if (s->red != RED_NONE || s->nfree != k->nspace) continue;
+		const int ix = s->first_index + k->nspace - 1;
+		gather_reads(m, s->rhs, t, ix, &a), gather_reads(m, s->mask, t, ix, &a);
+	}
+	return a > 1 ? a : 0;
+}
+
 /* A POINT kernel's vector path: four consecutive points a thread, so an f32
  * (f16, bf16: 8-byte) tensor along the space's innermost extent (the same dimension, derived
  * ones too: C/2 is not C) that the kernel touches (its statements, or one
@@ -24,14 +81,52 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
 	}
 	k->vec_tensors = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *k->vec_tensors);
+	int *stride = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *stride), strided = 0;
 	for (int t = p->first_tensor; t < p->last_tensor; t++) {
 		const Tensor *x = &m->tensor[t];
-		if (touched[t - p->first_tensor] && (x->type == ET_F32 || x->type == ET_F16 || x->type == ET_BF16) && x->rank >= 1 &&
-		    dim_same(x->dim[x->rank - 1], e))
-			k->vec_tensors[k->nvec++] = t;
+		if (!touched[t - p->first_tensor] || !(x->type == ET_F32 || x->type == ET_F16 || x->type == ET_BF16) || x->rank < 1) continue;
+		const int a = dim_same(x->dim[x->rank - 1], e) ? 1 : gather_stride(m, k, t);
+		if (a) stride[k->nvec] = a, k->vec_tensors[k->nvec++] = t, strided |= a > 1;
 	}
 	free(touched);
+	if (strided) k->vec_stride = stride;
+	else free(stride);
 	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
+}
+
+/* A row cache's vector path for rows of any width and alignment
+ * (Kernel.peel): each row's head up to its first 16-byte boundary (8-byte
+ * for f16/bf16) and its tail, under 4 columns, a column a thread, the rest
+ * as vectors of 4 (log_softmax over 50257 columns took the scalar path,
+ * its columns past the third of the registers read again on every walk).
+ * Every row of the kernel must start at the same offset from a boundary:
+ * the tensors over the kernel's space and row (those its statements, or
+ * statements inlined into the variant, read or write) alike in every axis
+ * but the first, so each row starts at the same element of each; the
+ * kernel checks that their pointers agree too, then peels by the first
+ * one's row. Not for rows in segments (Kernel.lead): each segment has a
+ * head of its own. */
+static int row_peel(const Module *m, const Schedule *p, const Kernel *k)
+{
+	if (k->lead) return 0;
+	const int n = k->nspace + k->ninner;
+	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+		touched[m->stmt[sid].out - p->first_tensor] = 1;
+		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
+	}
+	const Tensor *ref = NULL;
+	int ok = 1, vec = 0;
+	for (int t = p->first_tensor; t < p->last_tensor && ok; t++) {
+		const Tensor *x = &m->tensor[t];
+		if (!touched[t - p->first_tensor] || x->rank != n) continue;
+		vec |= x->type == ET_F32 || x->type == ET_F16 || x->type == ET_BF16;
+		if (!ref) ref = x;
+		for (int i = 1; i < n && ok; i++) ok = dim_same(x->dim[i], ref->dim[i]);
+	}
+	free(touched);
+	return ok && vec;
 }
 
 /* Does e read, along the row (at one of the row's inner indices ix0..),
@@ -85,7 +180,9 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
 			if (s->red >= RED_SUM && s->red <= RED_KMIN && !plan_is_grid_reduction(s)) loops = 1;
-			if (s->red == RED_ACCUM || (s->red == RED_NONE && s->mask)) simple = 0;
+			/* a masked map too: its stores wait for the copies' loads with
+			   their masks kept (cuda_map) */
+			if (s->red == RED_ACCUM) simple = 0;
 			if (s->pattern == PAT_COMPACT) compact = 1;
 		}
 		if (loops) k->par.slices = 32, k->par.block = 1024;
@@ -116,7 +213,9 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 	 * 256 KB an SM mostly comes back from L2); on the scalar path the
 	 * cached columns, then the rest a column at a time. 64 registers a thread
 	 * (1024 threads an SM): enough for the cache on the vector path, whose
-	 * bounds are checked per vector; the scalar path caches a third. */
+	 * bounds are checked per vector; the scalar path caches a third. The
+	 * vector path takes rows of any width and alignment where they can be
+	 * peeled (row_peel). */
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
 		if (k->mode != KM_ROW) continue;
@@ -141,6 +240,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 			k->par.block = 1024, k->par.rcache = (k->ninner > 1 ? 4 : 6) / (regs ? regs : 1);
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
+		k->peel = k->par.rcache && row_peel(m, p, k);
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with

@@ -75,6 +75,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		dim_write_list(m, f, k->space, k->nspace, ",", out);
 		for (int d = 0; d < k->ninner; d++) fputs(d ? "*" : " inner=", out), dim_write(m, f, k->inner[d], out);
 		if (k->lead) fprintf(out, " lead=%d gap=%d", k->lead, k->gap);
+		if (k->peel) fputs(" peel=1", out);
 		if (k->shift_sq) fprintf(out, " shifted=%s,%s", m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name);
 		fprintf(out, " grid-reductions=%d", k->ntail);
 		for (int t = 0; t < k->nacross; t++) fprintf(out, "%s%s", t ? "," : " across=", m->tensor[k->across[t]].name);
@@ -96,7 +97,10 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 				fprintf(out, " entry=%s:d%d:n%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.minb[e], k->at.smem[e]);
 		}
 		if (p->split) fputs(" split=", out), dim_write(m, f, k->split_range, out);
-		for (int t = 0; t < k->nvec; t++) fprintf(out, "%s%s", t ? "," : " vec_tensors=", m->tensor[k->vec_tensors[t]].name);
+		for (int t = 0; t < k->nvec; t++) {
+			fprintf(out, "%s%s", t ? "," : " vec_tensors=", m->tensor[k->vec_tensors[t]].name);
+			if (kernel_vec_stride(k, k->vec_tensors[t]) > 1) fprintf(out, "*%d", kernel_vec_stride(k, k->vec_tensors[t])); /* read at a*i + b */
+		}
 		fputc('\n', out);
 		if (k->path_why) fprintf(out, "    path %s\n", k->path_why); /* why CUDA or tensor cores */
 		if (k->attn_why) fprintf(out, "    no attention kernel: %s\n", k->attn_why);
@@ -130,7 +134,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 920, "Kernel changed: compare the new field in kernel_same, then update 920");
+_Static_assert(sizeof(Kernel) == 928, "Kernel changed: compare the new field in kernel_same, then update 928");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -156,14 +160,21 @@ static int attn_same(const AttnPlan *a, const AttnPlan *b)
 	return 1;
 }
 
+static int vec_strides_same(const Kernel *a, const Kernel *b)
+{
+	for (int i = 0; i < a->nvec; i++)
+		if (kernel_vec_stride(a, a->vec_tensors[i]) != kernel_vec_stride(b, a->vec_tensors[i])) return 0;
+	return 1;
+}
+
 static int kernel_same(const Kernel *a, const Kernel *b)
 {
 	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
-	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->has_tail != b->has_tail || a->ntail != b->ntail ||
+	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
 	    (a->par.split && !dim_same(a->split_range, b->split_range)) || a->nvec != b->nvec ||
-	    (a->nvec && memcmp(a->vec_tensors, b->vec_tensors, (size_t)a->nvec * sizeof *a->vec_tensors)) ||
+	    (a->nvec && memcmp(a->vec_tensors, b->vec_tensors, (size_t)a->nvec * sizeof *a->vec_tensors)) || !vec_strides_same(a, b) ||
 	    (a->nacross && memcmp(a->across, b->across, (size_t)a->nacross * sizeof *a->across)) ||
 	    !str_same(a->attn_why, b->attn_why) || !attn_same(&a->at, &b->at))
 		return 0;

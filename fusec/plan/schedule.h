@@ -212,6 +212,10 @@ typedef struct Kernel {
 	int shift_sum, shift_sq;  /* ROW: a row sum and a later sum of its terms' squares about a value
 	                             constant over the row (the mean), both in the sum's walk where the row
 	                             is streamed (plan_shift.c); shift_sq 0: none */
+	int peel;                 /* ROW, rcache: the vector path also takes rows of any width and alignment, each
+	                             row's head to its first 16-byte boundary and its tail (under 4 columns) a
+	                             column a thread, the rest as 16-byte vectors (plan_launch.c row_peel); 0:
+	                             only rows whose width is a multiple of 4 and every row aligned */
 	int has_tail;             /* ends in a whole-grid (deterministic) reduction */
 	int ntail;                /* how many whole-grid reductions it folds */
 	int nphase;
@@ -222,6 +226,9 @@ typedef struct Kernel {
 	Dim split_range;          /* par.split: the extent of the loop split over blocks */
 	int *vec_tensors, nvec;   /* par.vec: the f32 tensors it touches along the space's innermost extent, which
 	                             its accesses at the point take as 16-byte vectors (plan_launch.c) */
+	int *vec_stride;          /* NULL, or each vec_tensors entry's stride: 1, or a > 1 for a tensor of another
+	                             innermost extent read at a*i + b, i the space's innermost index, 0 <= b < a
+	                             (the odd columns x(r, 2*h + 1)): the copies' elements lie in a vectors */
 	const char *path_why;     /* MATMUL, TILE (and POINT for a batched tensor_eligible contraction): why its contraction runs where it runs (--explain) */
 	const char *attn_why;     /* TILE: why it did not become an attention kernel with the softmax and product after it */
 	AttnPlan at;              /* ATTN */
@@ -245,6 +252,15 @@ static inline int kernel_vec_tensor(const Kernel *k, int t)
 {
 	for (int i = 0; i < k->nvec; i++)
 		if (k->vec_tensors[i] == t) return 1;
+	return 0;
+}
+
+/* the stride at which a vector tensor of k is read (Kernel.vec_stride): 1,
+   a > 1 for a gather at a*i + b; 0 if t is not one */
+static inline int kernel_vec_stride(const Kernel *k, int t)
+{
+	for (int i = 0; i < k->nvec; i++)
+		if (k->vec_tensors[i] == t) return k->vec_stride ? k->vec_stride[i] : 1;
 	return 0;
 }
 
