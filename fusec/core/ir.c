@@ -177,6 +177,9 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	FILE *f = out;
 	switch (x->op) {
 	case IR_CONST:
+		/* a negative constant (const NEG = -2) in parentheses: -NEG would
+		   be written "(--2)", a decrement, and x - -2 "x - -2" at best */
+		if (x->value < 0) fputc('(', f);
 		if (!elem_info[x->type].is_float) {
 			fprintf(f, "%lld", (long long)x->value);
 		} else {
@@ -185,6 +188,7 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 			/* keep float constants float: "1" would make 1/2 integer division */
 			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
 		}
+		if (x->value < 0) fputc(')', f);
 		return;
 	case IR_SIZE: /* the args struct's field in a kernel, a parameter in the reference */
 		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
