@@ -211,6 +211,17 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		w->leaf(w, e, out);
 		return;
 	case IR_CAST:
+		if (!elem_info[x->type].is_float && elem_info[w->m->expr[x->a].type].is_float) {
+			/* a float to an integer: toward zero, saturated, NaN to 0, as the
+			   GPU's cvt.rzi does (the intrinsics say so; C's and C++'s cast is
+			   undefined out of range, i32(log(x)) of x <= 0 included): the
+			   reference's fz_f2i32 and fz_f2i64 do the same (emit_ref.c) */
+			if (w->cuda) fputs(x->type == ET_I64 ? "__double2ll_rz((double)(" : "__double2int_rz((double)(", f);
+			else fputs(x->type == ET_I64 ? "fz_f2i64((double)(" : "fz_f2i32((double)(", f);
+			ir_write_expr(w, x->a, out);
+			fputs("))", f);
+			return;
+		}
 		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : w->cuda && x->type == ET_I32 ? "int" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
 		ir_write_expr(w, x->a, out);
 		fputs("))", f);
