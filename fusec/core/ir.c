@@ -302,8 +302,13 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	default: break;
 	}
 	if (!fn) die("ir_write_expr: opcode %s has no spelling", ir_op_name[x->op]);
-	fprintf(f, "%s(", fn);
+	/* min and max of an i32 and an i64 (min(7, N): N is an i64) are i64: the
+	   CUDA's fz_imin(int, int) and fz_imin(long long, long long) would both
+	   match (int, long long), and NVRTC refuses the ambiguous call */
+	const int widen = w->cuda && (x->op == IR_MINF || x->op == IR_MAXF) && !elem_info[x->type].is_float &&
+	                  w->m->expr[x->a].type != w->m->expr[x->b].type;
+	fprintf(f, "%s(%s", fn, widen ? "(long long)(" : "");
 	ir_write_expr(w, x->a, out);
-	if (ar >= 2) fputs(", ", f), ir_write_expr(w, x->b, out);
-	fputc(')', f);
+	if (ar >= 2) fputs(widen ? "), (long long)(" : ", ", f), ir_write_expr(w, x->b, out);
+	fputs(widen ? "))" : ")", f);
 }
