@@ -119,11 +119,10 @@ static inline int fz_add_rmsnorm_fused_ops(const fz_add_rmsnorm_args *a, int sm,
 	if (sm <= 0) sm = 132;
 	{ /* add_rmsnorm_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 3, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 3), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,31 +154,28 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 	if (sm <= 0) sm = 132;
 	{ /* add_rmsnorm_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* add_rmsnorm_u1: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* add_rmsnorm_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

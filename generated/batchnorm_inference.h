@@ -119,11 +119,10 @@ static inline int fz_batchnorm_inference_fused_ops(const fz_batchnorm_inference_
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "batchnorm_inference_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -153,11 +152,10 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "batchnorm_inference_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

@@ -119,11 +119,10 @@ static inline int fz_bmm_bias_relu_fused_ops(const fz_bmm_bias_relu_args *a, int
 	if (sm <= 0) sm = 132;
 	{ /* bmm_bias_relu_f0: tile */
 		unsigned long long gx = fz_grid(a->n_Bt * ((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "bmm_bias_relu_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,21 +154,19 @@ static inline int fz_bmm_bias_relu_unfused_ops(const fz_bmm_bias_relu_args *a, i
 	if (sm <= 0) sm = 132;
 	{ /* bmm_bias_relu_u0: tile */
 		unsigned long long gx = fz_grid(a->n_Bt * ((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "bmm_bias_relu_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* bmm_bias_relu_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_Bt * a->n_M * a->n_N, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "bmm_bias_relu_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

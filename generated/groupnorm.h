@@ -123,11 +123,10 @@ static inline int fz_groupnorm_fused_ops(const fz_groupnorm_args *a, int sm, fz_
 	if (sm <= 0) sm = 132;
 	{ /* groupnorm_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -161,31 +160,28 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 	if (sm <= 0) sm = 132;
 	{ /* groupnorm_u0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u1: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N * a->n_G * a->n_CG * a->n_HW, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

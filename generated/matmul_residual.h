@@ -121,11 +121,10 @@ static inline int fz_matmul_residual_fused_ops(const fz_matmul_residual_args *a,
 	if (sm <= 0) sm = 132;
 	{ /* matmul_residual_f0: tile */
 		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_residual_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -157,21 +156,19 @@ static inline int fz_matmul_residual_unfused_ops(const fz_matmul_residual_args *
 	if (sm <= 0) sm = 132;
 	{ /* matmul_residual_u0: tile */
 		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_residual_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* matmul_residual_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_residual_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

@@ -107,11 +107,10 @@ static inline int fz_sigmoid_fused_ops(const fz_sigmoid_args *a, int sm, fz_op *
 	if (sm <= 0) sm = 132;
 	{ /* sigmoid_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "sigmoid_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -141,11 +140,10 @@ static inline int fz_sigmoid_unfused_ops(const fz_sigmoid_args *a, int sm, fz_op
 	if (sm <= 0) sm = 132;
 	{ /* sigmoid_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "sigmoid_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

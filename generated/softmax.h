@@ -115,11 +115,10 @@ static inline int fz_softmax_fused_ops(const fz_softmax_args *a, int sm, fz_op *
 	if (sm <= 0) sm = 132;
 	{ /* softmax_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,41 +154,37 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 	if (sm <= 0) sm = 132;
 	{ /* softmax_u0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u2: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

@@ -136,23 +136,21 @@ static inline int fz_spike_burst_fused_ops(const fz_spike_burst_args *a, int sm,
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_f0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_f1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_f1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -186,43 +184,39 @@ static inline int fz_spike_burst_unfused_ops(const fz_spike_burst_args *a, int s
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_u0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -299,23 +293,21 @@ static inline int fz_spike_burst_once_ops(const fz_spike_burst_args *a, int sm, 
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_once_k0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_once_k0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_once_k1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_once_k1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

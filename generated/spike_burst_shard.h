@@ -138,23 +138,21 @@ static inline int fz_spike_burst_shard_fused_ops(const fz_spike_burst_shard_args
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_shard_f0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_f1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_f1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -188,43 +186,39 @@ static inline int fz_spike_burst_shard_unfused_ops(const fz_spike_burst_shard_ar
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_shard_u0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

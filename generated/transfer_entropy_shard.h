@@ -132,11 +132,10 @@ static inline int fz_transfer_entropy_shard_fused_ops(const fz_transfer_entropy_
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_shard_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 32, (long long)sm * 1);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -175,31 +174,28 @@ static inline int fz_transfer_entropy_shard_unfused_ops(const fz_transfer_entrop
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_shard_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 32, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_shard_u1: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_M, a->n_N, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_N, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_shard_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, (long long)sm * 4);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}

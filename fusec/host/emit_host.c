@@ -121,19 +121,25 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *outf)
 		fputs("\t\tunsigned long long gx = ", out);
 		host_grid_x(m, f, k, HS_C, out);
 		fputs(";\n", out);
-		fputs("\t\tconst unsigned long long gy = ", out);
-		if (!host_grid_y(f, k, HS_C, out)) fputc('1', out);
-		fputs(";\n", out);
+		/* grid.y when the kind has one: a constant 1 tested in `gx && gy` is a
+		   warning of clang++'s by default (-Wconstant-logical-operand) */
+		char *gy = NULL;
+		size_t ngy = 0;
+		FILE *gyf = xmemstream(&gy, &ngy);
+		const int has_y = host_grid_y(f, k, HS_C, gyf);
+		if (fclose(gyf)) die("out of memory");
+		if (has_y) fprintf(out, "\t\tconst unsigned long long gy = %s;\n", gy);
+		free(gy);
 		/* a kernel that zeroes something for later ones always runs */
 		if (host_kernel_resets(m, p, i)) fputs("\t\tif (gx == 0) gx = 1;\n", out);
-		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
+		fprintf(out, "\t\tif (gx%s) {\n\t\t\tif (n >= max_ops) return -1;\n", has_y ? " && gy" : "");
 		if (k->mode == KM_ATTN) { /* the entry point of the head size's bucket; none past the largest */
 			fputs("\t\t\tops[n].kernel = ", out), host_attn_entry(f, k, out);
 			fputs(";\n\t\t\tif (!ops[n].kernel) return -1;\n\t\t\tops[n].kind = FZ_OP_LAUNCH;\n", out);
 		} else {
 			fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
 		}
-		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
+		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = %s, ops[n].grid[2] = 1;\n", has_y ? "(unsigned int)gy" : "1");
 		if (k->mode == KM_ROW && k->par.rcache) {
 			/* a row kept in registers: the threads a row are chosen by
 			   its width, the same function as the kernel's */
