@@ -276,6 +276,31 @@ static inline int fz_attention_unfused_ops(const fz_attention_args *a, int sm, f
 }
 
 #ifdef FUSERUN_H
+/* Where fz_attention_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_attention_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_attention_args, t_Q),
+		FZ_FIELD(fz_attention_args, t_K),
+		FZ_FIELD(fz_attention_args, t_V),
+		FZ_FIELD(fz_attention_args, t_scale),
+		FZ_FIELD(fz_attention_args, t_O),
+		FZ_FIELD(fz_attention_args, t_s),
+		FZ_FIELD(fz_attention_args, t_z),
+		FZ_FIELD(fz_attention_args, t_mx),
+		FZ_FIELD(fz_attention_args, t_e),
+		FZ_FIELD(fz_attention_args, t_l),
+		FZ_FIELD(fz_attention_args, t_p),
+		FZ_FIELD(fz_attention_args, t_o),
+		FZ_FIELD(fz_attention_args, n_B),
+		FZ_FIELD(fz_attention_args, n_T),
+		FZ_FIELD(fz_attention_args, n_D),
+		FZ_FIELD(fz_attention_args, n_S),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_attention_fused_scratch with the same sm. */
 static inline int fz_attention_fused_run(fz_artifact *art, const fz_attention_args *a, int sm, fz_stream *stream)
@@ -283,7 +308,9 @@ static inline int fz_attention_fused_run(fz_artifact *art, const fz_attention_ar
 	fz_op ops[14];
 	const int n = fz_attention_fused_ops(a, sm, ops, 14);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_LAYOUT), nf;
+	const fz_field *fields = fz_attention_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -293,7 +320,9 @@ static inline int fz_attention_unfused_run(fz_artifact *art, const fz_attention_
 	fz_op ops[21];
 	const int n = fz_attention_unfused_ops(a, sm, ops, 21);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_LAYOUT), nf;
+	const fz_field *fields = fz_attention_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

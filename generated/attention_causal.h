@@ -261,6 +261,29 @@ static inline int fz_attention_causal_unfused_ops(const fz_attention_causal_args
 }
 
 #ifdef FUSERUN_H
+/* Where fz_attention_causal_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_attention_causal_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_attention_causal_args, t_Q),
+		FZ_FIELD(fz_attention_causal_args, t_K),
+		FZ_FIELD(fz_attention_causal_args, t_V),
+		FZ_FIELD(fz_attention_causal_args, t_scale),
+		FZ_FIELD(fz_attention_causal_args, t_O),
+		FZ_FIELD(fz_attention_causal_args, t_s),
+		FZ_FIELD(fz_attention_causal_args, t_z),
+		FZ_FIELD(fz_attention_causal_args, t_mx),
+		FZ_FIELD(fz_attention_causal_args, t_l),
+		FZ_FIELD(fz_attention_causal_args, t_p),
+		FZ_FIELD(fz_attention_causal_args, t_o),
+		FZ_FIELD(fz_attention_causal_args, n_B),
+		FZ_FIELD(fz_attention_causal_args, n_T),
+		FZ_FIELD(fz_attention_causal_args, n_D),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_attention_causal_fused_scratch with the same sm. */
 static inline int fz_attention_causal_fused_run(fz_artifact *art, const fz_attention_causal_args *a, int sm, fz_stream *stream)
@@ -268,7 +291,9 @@ static inline int fz_attention_causal_fused_run(fz_artifact *art, const fz_atten
 	fz_op ops[13];
 	const int n = fz_attention_causal_fused_ops(a, sm, ops, 13);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_causal_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_causal_LAYOUT), nf;
+	const fz_field *fields = fz_attention_causal_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -278,7 +303,9 @@ static inline int fz_attention_causal_unfused_run(fz_artifact *art, const fz_att
 	fz_op ops[19];
 	const int n = fz_attention_causal_unfused_ops(a, sm, ops, 19);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_causal_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_causal_LAYOUT), nf;
+	const fz_field *fields = fz_attention_causal_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -255,6 +255,31 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 }
 
 #ifdef FUSERUN_H
+/* Where fz_attention_lse_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_attention_lse_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_attention_lse_args, t_Q),
+		FZ_FIELD(fz_attention_lse_args, t_K),
+		FZ_FIELD(fz_attention_lse_args, t_V),
+		FZ_FIELD(fz_attention_lse_args, t_mask),
+		FZ_FIELD(fz_attention_lse_args, t_scale),
+		FZ_FIELD(fz_attention_lse_args, t_O),
+		FZ_FIELD(fz_attention_lse_args, t_lse),
+		FZ_FIELD(fz_attention_lse_args, t_s),
+		FZ_FIELD(fz_attention_lse_args, t_z),
+		FZ_FIELD(fz_attention_lse_args, t_mx),
+		FZ_FIELD(fz_attention_lse_args, t_l),
+		FZ_FIELD(fz_attention_lse_args, t_p),
+		FZ_FIELD(fz_attention_lse_args, t_o),
+		FZ_FIELD(fz_attention_lse_args, n_T),
+		FZ_FIELD(fz_attention_lse_args, n_D),
+		FZ_FIELD(fz_attention_lse_args, n_S),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_attention_lse_fused_scratch with the same sm. */
 static inline int fz_attention_lse_fused_run(fz_artifact *art, const fz_attention_lse_args *a, int sm, fz_stream *stream)
@@ -262,7 +287,9 @@ static inline int fz_attention_lse_fused_run(fz_artifact *art, const fz_attentio
 	fz_op ops[15];
 	const int n = fz_attention_lse_fused_ops(a, sm, ops, 15);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT), nf;
+	const fz_field *fields = fz_attention_lse_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -272,7 +299,9 @@ static inline int fz_attention_lse_unfused_run(fz_artifact *art, const fz_attent
 	fz_op ops[22];
 	const int n = fz_attention_lse_unfused_ops(a, sm, ops, 22);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT), nf;
+	const fz_field *fields = fz_attention_lse_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -187,6 +187,25 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 }
 
 #ifdef FUSERUN_H
+/* Where fz_gemv_axpby_sum_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_gemv_axpby_sum_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_A),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_x),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_z),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_alpha),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_beta),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_y),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_s),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_ax),
+		FZ_FIELD(fz_gemv_axpby_sum_args, n_M),
+		FZ_FIELD(fz_gemv_axpby_sum_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_gemv_axpby_sum_fused_scratch with the same sm. */
 static inline int fz_gemv_axpby_sum_fused_run(fz_artifact *art, const fz_gemv_axpby_sum_args *a, int sm, fz_stream *stream)
@@ -194,7 +213,9 @@ static inline int fz_gemv_axpby_sum_fused_run(fz_artifact *art, const fz_gemv_ax
 	fz_op ops[10];
 	const int n = fz_gemv_axpby_sum_fused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT), nf;
+	const fz_field *fields = fz_gemv_axpby_sum_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -204,7 +225,9 @@ static inline int fz_gemv_axpby_sum_unfused_run(fz_artifact *art, const fz_gemv_
 	fz_op ops[12];
 	const int n = fz_gemv_axpby_sum_unfused_ops(a, sm, ops, 12);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT), nf;
+	const fz_field *fields = fz_gemv_axpby_sum_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -168,6 +168,20 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 }
 
 #ifdef FUSERUN_H
+/* Where fz_kl_divergence_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_kl_divergence_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_kl_divergence_args, t_q),
+		FZ_FIELD(fz_kl_divergence_args, t_p),
+		FZ_FIELD(fz_kl_divergence_args, t_kl),
+		FZ_FIELD(fz_kl_divergence_args, t_t),
+		FZ_FIELD(fz_kl_divergence_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_kl_divergence_fused_scratch with the same sm. */
 static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_divergence_args *a, int sm, fz_stream *stream)
@@ -175,7 +189,9 @@ static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_diver
 	fz_op ops[6];
 	const int n = fz_kl_divergence_fused_ops(a, sm, ops, 6);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT), nf;
+	const fz_field *fields = fz_kl_divergence_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -185,7 +201,9 @@ static inline int fz_kl_divergence_unfused_run(fz_artifact *art, const fz_kl_div
 	fz_op ops[7];
 	const int n = fz_kl_divergence_unfused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT), nf;
+	const fz_field *fields = fz_kl_divergence_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -192,6 +192,22 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 }
 
 #ifdef FUSERUN_H
+/* Where fz_softmax_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_softmax_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_softmax_args, t_X),
+		FZ_FIELD(fz_softmax_args, t_Y),
+		FZ_FIELD(fz_softmax_args, t_rmax),
+		FZ_FIELD(fz_softmax_args, t_ex),
+		FZ_FIELD(fz_softmax_args, t_rsum),
+		FZ_FIELD(fz_softmax_args, n_R),
+		FZ_FIELD(fz_softmax_args, n_C),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_softmax_fused_scratch with the same sm. */
 static inline int fz_softmax_fused_run(fz_artifact *art, const fz_softmax_args *a, int sm, fz_stream *stream)
@@ -199,7 +215,9 @@ static inline int fz_softmax_fused_run(fz_artifact *art, const fz_softmax_args *
 	fz_op ops[7];
 	const int n = fz_softmax_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT), nf;
+	const fz_field *fields = fz_softmax_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -209,7 +227,9 @@ static inline int fz_softmax_unfused_run(fz_artifact *art, const fz_softmax_args
 	fz_op ops[10];
 	const int n = fz_softmax_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT), nf;
+	const fz_field *fields = fz_softmax_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -151,6 +151,18 @@ static inline int fz_tanh_unfused_ops(const fz_tanh_args *a, int sm, fz_op *ops,
 }
 
 #ifdef FUSERUN_H
+/* Where fz_tanh_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_tanh_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_tanh_args, t_x),
+		FZ_FIELD(fz_tanh_args, t_y),
+		FZ_FIELD(fz_tanh_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_tanh_fused_scratch with the same sm. */
 static inline int fz_tanh_fused_run(fz_artifact *art, const fz_tanh_args *a, int sm, fz_stream *stream)
@@ -158,7 +170,9 @@ static inline int fz_tanh_fused_run(fz_artifact *art, const fz_tanh_args *a, int
 	fz_op ops[4];
 	const int n = fz_tanh_fused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT), nf;
+	const fz_field *fields = fz_tanh_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -168,7 +182,9 @@ static inline int fz_tanh_unfused_run(fz_artifact *art, const fz_tanh_args *a, i
 	fz_op ops[4];
 	const int n = fz_tanh_unfused_ops(a, sm, ops, 4);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_tanh_LAYOUT), nf;
+	const fz_field *fields = fz_tanh_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -190,6 +190,18 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	/* Typed one-call launchers for applications that link libfuserun
 	   (include fuserun.h before this header). */
 	fputs("#ifdef FUSERUN_H\n", out);
+	/* the args struct field by field, as the compiler lays it out: the
+	   launchers have libfuserun compare it with the manifest, so that a
+	   header and a manifest edited alike (the layout string copied) still
+	   disagree unless the struct the code fills does too (issue 27) */
+	fprintf(out, "/* Where fz_%s_args holds each param and size, as this compiler lays it out\n"
+	             "   (fz_artifact_check_fields compares it with the manifest before each run). */\n"
+	             "static inline const fz_field *fz_%s_fields(int *n)\n{\n\tstatic const fz_field fields[] = {\n",
+	        f->name, f->name);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		fprintf(out, "\t\tFZ_FIELD(fz_%s_args, t_%s),\n", f->name, m->tensor[i].name);
+	for (int i = 0; i < f->nsym; i++) fprintf(out, "\t\tFZ_FIELD(fz_%s_args, n_%s),\n", f->name, f->sym[i]);
+	fputs("\t};\n\t*n = (int)(sizeof fields / sizeof fields[0]);\n\treturn fields;\n}\n", out);
 	for (int v = 0; v < 2; v++) {
 		const Schedule *p = v ? unfused : fused;
 		const char *vn = v ? "unfused" : "fused";
@@ -199,8 +211,10 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 		fprintf(out, "static inline int fz_%s_%s_run(fz_artifact *art, const fz_%s_args *a, int sm, fz_stream *stream)\n{\n",
 		        f->name, vn, f->name);
 		fprintf(out, "\tfz_op ops[%d];\n\tconst int n = fz_%s_%s_ops(a, sm, ops, %d);\n", maxops, f->name, vn, maxops);
-		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tconst int rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n"
-		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
+		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tint rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT), nf;\n"
+		             "\tconst fz_field *fields = fz_%s_fields(&nf);\n"
+		             "\tif (!rc) rc = fz_artifact_check_fields(art, fields, nf);\n"
+		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name, f->name);
 	}
 	fputs("#endif\n\n", out);
 	for (int i = 0; i < fp->npipe; i++)
