@@ -200,8 +200,9 @@ typedef struct Gen {
 } Gen;
 
 /* constants: file-level, each a positive integer usable as a dimension, and floats */
-static const struct { const char *name, *text; int ival; } consts[] = {
-	{"K1", "1", 1}, {"C2", "2", 2}, {"C3", "3", 3}, {"C4", "4", 4}, {"EPS", "1e-5", 0}, {"HALF", "0.5", 0}, {"NEG", "-2", 0},
+static const struct { const char *name, *text; int ival, is_int; } consts[] = {
+	{"K1", "1", 1, 1}, {"C2", "2", 2, 1}, {"C3", "3", 3, 1}, {"C4", "4", 4, 1}, {"EPS", "1e-5", 0, 0}, {"HALF", "0.5", 0, 0},
+	{"NEG", "-2", 0, 1},
 };
 #define NCONST (int)(sizeof consts / sizeof *consts)
 
@@ -622,7 +623,7 @@ static int gen_leaf(Ctx *c, int want, Str *o)
 			return CL_INT;
 		} else if (k == 7) {
 			int q = rn(&g->r, NCONST);
-			int cls = consts[q].ival ? CL_INT : CL_FLT;
+			int cls = consts[q].is_int ? CL_INT : CL_FLT;
 			if (want >= 0 && cls != want) continue;
 			g->const_used[q] = 1;
 			sputs(o, consts[q].name);
@@ -694,10 +695,12 @@ static int gen_num(Ctx *c, int depth, int want, Str *o)
 		return want == CL_FLT ? CL_FLT : cls;
 	}
 	if (k < 10) {
-		sprintf_(o, "%s(", PICK(&g->r, fun1));
-		gen_num(c, depth - 1, -1, o);
+		const char *fn = PICK(&g->r, fun1);
+		sprintf_(o, "%s(", fn);
+		const int isabs = !strcmp(fn, "abs"); /* abs of an integer is one */
+		int a = gen_num(c, depth - 1, isabs && want == CL_FLT ? CL_FLT : -1, o);
 		sputs(o, ")");
-		return CL_FLT;
+		return isabs && a == CL_INT ? CL_INT : CL_FLT;
 	}
 	if (k < 11) {
 		sputs(o, "pow("), gen_num(c, depth - 1, -1, o), sputs(o, ", "), gen_num(c, depth - 1, -1, o), sputs(o, ")");
@@ -763,10 +766,12 @@ static int wrap_anchor(Ctx *c, const char *anchor, int acls, int want, Str *o)
 			sfree(&e);
 			break;
 		}
-		case 4:
-			sprintf_(&nx, "%s(%s)", PICK(&g->r, fun1), sget(&cur));
-			cls = CL_FLT;
+		case 4: {
+			const char *fn = PICK(&g->r, fun1);
+			sprintf_(&nx, "%s(%s)", fn, sget(&cur));
+			cls = !strcmp(fn, "abs") && cls == CL_INT ? CL_INT : CL_FLT; /* abs of an integer is one */
 			break;
+		}
 		case 5: {
 			Str e = {0};
 			other = gen_num(c, 2, cls == CL_INT && want == CL_INT ? CL_INT : -1, &e);
