@@ -307,8 +307,15 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	   match (int, long long), and NVRTC refuses the ambiguous call */
 	const int widen = w->cuda && (x->op == IR_MINF || x->op == IR_MAXF) && !elem_info[x->type].is_float &&
 	                  w->m->expr[x->a].type != w->m->expr[x->b].type;
-	fprintf(f, "%s(%s", fn, widen ? "(long long)(" : "");
+	/* an integer argument of a CUDA math function in f64 (ceil(n), pow(x, n)):
+	   its float and double overloads (and pow's int exponent) match alike, and
+	   NVRTC refuses the ambiguous call; the reference's C functions convert */
+	const int dbl = w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && strncmp(fn, "fz_", 3);
+	const int ca = widen || (dbl && !elem_info[w->m->expr[x->a].type].is_float);
+	const int cb = ar >= 2 && (widen || (dbl && !elem_info[w->m->expr[x->b].type].is_float));
+	const char *cast = widen ? "(long long)(" : "(double)(";
+	fprintf(f, "%s(%s", fn, ca ? cast : "");
 	ir_write_expr(w, x->a, out);
-	if (ar >= 2) fputs(widen ? "), (long long)(" : ", ", f), ir_write_expr(w, x->b, out);
-	fputs(widen ? "))" : ")", f);
+	if (ar >= 2) fprintf(f, "%s, %s", ca ? ")" : "", cb ? cast : ""), ir_write_expr(w, x->b, out);
+	fputs(ar >= 2 ? (cb ? "))" : ")") : (ca ? "))" : ")"), f);
 }
