@@ -17,7 +17,7 @@
  *      hold (domains, gather indices in range, CSR row pointers, nonzero
  *      divisors): it must return 0 (no bad subscript) with no sanitizer
  *      report; the headers are also compiled as C++ (g++ -fsyntax-only);
- *   3. a deterministic sample (every K-th seed, --sample K): the real
+ *   3. a deterministic sample (1 in K seeds by a hash, --sample K): the real
  *      fusec (-o, NVRTC, all five targets) and the toolkit's ptxas on each
  *      PTX it wrote, which must assemble; the sample's header and reference
  *      are also compiled alone.
@@ -2096,6 +2096,14 @@ static void run_sample(const Opts *o, const char *w, const char *spec, const cha
 	if (!o->keep) remove_artifact(nv, name);
 }
 
+/* the sample: 1 in o->sample seeds, by a hash of the seed (seed % K would
+   give every sample to one worker when K and the jobs share a factor) */
+static int sampled(const Opts *o, uint64_t seed)
+{
+	Rng r = {seed ^ 0x5a17c0de5a17c0deull};
+	return o->sample > 0 && rnext(&r) % (uint64_t)o->sample == 0;
+}
+
 /* what a worker shares with the parent, in memory that outlives it */
 typedef struct Shared {
 	Tally t;
@@ -2151,7 +2159,7 @@ static void worker(const Opts *o, int w, long start, Shared *sh)
 			finding(t, seed, "fusec in-process (check, plan, every writer): an internal error, exit 3", log);
 		} else {
 			t->written++;
-			if (o->sample && seed % (uint64_t)o->sample == 0) run_sample(o, wd, spec, g->fname, seed, t);
+			if (sampled(o, seed)) run_sample(o, wd, spec, g->fname, seed, t);
 			Item *it = &items[nitems++];
 			snprintf(it->name, sizeof it->name, "%s", g->fname);
 			it->seed = seed, it->driver = drv.p, drv.p = NULL;
