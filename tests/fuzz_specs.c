@@ -2288,7 +2288,7 @@ int main(int argc, char **argv)
 	printf("fuzz_specs: %ld references run under ASan+UBSan (headers with -Wall -Wextra -Werror), %ld headers as C++; "
 	       "%ld sampled (1 in %d) through fusec -o with NVRTC, %ld PTX files through ptxas\n",
 	       all.refs_run, all.headers_cxx, all.sampled, o.sample, all.ptx_files);
-	printf("fuzz_specs: CPU seconds: fusec in-process %.1f (%.0f specs/s), references compile %.1f, run %.1f, C++ %.1f "
+	printf("fuzz_specs: seconds in each step, summed over the workers: fusec in-process %.1f (%.0f specs/s), references compile %.1f, run %.1f, C++ %.1f "
 	       "(%.0f specs/s together), NVRTC %.1f (%.2f specs/s), ptxas %.1f\n",
 	       all.t_gen, all.t_gen > 0 ? all.specs / all.t_gen : 0, all.t_batch_cc, all.t_batch_run, all.t_cxx,
 	       all.t_batch_cc + all.t_batch_run + all.t_cxx > 0 ? all.refs_run / (all.t_batch_cc + all.t_batch_run + all.t_cxx) : 0,
