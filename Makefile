@@ -135,6 +135,17 @@ build/fuzz/fuzz_frontend: $(call obj,fuzz,$(FRONT_SRC) $(GEN_SRC) tests/fuzz_fro
 build/fuzz/fuzz_backend: $(call obj,fuzz,$(FRONT_SRC) $(BACK_SRC) $(GEN_SRC) tests/fuzz_backend.c)
 	$(CLANG) -fsanitize=fuzzer,address,undefined $^ $(NVRTC_LIB) -lm -o $@
 
+# fuzz_specs: generated valid specs through fusec's artifact writer (NVRTC
+# stubbed), their headers and references compiled and run under ASan and
+# UBSan, a sample through NVRTC and ptxas (tests/fuzz_specs.c)
+SPECFUZZ_SRC := $(FRONT_SRC) $(EMIT_SRC) fusec/artifact/artifact.c fusec/artifact/atomic_write.c fusec/artifact/manifest.c \
+                runtime/sha256.c $(GEN_SRC)
+build/san/fuzz_specs.o: tests/fuzz_specs.c build/gen/grammar.h
+	@mkdir -p $(@D)
+	$(CC) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
+build/san/fuzz_specs: $(call obj,san,$(SPECFUZZ_SRC)) build/san/fuzz_specs.o
+	$(CC) $(SANFLAGS) $^ -lm -o $@
+
 # Artifacts: one fusion per spec, named as its file. fusec writes them all
 # at once (a grouped pattern rule) and a depfile of what the spec read.
 SPECS     := $(wildcard specs/*.fuse)
@@ -175,15 +186,24 @@ $(DEMO_STAMP): bin/fusec $(SPECS) $(GENERATED) bin/fuserun lib/libfuserun.so run
 	@sh tests/demo.sh
 	@mkdir -p $(@D) && touch $@
 
-check: bin/fusec build/san/fusec build/fuzz/fuzz_backend $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
+check: bin/fusec build/san/fusec build/fuzz/fuzz_backend build/san/fuzz_specs $(MANIFESTS) $(RT_TEST_BINS) runtime runtime-examples
 	@FUSEC=build/san/fusec FUSEC_REL=bin/fusec FUZZER=build/fuzz/fuzz_backend MANIFEST_FUZZER=build/rt/fuzz_manifest \
+	  SPEC_FUZZER=build/san/fuzz_specs \
 	  LAYER_OBJS="$(call obj,rel,$(FUSEC_SRC) $(GEN_SRC))" sh tests/run.sh
 
-fuzz: build/fuzz/fuzz_backend build/rt/fuzz_manifest build/rt/libfakecuda.so
+# make fuzz's generated specs: FUZZ_SPECS of them from seed FUZZ_SEED, NVRTC
+# and ptxas on 1 in FUZZ_SPECS_SAMPLE, FUZZ_JOBS processes (tests/fuzz_specs.c)
+FUZZ_SPECS ?= 100000
+FUZZ_SPECS_SAMPLE ?= 500
+FUZZ_SEED ?= 1
+FUZZ_JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+fuzz: build/fuzz/fuzz_backend build/rt/fuzz_manifest build/rt/libfakecuda.so build/san/fuzz_specs build/san/fusec
 	@mkdir -p build/corpus
 	build/fuzz/fuzz_backend -entropic=0 -max_total_time=$(FUZZTIME) -max_len=4096 -timeout=10 \
 	  -dict=tests/fuzz.dict build/corpus specs tests/fuzz-seeds
 	sh runtime/tests/fuzz.sh $(FUZZTIME)
+	build/san/fuzz_specs --seed $(FUZZ_SEED) --count $(FUZZ_SPECS) --jobs $(FUZZ_JOBS) --sample $(FUZZ_SPECS_SAMPLE) \
+	  --fusec build/san/fusec
 
 clean:
 	rm -rf build bin lib

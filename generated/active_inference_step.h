@@ -155,11 +155,10 @@ static inline int fz_active_inference_step_fused_ops(const fz_active_inference_s
 	if (sm <= 0) sm = 132;
 	{ /* active_inference_step_f0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -175,11 +174,10 @@ static inline int fz_active_inference_step_fused_ops(const fz_active_inference_s
 	}
 	{ /* active_inference_step_f2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_f2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -220,41 +218,37 @@ static inline int fz_active_inference_step_unfused_ops(const fz_active_inference
 	if (sm <= 0) sm = 132;
 	{ /* active_inference_step_u0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_step_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_step_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_step_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -270,21 +264,19 @@ static inline int fz_active_inference_step_unfused_ops(const fz_active_inference
 	}
 	{ /* active_inference_step_u5: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u5";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_step_u6: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_step_u6";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -292,6 +284,31 @@ static inline int fz_active_inference_step_unfused_ops(const fz_active_inference
 }
 
 #ifdef FUSERUN_H
+/* Where fz_active_inference_step_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_active_inference_step_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_active_inference_step_args, t_W),
+		FZ_FIELD(fz_active_inference_step_args, t_mu),
+		FZ_FIELD(fz_active_inference_step_args, t_o),
+		FZ_FIELD(fz_active_inference_step_args, t_pi),
+		FZ_FIELD(fz_active_inference_step_args, t_q),
+		FZ_FIELD(fz_active_inference_step_args, t_p),
+		FZ_FIELD(fz_active_inference_step_args, t_lr),
+		FZ_FIELD(fz_active_inference_step_args, t_e),
+		FZ_FIELD(fz_active_inference_step_args, t_mu_next),
+		FZ_FIELD(fz_active_inference_step_args, t_accuracy),
+		FZ_FIELD(fz_active_inference_step_args, t_kl),
+		FZ_FIELD(fz_active_inference_step_args, t_g),
+		FZ_FIELD(fz_active_inference_step_args, t_we),
+		FZ_FIELD(fz_active_inference_step_args, t_grad),
+		FZ_FIELD(fz_active_inference_step_args, n_M),
+		FZ_FIELD(fz_active_inference_step_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_active_inference_step_fused_scratch with the same sm. */
 static inline int fz_active_inference_step_fused_run(fz_artifact *art, const fz_active_inference_step_args *a, int sm, fz_stream *stream)
@@ -299,7 +316,9 @@ static inline int fz_active_inference_step_fused_run(fz_artifact *art, const fz_
 	fz_op ops[18];
 	const int n = fz_active_inference_step_fused_ops(a, sm, ops, 18);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT), nf;
+	const fz_field *fields = fz_active_inference_step_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -309,7 +328,9 @@ static inline int fz_active_inference_step_unfused_run(fz_artifact *art, const f
 	fz_op ops[22];
 	const int n = fz_active_inference_step_unfused_ops(a, sm, ops, 22);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT), nf;
+	const fz_field *fields = fz_active_inference_step_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
@@ -371,11 +392,10 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
 	if (sm <= 0) sm = 132;
 	{ /* active_inference_once_k0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -391,11 +411,10 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
 	}
 	{ /* active_inference_once_k2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -446,7 +465,9 @@ static inline int fz_active_inference_once_run(fz_artifact *art, fz_active_infer
                                   fz_stream *stream, unsigned int *grid)
 {
 	if (fz_active_inference_once_prepare(p, steps, sm)) return FZ_ERR_INVALID;
-	int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_active_inference_step_LAYOUT), nf;
+	const fz_field *fields = fz_active_inference_step_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	if (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);
 	return rc ? rc : fz_pipeline_launch_capped(art, "active_inference_once", p, sizeof *p, FZ_active_inference_once_BLOCK, max_per_sm, fz_active_inference_once_blocks(p), stream, grid);
 }

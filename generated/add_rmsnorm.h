@@ -119,11 +119,10 @@ static inline int fz_add_rmsnorm_fused_ops(const fz_add_rmsnorm_args *a, int sm,
 	if (sm <= 0) sm = 132;
 	{ /* add_rmsnorm_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 3, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 3), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,31 +154,28 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 	if (sm <= 0) sm = 132;
 	{ /* add_rmsnorm_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* add_rmsnorm_u1: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* add_rmsnorm_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "add_rmsnorm_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -187,6 +183,24 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 }
 
 #ifdef FUSERUN_H
+/* Where fz_add_rmsnorm_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_add_rmsnorm_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_add_rmsnorm_args, t_x),
+		FZ_FIELD(fz_add_rmsnorm_args, t_res),
+		FZ_FIELD(fz_add_rmsnorm_args, t_w),
+		FZ_FIELD(fz_add_rmsnorm_args, t_eps),
+		FZ_FIELD(fz_add_rmsnorm_args, t_h),
+		FZ_FIELD(fz_add_rmsnorm_args, t_y),
+		FZ_FIELD(fz_add_rmsnorm_args, t_ms),
+		FZ_FIELD(fz_add_rmsnorm_args, n_R),
+		FZ_FIELD(fz_add_rmsnorm_args, n_C),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_add_rmsnorm_fused_scratch with the same sm. */
 static inline int fz_add_rmsnorm_fused_run(fz_artifact *art, const fz_add_rmsnorm_args *a, int sm, fz_stream *stream)
@@ -194,7 +208,9 @@ static inline int fz_add_rmsnorm_fused_run(fz_artifact *art, const fz_add_rmsnor
 	fz_op ops[9];
 	const int n = fz_add_rmsnorm_fused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_add_rmsnorm_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_add_rmsnorm_LAYOUT), nf;
+	const fz_field *fields = fz_add_rmsnorm_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -204,7 +220,9 @@ static inline int fz_add_rmsnorm_unfused_run(fz_artifact *art, const fz_add_rmsn
 	fz_op ops[11];
 	const int n = fz_add_rmsnorm_unfused_ops(a, sm, ops, 11);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_add_rmsnorm_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_add_rmsnorm_LAYOUT), nf;
+	const fz_field *fields = fz_add_rmsnorm_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -133,13 +133,12 @@ static inline int fz_attention_lse_fused_ops(const fz_attention_lse_args *a, int
 	if (sm <= 0) sm = 132;
 	{ /* attention_lse_f0: attention */
 		unsigned long long gx = fz_grid(((a->n_T + 127) / 128), 1, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kernel = (a->n_D <= 64 ? "attention_lse_f0_d64" : (a->n_D <= 128 ? "attention_lse_f0_d128" : (a->n_D <= 256 ? "attention_lse_f0_d256" : (const char *)0)));
 			if (!ops[n].kernel) return -1;
 			ops[n].kind = FZ_OP_LAUNCH;
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -181,51 +180,46 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 	if (sm <= 0) sm = 132;
 	{ /* attention_lse_u0: tile */
 		unsigned long long gx = fz_grid(((a->n_T + 127) / 128) * ((a->n_S + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attention_lse_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_S, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attention_lse_u2: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_T), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attention_lse_u3: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_T), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attention_lse_u4: point */
 		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_S, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u4";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -241,21 +235,19 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 	}
 	{ /* attention_lse_u6: point */
 		unsigned long long gx = fz_grid(1LL * a->n_T * a->n_D, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u6";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attention_lse_u7: point */
 		unsigned long long gx = fz_grid(1LL * a->n_T, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attention_lse_u7";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -263,6 +255,31 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 }
 
 #ifdef FUSERUN_H
+/* Where fz_attention_lse_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_attention_lse_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_attention_lse_args, t_Q),
+		FZ_FIELD(fz_attention_lse_args, t_K),
+		FZ_FIELD(fz_attention_lse_args, t_V),
+		FZ_FIELD(fz_attention_lse_args, t_mask),
+		FZ_FIELD(fz_attention_lse_args, t_scale),
+		FZ_FIELD(fz_attention_lse_args, t_O),
+		FZ_FIELD(fz_attention_lse_args, t_lse),
+		FZ_FIELD(fz_attention_lse_args, t_s),
+		FZ_FIELD(fz_attention_lse_args, t_z),
+		FZ_FIELD(fz_attention_lse_args, t_mx),
+		FZ_FIELD(fz_attention_lse_args, t_l),
+		FZ_FIELD(fz_attention_lse_args, t_p),
+		FZ_FIELD(fz_attention_lse_args, t_o),
+		FZ_FIELD(fz_attention_lse_args, n_T),
+		FZ_FIELD(fz_attention_lse_args, n_D),
+		FZ_FIELD(fz_attention_lse_args, n_S),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_attention_lse_fused_scratch with the same sm. */
 static inline int fz_attention_lse_fused_run(fz_artifact *art, const fz_attention_lse_args *a, int sm, fz_stream *stream)
@@ -270,7 +287,9 @@ static inline int fz_attention_lse_fused_run(fz_artifact *art, const fz_attentio
 	fz_op ops[15];
 	const int n = fz_attention_lse_fused_ops(a, sm, ops, 15);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT), nf;
+	const fz_field *fields = fz_attention_lse_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -280,7 +299,9 @@ static inline int fz_attention_lse_unfused_run(fz_artifact *art, const fz_attent
 	fz_op ops[22];
 	const int n = fz_attention_lse_unfused_ops(a, sm, ops, 22);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attention_lse_LAYOUT), nf;
+	const fz_field *fields = fz_attention_lse_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -119,11 +119,10 @@ static inline int fz_attn_scores_fused_ops(const fz_attn_scores_args *a, int sm,
 	if (sm <= 0) sm = 132;
 	{ /* attn_scores_f0: tile */
 		unsigned long long gx = fz_grid(a->n_Bt * ((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attn_scores_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,21 +154,19 @@ static inline int fz_attn_scores_unfused_ops(const fz_attn_scores_args *a, int s
 	if (sm <= 0) sm = 132;
 	{ /* attn_scores_u0: tile */
 		unsigned long long gx = fz_grid(a->n_Bt * ((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attn_scores_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* attn_scores_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_Bt * a->n_M * a->n_N, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "attn_scores_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -177,6 +174,24 @@ static inline int fz_attn_scores_unfused_ops(const fz_attn_scores_args *a, int s
 }
 
 #ifdef FUSERUN_H
+/* Where fz_attn_scores_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_attn_scores_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_attn_scores_args, t_Q),
+		FZ_FIELD(fz_attn_scores_args, t_Kt),
+		FZ_FIELD(fz_attn_scores_args, t_scale),
+		FZ_FIELD(fz_attn_scores_args, t_S),
+		FZ_FIELD(fz_attn_scores_args, t_acc),
+		FZ_FIELD(fz_attn_scores_args, n_Bt),
+		FZ_FIELD(fz_attn_scores_args, n_M),
+		FZ_FIELD(fz_attn_scores_args, n_D),
+		FZ_FIELD(fz_attn_scores_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_attn_scores_fused_scratch with the same sm. */
 static inline int fz_attn_scores_fused_run(fz_artifact *art, const fz_attn_scores_args *a, int sm, fz_stream *stream)
@@ -184,7 +199,9 @@ static inline int fz_attn_scores_fused_run(fz_artifact *art, const fz_attn_score
 	fz_op ops[7];
 	const int n = fz_attn_scores_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attn_scores_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attn_scores_LAYOUT), nf;
+	const fz_field *fields = fz_attn_scores_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -194,7 +211,9 @@ static inline int fz_attn_scores_unfused_run(fz_artifact *art, const fz_attn_sco
 	fz_op ops[8];
 	const int n = fz_attn_scores_unfused_ops(a, sm, ops, 8);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_attn_scores_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_attn_scores_LAYOUT), nf;
+	const fz_field *fields = fz_attn_scores_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

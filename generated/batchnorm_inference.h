@@ -119,11 +119,10 @@ static inline int fz_batchnorm_inference_fused_ops(const fz_batchnorm_inference_
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "batchnorm_inference_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -153,11 +152,10 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 	if (sm <= 0) sm = 132;
 	{ /* batchnorm_inference_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_B * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "batchnorm_inference_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -165,6 +163,24 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 }
 
 #ifdef FUSERUN_H
+/* Where fz_batchnorm_inference_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_batchnorm_inference_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_batchnorm_inference_args, t_X),
+		FZ_FIELD(fz_batchnorm_inference_args, t_mean),
+		FZ_FIELD(fz_batchnorm_inference_args, t_var),
+		FZ_FIELD(fz_batchnorm_inference_args, t_gamma),
+		FZ_FIELD(fz_batchnorm_inference_args, t_beta),
+		FZ_FIELD(fz_batchnorm_inference_args, t_eps),
+		FZ_FIELD(fz_batchnorm_inference_args, t_Y),
+		FZ_FIELD(fz_batchnorm_inference_args, n_B),
+		FZ_FIELD(fz_batchnorm_inference_args, n_C),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_batchnorm_inference_fused_scratch with the same sm. */
 static inline int fz_batchnorm_inference_fused_run(fz_artifact *art, const fz_batchnorm_inference_args *a, int sm, fz_stream *stream)
@@ -172,7 +188,9 @@ static inline int fz_batchnorm_inference_fused_run(fz_artifact *art, const fz_ba
 	fz_op ops[9];
 	const int n = fz_batchnorm_inference_fused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT), nf;
+	const fz_field *fields = fz_batchnorm_inference_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -182,7 +200,9 @@ static inline int fz_batchnorm_inference_unfused_run(fz_artifact *art, const fz_
 	fz_op ops[9];
 	const int n = fz_batchnorm_inference_unfused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_batchnorm_inference_LAYOUT), nf;
+	const fz_field *fields = fz_batchnorm_inference_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

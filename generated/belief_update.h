@@ -143,11 +143,10 @@ static inline int fz_belief_update_fused_ops(const fz_belief_update_args *a, int
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_f0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -196,21 +195,19 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	if (sm <= 0) sm = 132;
 	{ /* belief_update_u0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* belief_update_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -226,11 +223,10 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 	}
 	{ /* belief_update_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_update_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -238,6 +234,26 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 }
 
 #ifdef FUSERUN_H
+/* Where fz_belief_update_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_belief_update_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_belief_update_args, t_W),
+		FZ_FIELD(fz_belief_update_args, t_mu),
+		FZ_FIELD(fz_belief_update_args, t_o),
+		FZ_FIELD(fz_belief_update_args, t_pi),
+		FZ_FIELD(fz_belief_update_args, t_lr),
+		FZ_FIELD(fz_belief_update_args, t_mu_next),
+		FZ_FIELD(fz_belief_update_args, t_g),
+		FZ_FIELD(fz_belief_update_args, t_e),
+		FZ_FIELD(fz_belief_update_args, t_grad),
+		FZ_FIELD(fz_belief_update_args, n_M),
+		FZ_FIELD(fz_belief_update_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_belief_update_fused_scratch with the same sm. */
 static inline int fz_belief_update_fused_run(fz_artifact *art, const fz_belief_update_args *a, int sm, fz_stream *stream)
@@ -245,7 +261,9 @@ static inline int fz_belief_update_fused_run(fz_artifact *art, const fz_belief_u
 	fz_op ops[12];
 	const int n = fz_belief_update_fused_ops(a, sm, ops, 12);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT), nf;
+	const fz_field *fields = fz_belief_update_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -255,7 +273,9 @@ static inline int fz_belief_update_unfused_run(fz_artifact *art, const fz_belief
 	fz_op ops[14];
 	const int n = fz_belief_update_unfused_ops(a, sm, ops, 14);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT), nf;
+	const fz_field *fields = fz_belief_update_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif
@@ -317,11 +337,10 @@ static inline int fz_belief_steps_ops(const fz_belief_update_args *a, int sm, fz
 	if (sm <= 0) sm = 132;
 	{ /* belief_steps_k0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_steps_k0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -382,7 +401,9 @@ static inline int fz_belief_steps_run(fz_artifact *art, fz_belief_steps_params *
                                   fz_stream *stream, unsigned int *grid)
 {
 	if (fz_belief_steps_prepare(p, steps, sm)) return FZ_ERR_INVALID;
-	int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_belief_update_LAYOUT), nf;
+	const fz_field *fields = fz_belief_update_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	if (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);
 	return rc ? rc : fz_pipeline_launch_capped(art, "belief_steps", p, sizeof *p, FZ_belief_steps_BLOCK, max_per_sm, fz_belief_steps_blocks(p), stream, grid);
 }

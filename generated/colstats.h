@@ -187,11 +187,10 @@ static inline int fz_colstats_unfused_ops(const fz_colstats_args *a, int sm, fz_
 	}
 	{ /* colstats_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "colstats_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -207,11 +206,10 @@ static inline int fz_colstats_unfused_ops(const fz_colstats_args *a, int sm, fz_
 	}
 	{ /* colstats_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "colstats_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -219,6 +217,22 @@ static inline int fz_colstats_unfused_ops(const fz_colstats_args *a, int sm, fz_
 }
 
 #ifdef FUSERUN_H
+/* Where fz_colstats_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_colstats_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_colstats_args, t_X),
+		FZ_FIELD(fz_colstats_args, t_mean),
+		FZ_FIELD(fz_colstats_args, t_var),
+		FZ_FIELD(fz_colstats_args, t_s),
+		FZ_FIELD(fz_colstats_args, t_q),
+		FZ_FIELD(fz_colstats_args, n_N),
+		FZ_FIELD(fz_colstats_args, n_C),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_colstats_fused_scratch with the same sm. */
 static inline int fz_colstats_fused_run(fz_artifact *art, const fz_colstats_args *a, int sm, fz_stream *stream)
@@ -226,7 +240,9 @@ static inline int fz_colstats_fused_run(fz_artifact *art, const fz_colstats_args
 	fz_op ops[7];
 	const int n = fz_colstats_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_colstats_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_colstats_LAYOUT), nf;
+	const fz_field *fields = fz_colstats_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -236,7 +252,9 @@ static inline int fz_colstats_unfused_run(fz_artifact *art, const fz_colstats_ar
 	fz_op ops[10];
 	const int n = fz_colstats_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_colstats_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_colstats_LAYOUT), nf;
+	const fz_field *fields = fz_colstats_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

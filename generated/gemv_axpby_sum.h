@@ -122,11 +122,10 @@ static inline int fz_gemv_axpby_sum_fused_ops(const fz_gemv_axpby_sum_args *a, i
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_f0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -159,31 +158,28 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 	if (sm <= 0) sm = 132;
 	{ /* gemv_axpby_sum_u0: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* gemv_axpby_sum_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* gemv_axpby_sum_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "gemv_axpby_sum_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -191,6 +187,25 @@ static inline int fz_gemv_axpby_sum_unfused_ops(const fz_gemv_axpby_sum_args *a,
 }
 
 #ifdef FUSERUN_H
+/* Where fz_gemv_axpby_sum_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_gemv_axpby_sum_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_A),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_x),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_z),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_alpha),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_beta),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_y),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_s),
+		FZ_FIELD(fz_gemv_axpby_sum_args, t_ax),
+		FZ_FIELD(fz_gemv_axpby_sum_args, n_M),
+		FZ_FIELD(fz_gemv_axpby_sum_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_gemv_axpby_sum_fused_scratch with the same sm. */
 static inline int fz_gemv_axpby_sum_fused_run(fz_artifact *art, const fz_gemv_axpby_sum_args *a, int sm, fz_stream *stream)
@@ -198,7 +213,9 @@ static inline int fz_gemv_axpby_sum_fused_run(fz_artifact *art, const fz_gemv_ax
 	fz_op ops[10];
 	const int n = fz_gemv_axpby_sum_fused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT), nf;
+	const fz_field *fields = fz_gemv_axpby_sum_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -208,7 +225,9 @@ static inline int fz_gemv_axpby_sum_unfused_run(fz_artifact *art, const fz_gemv_
 	fz_op ops[12];
 	const int n = fz_gemv_axpby_sum_unfused_ops(a, sm, ops, 12);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_gemv_axpby_sum_LAYOUT), nf;
+	const fz_field *fields = fz_gemv_axpby_sum_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -123,11 +123,10 @@ static inline int fz_groupnorm_fused_ops(const fz_groupnorm_args *a, int sm, fz_
 	if (sm <= 0) sm = 132;
 	{ /* groupnorm_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -161,31 +160,28 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 	if (sm <= 0) sm = 132;
 	{ /* groupnorm_u0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u1: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_N * a->n_G, (a->n_CG * a->n_HW), 4, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N * a->n_G * a->n_CG * a->n_HW, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -193,6 +189,26 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 }
 
 #ifdef FUSERUN_H
+/* Where fz_groupnorm_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_groupnorm_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_groupnorm_args, t_x),
+		FZ_FIELD(fz_groupnorm_args, t_gamma),
+		FZ_FIELD(fz_groupnorm_args, t_beta),
+		FZ_FIELD(fz_groupnorm_args, t_eps),
+		FZ_FIELD(fz_groupnorm_args, t_y),
+		FZ_FIELD(fz_groupnorm_args, t_mu),
+		FZ_FIELD(fz_groupnorm_args, t_va),
+		FZ_FIELD(fz_groupnorm_args, n_N),
+		FZ_FIELD(fz_groupnorm_args, n_G),
+		FZ_FIELD(fz_groupnorm_args, n_CG),
+		FZ_FIELD(fz_groupnorm_args, n_HW),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_groupnorm_fused_scratch with the same sm. */
 static inline int fz_groupnorm_fused_run(fz_artifact *art, const fz_groupnorm_args *a, int sm, fz_stream *stream)
@@ -200,7 +216,9 @@ static inline int fz_groupnorm_fused_run(fz_artifact *art, const fz_groupnorm_ar
 	fz_op ops[9];
 	const int n = fz_groupnorm_fused_ops(a, sm, ops, 9);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_groupnorm_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_groupnorm_LAYOUT), nf;
+	const fz_field *fields = fz_groupnorm_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -210,7 +228,9 @@ static inline int fz_groupnorm_unfused_run(fz_artifact *art, const fz_groupnorm_
 	fz_op ops[11];
 	const int n = fz_groupnorm_unfused_ops(a, sm, ops, 11);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_groupnorm_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_groupnorm_LAYOUT), nf;
+	const fz_field *fields = fz_groupnorm_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -112,11 +112,10 @@ static inline int fz_kl_divergence_fused_ops(const fz_kl_divergence_args *a, int
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "kl_divergence_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -149,21 +148,19 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 	if (sm <= 0) sm = 132;
 	{ /* kl_divergence_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "kl_divergence_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* kl_divergence_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "kl_divergence_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -171,6 +168,20 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 }
 
 #ifdef FUSERUN_H
+/* Where fz_kl_divergence_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_kl_divergence_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_kl_divergence_args, t_q),
+		FZ_FIELD(fz_kl_divergence_args, t_p),
+		FZ_FIELD(fz_kl_divergence_args, t_kl),
+		FZ_FIELD(fz_kl_divergence_args, t_t),
+		FZ_FIELD(fz_kl_divergence_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_kl_divergence_fused_scratch with the same sm. */
 static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_divergence_args *a, int sm, fz_stream *stream)
@@ -178,7 +189,9 @@ static inline int fz_kl_divergence_fused_run(fz_artifact *art, const fz_kl_diver
 	fz_op ops[6];
 	const int n = fz_kl_divergence_fused_ops(a, sm, ops, 6);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT), nf;
+	const fz_field *fields = fz_kl_divergence_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -188,7 +201,9 @@ static inline int fz_kl_divergence_unfused_run(fz_artifact *art, const fz_kl_div
 	fz_op ops[7];
 	const int n = fz_kl_divergence_unfused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_kl_divergence_LAYOUT), nf;
+	const fz_field *fields = fz_kl_divergence_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

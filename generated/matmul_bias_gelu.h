@@ -117,11 +117,10 @@ static inline int fz_matmul_bias_gelu_fused_ops(const fz_matmul_bias_gelu_args *
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_gelu_f0: tile */
 		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_bias_gelu_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -153,21 +152,19 @@ static inline int fz_matmul_bias_gelu_unfused_ops(const fz_matmul_bias_gelu_args
 	if (sm <= 0) sm = 132;
 	{ /* matmul_bias_gelu_u0: tile */
 		unsigned long long gx = fz_grid(((a->n_M + 127) / 128) * ((a->n_N + 63) / 64), 1, sm);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_bias_gelu_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 384, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* matmul_bias_gelu_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M * a->n_N, 2048, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "matmul_bias_gelu_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -175,6 +172,23 @@ static inline int fz_matmul_bias_gelu_unfused_ops(const fz_matmul_bias_gelu_args
 }
 
 #ifdef FUSERUN_H
+/* Where fz_matmul_bias_gelu_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_matmul_bias_gelu_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_matmul_bias_gelu_args, t_A),
+		FZ_FIELD(fz_matmul_bias_gelu_args, t_B),
+		FZ_FIELD(fz_matmul_bias_gelu_args, t_bias),
+		FZ_FIELD(fz_matmul_bias_gelu_args, t_C),
+		FZ_FIELD(fz_matmul_bias_gelu_args, t_acc),
+		FZ_FIELD(fz_matmul_bias_gelu_args, n_M),
+		FZ_FIELD(fz_matmul_bias_gelu_args, n_K),
+		FZ_FIELD(fz_matmul_bias_gelu_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_matmul_bias_gelu_fused_scratch with the same sm. */
 static inline int fz_matmul_bias_gelu_fused_run(fz_artifact *art, const fz_matmul_bias_gelu_args *a, int sm, fz_stream *stream)
@@ -182,7 +196,9 @@ static inline int fz_matmul_bias_gelu_fused_run(fz_artifact *art, const fz_matmu
 	fz_op ops[7];
 	const int n = fz_matmul_bias_gelu_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_matmul_bias_gelu_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_matmul_bias_gelu_LAYOUT), nf;
+	const fz_field *fields = fz_matmul_bias_gelu_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -192,7 +208,9 @@ static inline int fz_matmul_bias_gelu_unfused_run(fz_artifact *art, const fz_mat
 	fz_op ops[8];
 	const int n = fz_matmul_bias_gelu_unfused_ops(a, sm, ops, 8);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_matmul_bias_gelu_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_matmul_bias_gelu_LAYOUT), nf;
+	const fz_field *fields = fz_matmul_bias_gelu_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -116,11 +116,10 @@ static inline int fz_prediction_error_fused_ops(const fz_prediction_error_args *
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "prediction_error_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -151,31 +150,28 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 	if (sm <= 0) sm = 132;
 	{ /* prediction_error_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "prediction_error_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* prediction_error_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "prediction_error_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* prediction_error_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "prediction_error_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -183,6 +179,22 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 }
 
 #ifdef FUSERUN_H
+/* Where fz_prediction_error_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_prediction_error_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_prediction_error_args, t_o),
+		FZ_FIELD(fz_prediction_error_args, t_g),
+		FZ_FIELD(fz_prediction_error_args, t_pi),
+		FZ_FIELD(fz_prediction_error_args, t_e),
+		FZ_FIELD(fz_prediction_error_args, t_accuracy),
+		FZ_FIELD(fz_prediction_error_args, t_total),
+		FZ_FIELD(fz_prediction_error_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_prediction_error_fused_scratch with the same sm. */
 static inline int fz_prediction_error_fused_run(fz_artifact *art, const fz_prediction_error_args *a, int sm, fz_stream *stream)
@@ -190,7 +202,9 @@ static inline int fz_prediction_error_fused_run(fz_artifact *art, const fz_predi
 	fz_op ops[8];
 	const int n = fz_prediction_error_fused_ops(a, sm, ops, 8);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT), nf;
+	const fz_field *fields = fz_prediction_error_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -200,7 +214,9 @@ static inline int fz_prediction_error_unfused_run(fz_artifact *art, const fz_pre
 	fz_op ops[10];
 	const int n = fz_prediction_error_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_prediction_error_LAYOUT), nf;
+	const fz_field *fields = fz_prediction_error_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

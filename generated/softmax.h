@@ -115,11 +115,10 @@ static inline int fz_softmax_fused_ops(const fz_softmax_args *a, int sm, fz_op *
 	if (sm <= 0) sm = 132;
 	{ /* softmax_f0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -155,41 +154,37 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 	if (sm <= 0) sm = 132;
 	{ /* softmax_u0: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_R, a->n_C, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_C, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u2: row */
 		unsigned long long gx = fz_grid(32LL * (1LL * a->n_R), 256, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* softmax_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_R * a->n_C, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "softmax_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -197,6 +192,22 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 }
 
 #ifdef FUSERUN_H
+/* Where fz_softmax_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_softmax_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_softmax_args, t_X),
+		FZ_FIELD(fz_softmax_args, t_Y),
+		FZ_FIELD(fz_softmax_args, t_rmax),
+		FZ_FIELD(fz_softmax_args, t_ex),
+		FZ_FIELD(fz_softmax_args, t_rsum),
+		FZ_FIELD(fz_softmax_args, n_R),
+		FZ_FIELD(fz_softmax_args, n_C),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_softmax_fused_scratch with the same sm. */
 static inline int fz_softmax_fused_run(fz_artifact *art, const fz_softmax_args *a, int sm, fz_stream *stream)
@@ -204,7 +215,9 @@ static inline int fz_softmax_fused_run(fz_artifact *art, const fz_softmax_args *
 	fz_op ops[7];
 	const int n = fz_softmax_fused_ops(a, sm, ops, 7);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT), nf;
+	const fz_field *fields = fz_softmax_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -214,7 +227,9 @@ static inline int fz_softmax_unfused_run(fz_artifact *art, const fz_softmax_args
 	fz_op ops[10];
 	const int n = fz_softmax_unfused_ops(a, sm, ops, 10);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_softmax_LAYOUT), nf;
+	const fz_field *fields = fz_softmax_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

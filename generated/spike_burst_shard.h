@@ -138,23 +138,21 @@ static inline int fz_spike_burst_shard_fused_ops(const fz_spike_burst_shard_args
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_shard_f0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_f1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_f1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -188,43 +186,39 @@ static inline int fz_spike_burst_shard_unfused_ops(const fz_spike_burst_shard_ar
 	if (sm <= 0) sm = 132;
 	{ /* spike_burst_shard_u0: scatter */
 		unsigned long long gx = fz_grid(1LL * a->n_F * 32, 256, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
 		if (gx == 0) gx = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* spike_burst_shard_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "spike_burst_shard_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -232,6 +226,33 @@ static inline int fz_spike_burst_shard_unfused_ops(const fz_spike_burst_shard_ar
 }
 
 #ifdef FUSERUN_H
+/* Where fz_spike_burst_shard_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_spike_burst_shard_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_spike_burst_shard_args, t_fired),
+		FZ_FIELD(fz_spike_burst_shard_args, t_row_ptr),
+		FZ_FIELD(fz_spike_burst_shard_args, t_col),
+		FZ_FIELD(fz_spike_burst_shard_args, t_w),
+		FZ_FIELD(fz_spike_burst_shard_args, t_v),
+		FZ_FIELD(fz_spike_burst_shard_args, t_decay),
+		FZ_FIELD(fz_spike_burst_shard_args, t_vth),
+		FZ_FIELD(fz_spike_burst_shard_args, t_vreset),
+		FZ_FIELD(fz_spike_burst_shard_args, t_base),
+		FZ_FIELD(fz_spike_burst_shard_args, t_v_next),
+		FZ_FIELD(fz_spike_burst_shard_args, t_spikes),
+		FZ_FIELD(fz_spike_burst_shard_args, t_nspikes),
+		FZ_FIELD(fz_spike_burst_shard_args, t_I),
+		FZ_FIELD(fz_spike_burst_shard_args, t_u),
+		FZ_FIELD(fz_spike_burst_shard_args, n_F),
+		FZ_FIELD(fz_spike_burst_shard_args, n_NP1),
+		FZ_FIELD(fz_spike_burst_shard_args, n_S),
+		FZ_FIELD(fz_spike_burst_shard_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_spike_burst_shard_fused_scratch with the same sm. */
 static inline int fz_spike_burst_shard_fused_run(fz_artifact *art, const fz_spike_burst_shard_args *a, int sm, fz_stream *stream)
@@ -239,7 +260,9 @@ static inline int fz_spike_burst_shard_fused_run(fz_artifact *art, const fz_spik
 	fz_op ops[17];
 	const int n = fz_spike_burst_shard_fused_ops(a, sm, ops, 17);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_spike_burst_shard_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_spike_burst_shard_LAYOUT), nf;
+	const fz_field *fields = fz_spike_burst_shard_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -249,7 +272,9 @@ static inline int fz_spike_burst_shard_unfused_run(fz_artifact *art, const fz_sp
 	fz_op ops[19];
 	const int n = fz_spike_burst_shard_unfused_ops(a, sm, ops, 19);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_spike_burst_shard_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_spike_burst_shard_LAYOUT), nf;
+	const fz_field *fields = fz_spike_burst_shard_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

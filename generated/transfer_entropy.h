@@ -126,11 +126,10 @@ static inline int fz_transfer_entropy_fused_ops(const fz_transfer_entropy_args *
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 32, (long long)sm * 1);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -173,41 +172,37 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N * a->n_N, 1024, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_u1: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 32, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_u3: point */
 		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 4);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_u3";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -215,6 +210,27 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 }
 
 #ifdef FUSERUN_H
+/* Where fz_transfer_entropy_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_transfer_entropy_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_transfer_entropy_args, t_xn),
+		FZ_FIELD(fz_transfer_entropy_args, t_xp),
+		FZ_FIELD(fz_transfer_entropy_args, t_yp),
+		FZ_FIELD(fz_transfer_entropy_args, t_nf),
+		FZ_FIELD(fz_transfer_entropy_args, t_te),
+		FZ_FIELD(fz_transfer_entropy_args, t_d),
+		FZ_FIELD(fz_transfer_entropy_args, t_eps),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_x),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_xnx),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_xy),
+		FZ_FIELD(fz_transfer_entropy_args, t_psi_sum),
+		FZ_FIELD(fz_transfer_entropy_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_transfer_entropy_fused_scratch with the same sm. */
 static inline int fz_transfer_entropy_fused_run(fz_artifact *art, const fz_transfer_entropy_args *a, int sm, fz_stream *stream)
@@ -222,7 +238,9 @@ static inline int fz_transfer_entropy_fused_run(fz_artifact *art, const fz_trans
 	fz_op ops[13];
 	const int n = fz_transfer_entropy_fused_ops(a, sm, ops, 13);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT), nf;
+	const fz_field *fields = fz_transfer_entropy_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -232,7 +250,9 @@ static inline int fz_transfer_entropy_unfused_run(fz_artifact *art, const fz_tra
 	fz_op ops[16];
 	const int n = fz_transfer_entropy_unfused_ops(a, sm, ops, 16);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_LAYOUT), nf;
+	const fz_field *fields = fz_transfer_entropy_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

@@ -132,11 +132,10 @@ static inline int fz_transfer_entropy_shard_fused_ops(const fz_transfer_entropy_
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_shard_f0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 32, (long long)sm * 1);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_f0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -175,31 +174,28 @@ static inline int fz_transfer_entropy_shard_unfused_ops(const fz_transfer_entrop
 	if (sm <= 0) sm = 132;
 	{ /* transfer_entropy_shard_u0: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 32, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u0";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 1024, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_shard_u1: row */
 		unsigned long long gx = fz_row_grid(1LL * a->n_M, a->n_N, 6, 0);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u1";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = fz_row_threads(a->n_N, 6), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* transfer_entropy_shard_u2: point */
 		unsigned long long gx = fz_grid(1LL * a->n_M, 1024, (long long)sm * 4);
-		const unsigned long long gy = 1;
-		if (gx && gy) {
+		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "transfer_entropy_shard_u2";
-			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
+			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
 			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
@@ -207,6 +203,30 @@ static inline int fz_transfer_entropy_shard_unfused_ops(const fz_transfer_entrop
 }
 
 #ifdef FUSERUN_H
+/* Where fz_transfer_entropy_shard_args holds each param and size, as this compiler lays it out
+   (fz_artifact_check_fields compares it with the manifest before each run). */
+static inline const fz_field *fz_transfer_entropy_shard_fields(int *n)
+{
+	static const fz_field fields[] = {
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxn),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxp),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qyp),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_xn),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_xp),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_yp),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_off),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi_sum),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_eps),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_x),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xnx),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xy),
+		FZ_FIELD(fz_transfer_entropy_shard_args, n_M),
+		FZ_FIELD(fz_transfer_entropy_shard_args, n_N),
+	};
+	*n = (int)(sizeof fields / sizeof fields[0]);
+	return fields;
+}
 /* Runs the fused variant on stream (NULL: the default), a's scratch
    already placed by fz_transfer_entropy_shard_fused_scratch with the same sm. */
 static inline int fz_transfer_entropy_shard_fused_run(fz_artifact *art, const fz_transfer_entropy_shard_args *a, int sm, fz_stream *stream)
@@ -214,7 +234,9 @@ static inline int fz_transfer_entropy_shard_fused_run(fz_artifact *art, const fz
 	fz_op ops[15];
 	const int n = fz_transfer_entropy_shard_fused_ops(a, sm, ops, 15);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_shard_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_shard_LAYOUT), nf;
+	const fz_field *fields = fz_transfer_entropy_shard_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 /* Runs the unfused variant on stream (NULL: the default), a's scratch
@@ -224,7 +246,9 @@ static inline int fz_transfer_entropy_shard_unfused_run(fz_artifact *art, const 
 	fz_op ops[17];
 	const int n = fz_transfer_entropy_shard_unfused_ops(a, sm, ops, 17);
 	if (n < 0) return FZ_ERR_INVALID;
-	const int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_shard_LAYOUT);
+	int rc = fz_artifact_check_layout(art, FZ_transfer_entropy_shard_LAYOUT), nf;
+	const fz_field *fields = fz_transfer_entropy_shard_fields(&nf);
+	if (!rc) rc = fz_artifact_check_fields(art, fields, nf);
 	return rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);
 }
 #endif

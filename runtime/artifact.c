@@ -266,6 +266,47 @@ int fz_artifact_check_layout(fz_artifact *a, const char *layout)
 	              a->info.manifest, a->info.layout, layout ? layout : "(null)", a->info.fusion);
 }
 
+/* the field a generated header's args struct holds for tensor or size i of the manifest */
+static void field_want(const fz_artifact_info *in, int i, char *name, size_t cap, int *kind)
+{
+	if (i < in->ntensors) {
+		const fz_tensor_info *t = &in->tensors[i];
+		snprintf(name, cap, "t_%s", t->name);
+		const int fl = t->type[0] == 'f' || t->type[0] == 'b';
+		*kind = 8 | (t->role == FZ_INPUT && t->rank == 0 ? (fl ? FZ_KIND_FLOAT : FZ_KIND_SIGNED) : 0);
+	} else {
+		snprintf(name, cap, "n_%s", in->sizes[i - in->ntensors]);
+		*kind = 8 | FZ_KIND_SIGNED;
+	}
+}
+
+int fz_artifact_check_fields(fz_artifact *a, const fz_field *f, int n)
+{
+	if (!a) return FZ_ERR_INVALID;
+	const fz_artifact_info *in = &a->info;
+	const int want = in->ntensors + in->nsizes;
+	if (!f || n != want)
+		return fr_err(a->err, FZ_ERR_LAYOUT, "%s: the generated header's args struct has %d params and sizes, the manifest %d: "
+		              "rebuild the application with this artifact's %s.h", in->manifest, f ? n : 0, want, in->fusion);
+	for (int i = 0; i < want; i++) {
+		char name[FZ_MAX_NAME + 8];
+		int kind, j = 0;
+		field_want(in, i, name, sizeof name, &kind);
+		while (j < n && !(f[j].name && !strcmp(f[j].name, name))) j++;
+		const int kind_ok = j < n && (f[j].kind == kind || ((f[j].kind & FZ_KIND_UNKNOWN) && (f[j].kind & 0xff) == (kind & 0xff)));
+		if (j < n && f[j].offset == 8ull * (unsigned)i && kind_ok) continue;
+		if (j == n)
+			return fr_err(a->err, FZ_ERR_LAYOUT, "%s: the generated header's args struct has no field %s: rebuild the application "
+			              "with this artifact's %s.h", in->manifest, name, in->fusion);
+		return fr_err(a->err, FZ_ERR_LAYOUT, "%s: the generated header's args struct holds %s at offset %llu as kind 0x%x; "
+		              "the manifest puts it at %llu as 0x%x (%s): rebuild the application with this artifact's %s.h",
+		              in->manifest, name, f[j].offset, (unsigned)f[j].kind, 8ull * (unsigned)i, (unsigned)kind,
+		              kind & FZ_KIND_FLOAT ? "a double" : i >= in->ntensors || kind & FZ_KIND_SIGNED ? "a long long" : "a device pointer",
+		              in->fusion);
+	}
+	return FZ_OK;
+}
+
 int fz_kernel_lookup(fz_artifact *a, const char *name, const fz_kernel_info **out)
 {
 	if (!a) return FZ_ERR_INVALID;

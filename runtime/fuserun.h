@@ -373,6 +373,44 @@ fz_device *fz_artifact_device(const fz_artifact *art);
    with (its typed launchers fz_NAME_*_run call this before each run). */
 int fz_artifact_check_layout(fz_artifact *art, const char *layout);
 
+/* Where a generated header's args struct holds a field, as the compiler
+   that compiled it laid the struct out: its name (t_PARAM, n_SIZE), its
+   offset and its kind, FZ_FIELD_KIND: its size in bytes, and whether it is
+   a float, a signed integer or neither (a device pointer). A header's
+   fz_NAME_fields() is a table of these for every param and size of its
+   args struct, and its typed launchers pass it to fz_artifact_check_fields
+   before each run, so that a header whose struct is not the manifest's,
+   field by field, is refused whatever its layout string says. */
+typedef struct fz_field {
+	const char *name;
+	unsigned long long offset;
+	int kind;
+} fz_field;
+enum { FZ_KIND_FLOAT = 0x100, FZ_KIND_SIGNED = 0x200, FZ_KIND_UNKNOWN = 0x400 /* size only: a compiler without a way to tell */ };
+#if defined(__cplusplus) && __cplusplus >= 201103L
+#define FZ_FIELD_KIND(x) \
+	((int)sizeof(x) | ((decltype(x))0.5 != 0 ? FZ_KIND_FLOAT : (decltype(x))-1 < (decltype(x))1 ? FZ_KIND_SIGNED : 0))
+#elif !defined(__cplusplus) && defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define FZ_FIELD_KIND(x) \
+	((int)sizeof(x) | _Generic((x), float: FZ_KIND_FLOAT, double: FZ_KIND_FLOAT, long double: FZ_KIND_FLOAT, signed char: FZ_KIND_SIGNED, \
+	                            short: FZ_KIND_SIGNED, int: FZ_KIND_SIGNED, long: FZ_KIND_SIGNED, long long: FZ_KIND_SIGNED, default: 0))
+#elif defined(__GNUC__)
+#define FZ_FIELD_KIND(x) \
+	((int)sizeof(x) | ((__typeof__(x))0.5 != 0 ? FZ_KIND_FLOAT : (__typeof__(x))-1 < (__typeof__(x))1 ? FZ_KIND_SIGNED : 0))
+#else
+#define FZ_FIELD_KIND(x) ((int)sizeof(x) | FZ_KIND_UNKNOWN)
+#endif
+/* a row of the table, for field f of struct type S */
+#define FZ_FIELD(S, f) {#f, (unsigned long long)offsetof(S, f), FZ_FIELD_KIND(((S *)0)->f)}
+
+/* FZ_ERR_LAYOUT unless fields[0..n) are the artifact's args struct as its
+   manifest lays it out: every param (temps too) and size the manifest
+   lists, each once, named t_PARAM or n_SIZE, at 8 bytes times its place
+   (params in the manifest's order, then sizes), a device pointer but a
+   scalar input by value (a double for a float type, a long long for an
+   integer one) and a size (a long long); nothing else. */
+int fz_artifact_check_fields(fz_artifact *art, const fz_field *fields, int n);
+
 /* FZ_ERR_UNKNOWN_KERNEL unless the artifact has a kernel of that name */
 int fz_kernel_lookup(fz_artifact *art, const char *name, const fz_kernel_info **out);
 

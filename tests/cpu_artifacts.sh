@@ -272,5 +272,22 @@ for h in generated/*.h; do
 	fi
 done
 
+# every generated header compiles warning-free (-Wall -Wextra -Werror) in C
+# and in C++, by each compiler there is: an application includes it in its
+# own code (clang++ warned by default on `gx && gy` with gy the constant 1,
+# -Wconstant-logical-operand, in every shipped header; issue 27)
+hdr=$B/headers
+mkdir -p "$hdr"
+{ echo '#include "fuserun.h"'; for h in generated/*.h; do echo "#include \"$(basename "$h")\""; done; } > "$hdr/all.c"
+cp "$hdr/all.c" "$hdr/all.cc"
+for cc in "$CC -std=c11" "clang -std=c11" "c++ -std=c++17" "clang++ -std=c++17"; do
+	set -- $cc
+	command -v "$1" >/dev/null 2>&1 || continue
+	src=$hdr/all.c
+	case $1 in *++) src=$hdr/all.cc ;; esac
+	if out=$($cc -fsyntax-only -Wall -Wextra -Werror -Iruntime -Igenerated "$src" 2>&1); then ok "headers: $cc"
+	else no "headers: $cc -Wall -Wextra -Werror" "$(printf '%s' "$out" | grep -m2 -e error -e warning | tr '\n' ' ')"; fi
+done
+
 echo "cpu_artifacts: $pass passed, $fail failed"
 [ "$fail" -eq 0 ]

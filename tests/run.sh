@@ -6,6 +6,8 @@
 #   FUSEC         compiler under test (default build/san/fusec, the ASan+UBSan build)
 #   FUZZER        libFuzzer front-end target; the fuzz group is skipped if unset
 #   MANIFEST_FUZZER  libFuzzer manifest target (runtime/tests/fuzz.sh), run after it
+#   SPEC_FUZZER   the generated-spec fuzzer (tests/fuzz_specs.c), run last;
+#                 SPEC_FUZZ_COUNT specs (default 200)
 #   FUZZ_SECONDS  length of the fuzz run (default 30; 0 skips it)
 #   CC            compiler for the test tools (default cc)
 #   TEST_GROUPS   groups to run, space-separated (default: all, see ALL_GROUPS below)
@@ -650,6 +652,17 @@ group_fuzz() {
 		head -n 1 "$TMP/mfuzz"
 		[ $mrc != 0 ] && sed -n '2,40p' "$TMP/mfuzz" >"$TMP/details"
 		check "fuzz/manifest" "$([ $mrc = 0 ] || echo "a report from the manifest fuzzer (build/rt/fuzz-artifacts/)")"
+	fi
+	# generated valid specs one step further: fusec's writer, every header and
+	# reference compiled and run under ASan and UBSan, NVRTC and ptxas on a
+	# sample (tests/fuzz_specs.c); fixed seeds, so it cannot flake, and a
+	# short run (make fuzz runs 10^5)
+	if [ -n "${SPEC_FUZZER:-}" ] && [ -x "$SPEC_FUZZER" ]; then
+		"$SPEC_FUZZER" --seed 1 --count "${SPEC_FUZZ_COUNT:-200}" --jobs 2 --sample 100 --fusec "$FUSEC" >"$TMP/sfuzz" 2>&1
+		src=$?
+		sed -n 's/^fuzz_specs: seeds /fuzz specs: seeds /p' "$TMP/sfuzz"
+		[ $src != 0 ] && grep -v '^  ' "$TMP/sfuzz" | sed -n '1,40p' >"$TMP/details"
+		check "fuzz/specs" "$([ $src = 0 ] || echo "fuzz_specs found something (exit $src): each FINDING names its seed; fuzz_specs --print SEED gives the spec")"
 	fi
 }
 

@@ -6,19 +6,27 @@
 
 static const char *const red_spelling[] = {"=", "+=!", "max=!", "min=!", "kmin=!", "+=", "<-"};
 
+static void pexpr_const(const Expr *x, FILE *f)
+{
+	if (elem_info[x->type].is_float) {
+		/* a float reads back as one: 2.0, not 2 (nan and inf as they are) */
+		char buf[40];
+		snprintf(buf, sizeof buf, "%.9g", x->value);
+		fprintf(f, "%s%s", buf, strpbrk(buf, ".en") ? "" : ".0");
+	} else {
+		fprintf(f, "%lld", (long long)x->value);
+	}
+}
+
 static void pexpr(const Module *m, int e, FILE *f)
 {
 	const Expr *x = &m->expr[e];
 	switch (x->op) {
 	case IR_CONST:
-		if (elem_info[x->type].is_float) {
-			/* a float reads back as one: 2.0, not 2 (nan and inf as they are) */
-			char buf[40];
-			snprintf(buf, sizeof buf, "%.9g", x->value);
-			fprintf(f, "%s%s", buf, strpbrk(buf, ".en") ? "" : ".0");
-		} else {
-			fprintf(f, "%lld", (long long)x->value);
-		}
+		/* const NEG = -2 read as -NEG: (-(-2)), not (--2) */
+		if (x->value < 0) fputc('(', f);
+		pexpr_const(x, f);
+		if (x->value < 0) fputc(')', f);
 		return;
 	case IR_INDEX: fputs(m->index[x->index].name, f); return;
 	case IR_SCALAR: fputs(m->tensor[x->tensor].name, f); return;

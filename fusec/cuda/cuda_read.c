@@ -49,7 +49,11 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		   once per value and tuple of subscripts (the memo), except where
 		   only a condition lets it be evaluated. */
 		const Stmt *P = &m->stmt[wr];
-		if (cx->memo_on && cuda_memo_use(cx, wr, subs, roles, x->nargs, w->compute, out)) {
+		/* the value as the reader's arithmetic takes it: a float in its compute
+		   type, an integer as one (cast to float, abs(t(i)) called fz_iabs(float),
+		   which NVRTC refused, and t(i) / 2 would have divided in floats) */
+		const ElemType as = elem_info[tt->type].is_float ? w->compute : tt->type;
+		if (cx->memo_on && cuda_memo_use(cx, wr, subs, roles, x->nargs, as, out)) {
 			for (int i = 0; i < x->nargs; i++) free(subs[i]);
 			return;
 		}
@@ -64,7 +68,7 @@ void cuda_leaf(ExprWriter *w, int e, void *outp)
 		ElemType c = w->compute;
 		int h = w->half;
 		cuda_stmt_math(w, m, P);
-		fprintf(out, "((%s)", cuda_ctype(c));
+		fprintf(out, "((%s)", cuda_ctype(as));
 		ir_write_expr(w, P->rhs, out);
 		fputc(')', out);
 		w->compute = c, w->half = h;

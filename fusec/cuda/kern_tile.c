@@ -51,6 +51,10 @@ void cuda_kern_tile(Cx *cx)
 	if (sched_stored(cx->p, c->out)) cuda_store_target(cx, c, v, 2);
 	cuda_publish(cx, c, v);
 	for (int sid = k->first_stmt + 1; sid < k->first_stmt + k->nstmt; sid++) {
+		/* a pointwise temp between the contraction and its epilogue, of any
+		   shape: computed where it is read (as kern_matmul.c skips it); bound
+		   at the tile's point it died of an index the tile does not have */
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_INLINE) continue;
 		cuda_bind_point(cx, &m->stmt[sid], k->nspace);
 		cuda_map(cx, sid, 2, 0);
 	}

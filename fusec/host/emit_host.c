@@ -95,10 +95,15 @@ int host_kernel_resets(const Module *m, const Schedule *p, int i)
 	return resets;
 }
 
-void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
+void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *outf)
 {
 	const Fusion *f = &m->fusion[p->fusion];
-	fprintf(out, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
+	fprintf(outf, "static inline int %s(const fz_%s_args *a, int sm, fz_op *ops, int max_ops)\n{\n", fn, f->name);
+	/* the body first: a fusion whose sizes are all numbers reads nothing of
+	   a, and -Wextra (-Werror) would refuse the header over it */
+	char *body = NULL;
+	size_t nbody = 0;
+	FILE *out = xmemstream(&body, &nbody);
 	fputs("\tint n = 0;\n\tif (sm <= 0) sm = 132;\n", out);
 	int *zero = xcalloc((size_t)f->ntensor * 2 + 1, sizeof *zero);
 	const int nzero = host_memsets(m, p, zero);
@@ -116,19 +121,25 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 		fputs("\t\tunsigned long long gx = ", out);
 		host_grid_x(m, f, k, HS_C, out);
 		fputs(";\n", out);
-		fputs("\t\tconst unsigned long long gy = ", out);
-		if (!host_grid_y(f, k, HS_C, out)) fputc('1', out);
-		fputs(";\n", out);
+		/* grid.y when the kind has one: a constant 1 tested in `gx && gy` is a
+		   warning of clang++'s by default (-Wconstant-logical-operand) */
+		char *gy = NULL;
+		size_t ngy = 0;
+		FILE *gyf = xmemstream(&gy, &ngy);
+		const int has_y = host_grid_y(f, k, HS_C, gyf);
+		if (fclose(gyf)) die("out of memory");
+		if (has_y) fprintf(out, "\t\tconst unsigned long long gy = %s;\n", gy);
+		free(gy);
 		/* a kernel that zeroes something for later ones always runs */
 		if (host_kernel_resets(m, p, i)) fputs("\t\tif (gx == 0) gx = 1;\n", out);
-		fputs("\t\tif (gx && gy) {\n\t\t\tif (n >= max_ops) return -1;\n", out);
+		fprintf(out, "\t\tif (gx%s) {\n\t\t\tif (n >= max_ops) return -1;\n", has_y ? " && gy" : "");
 		if (k->mode == KM_ATTN) { /* the entry point of the head size's bucket; none past the largest */
 			fputs("\t\t\tops[n].kernel = ", out), host_attn_entry(f, k, out);
 			fputs(";\n\t\t\tif (!ops[n].kernel) return -1;\n\t\t\tops[n].kind = FZ_OP_LAUNCH;\n", out);
 		} else {
 			fprintf(out, "\t\t\tops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = \"%s\";\n", k->name);
 		}
-		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;\n");
+		fprintf(out, "\t\t\tops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = %s, ops[n].grid[2] = 1;\n", has_y ? "(unsigned int)gy" : "1");
 		if (k->mode == KM_ROW && k->par.rcache) {
 			/* a row kept in registers: the threads a row are chosen by
 			   its width, the same function as the kernel's */
@@ -140,6 +151,10 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *out)
 		}
 	}
 	fputs("\treturn n;\n}\n\n", out);
+	if (fclose(out)) die("out of memory");
+	if (!strstr(body, "a->")) fputs("\t(void)a;\n", outf);
+	fputs(body, outf);
+	free(body);
 }
 
 void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE *out)
@@ -175,6 +190,18 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	/* Typed one-call launchers for applications that link libfuserun
 	   (include fuserun.h before this header). */
 	fputs("#ifdef FUSERUN_H\n", out);
+	/* the args struct field by field, as the compiler lays it out: the
+	   launchers have libfuserun compare it with the manifest, so that a
+	   header and a manifest edited alike (the layout string copied) still
+	   disagree unless the struct the code fills does too (issue 27) */
+	fprintf(out, "/* Where fz_%s_args holds each param and size, as this compiler lays it out\n"
+	             "   (fz_artifact_check_fields compares it with the manifest before each run). */\n"
+	             "static inline const fz_field *fz_%s_fields(int *n)\n{\n\tstatic const fz_field fields[] = {\n",
+	        f->name, f->name);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		fprintf(out, "\t\tFZ_FIELD(fz_%s_args, t_%s),\n", f->name, m->tensor[i].name);
+	for (int i = 0; i < f->nsym; i++) fprintf(out, "\t\tFZ_FIELD(fz_%s_args, n_%s),\n", f->name, f->sym[i]);
+	fputs("\t};\n\t*n = (int)(sizeof fields / sizeof fields[0]);\n\treturn fields;\n}\n", out);
 	for (int v = 0; v < 2; v++) {
 		const Schedule *p = v ? unfused : fused;
 		const char *vn = v ? "unfused" : "fused";
@@ -184,8 +211,10 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 		fprintf(out, "static inline int fz_%s_%s_run(fz_artifact *art, const fz_%s_args *a, int sm, fz_stream *stream)\n{\n",
 		        f->name, vn, f->name);
 		fprintf(out, "\tfz_op ops[%d];\n\tconst int n = fz_%s_%s_ops(a, sm, ops, %d);\n", maxops, f->name, vn, maxops);
-		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tconst int rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n"
-		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name);
+		fprintf(out, "\tif (n < 0) return FZ_ERR_INVALID;\n\tint rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT), nf;\n"
+		             "\tconst fz_field *fields = fz_%s_fields(&nf);\n"
+		             "\tif (!rc) rc = fz_artifact_check_fields(art, fields, nf);\n"
+		             "\treturn rc ? rc : fz_run(art, ops, n, a, sizeof *a, stream);\n}\n", f->name, f->name);
 	}
 	fputs("#endif\n\n", out);
 	for (int i = 0; i < fp->npipe; i++)

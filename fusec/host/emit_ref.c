@@ -241,6 +241,39 @@ static const char ref_helpers[] =
 	"\treturn v;\n"
 	"}\n";
 
+/* i32(x) and i64(x) of a float: the GPU's conversion (ir_write_expr) */
+static const char ref_f2i[] =
+	"static int32_t fz_f2i32(double x) { return x != x ? 0 : x >= 2147483647.0 ? INT32_MAX : x <= -2147483648.0 ? INT32_MIN : (int32_t)x; }\n"
+	"static int64_t fz_f2i64(double x)\n"
+	"{\n"
+	"\treturn x != x ? 0 : x >= 9223372036854775807.0 ? INT64_MAX : x <= -9223372036854775808.0 ? INT64_MIN : (int64_t)x;\n"
+	"}\n";
+
+/* does e convert a float to an integer anywhere? */
+static int float_to_int(const Module *m, int e)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if (x->op == IR_CAST && !elem_info[x->type].is_float && elem_info[m->expr[x->a].type].is_float) return 1;
+	for (int i = 0; x->op == IR_LOAD && i < x->nargs; i++)
+		if (float_to_int(m, x->args[i])) return 1;
+	return float_to_int(m, x->a) || float_to_int(m, x->b) || float_to_int(m, x->c);
+}
+
+static int fusion_float_to_int(const Module *m, const Fusion *f)
+{
+	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
+		for (int si = m->stage[sg].first_stmt; si < m->stage[sg].first_stmt + m->stage[sg].nstmt; si++) {
+			const Stmt *s = &m->stmt[si];
+			if (float_to_int(m, s->rhs) || float_to_int(m, s->mask)) return 1;
+			for (int i = 0; i < s->nlhs; i++)
+				if (float_to_int(m, s->lhs[i])) return 1;
+			for (int i = s->first_index; i < s->first_index + s->nindex; i++)
+				if (m->index[i].kind == IX_RAGGED && (float_to_int(m, m->index[i].lo) || float_to_int(m, m->index[i].hi))) return 1;
+		}
+	return 0;
+}
+
 void host_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
@@ -252,6 +285,7 @@ void host_reference(const Module *m, int fusion, FILE *out)
 	fprintf(out, "#include \"%s.h\"\n\n", f->name);
 	fputs("#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n", out);
 	fputs(ref_helpers, out);
+	if (fusion_float_to_int(m, f)) fputs(ref_f2i, out); /* only where used: the shipped references stay as they were */
 	fprintf(out, "\nint fz_%s_reference(const fz_%s_ref_args *a)\n{\n\tint bad = 0;\n", f->name, f->name);
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tconst long long n_%s = a->n_%s;\n", f->sym[i], f->sym[i]);
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {

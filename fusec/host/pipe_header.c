@@ -112,7 +112,8 @@ void host_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 	fprintf(out, "static inline int fz_%s_run(fz_artifact *art, fz_%s_params *p, long long steps, int sm, int max_per_sm,\n"
 	             "                                  fz_stream *stream, unsigned int *grid)\n{\n", P, P);
 	fprintf(out, "\tif (fz_%s_prepare(p, steps, sm)) return FZ_ERR_INVALID;\n", P);
-	fprintf(out, "\tint rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT);\n", f->name);
+	fprintf(out, "\tint rc = fz_artifact_check_layout(art, FZ_%s_LAYOUT), nf;\n", f->name);
+	fprintf(out, "\tconst fz_field *fields = fz_%s_fields(&nf);\n\tif (!rc) rc = fz_artifact_check_fields(art, fields, nf);\n", f->name);
 	fprintf(out, "\tif (!rc) rc = fz_check_sizes(fz_artifact_get_info(art), &p->a, sizeof p->a, NULL);\n");
 	fprintf(out, "\treturn rc ? rc : fz_pipeline_launch_capped(art, \"%s\", p, sizeof *p, FZ_%s_BLOCK, max_per_sm, fz_%s_blocks(p), stream, grid);\n}\n", P, P, P);
 	fprintf(out, "/* Waits for the stream; FZ_ERR_STALL naming the phase whose barrier's\n"

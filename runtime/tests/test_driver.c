@@ -163,6 +163,34 @@ void test_fake_device(void)
 	expect("the header's layout is the artifact's", fz_artifact_check_layout(a, FZ_kl_divergence_LAYOUT), FZ_OK, "", NULL);
 	expect("another header's layout is refused", fz_artifact_check_layout(a, FZ_spike_burst_LAYOUT), FZ_ERR_LAYOUT,
 	       fz_artifact_error(a), "rebuild the application", NULL);
+	/* the header's struct field by field (its fz_NAME_fields, what its typed
+	   launchers pass): the artifact's own agrees, another's or one edited is
+	   refused */
+	{
+		int nf;
+		const fz_field *kf = fz_kl_divergence_fields(&nf), *sf;
+		expect("the header's fields are the artifact's", fz_artifact_check_fields(a, kf, nf), FZ_OK, fz_artifact_error(a), NULL);
+		int ns;
+		sf = fz_spike_burst_fields(&ns);
+		expect("another header's fields are refused", fz_artifact_check_fields(a, sf, ns), FZ_ERR_LAYOUT, fz_artifact_error(a),
+		       "params and sizes", NULL);
+		fz_field ed[16];
+		memcpy(ed, kf, (size_t)nf * sizeof *kf);
+		const unsigned long long o = ed[0].offset;
+		ed[0].offset = ed[1].offset, ed[1].offset = o; /* a struct with q and p swapped, the names kept */
+		expect("a header with two fields swapped is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "t_q", "offset 8", NULL);
+		memcpy(ed, kf, (size_t)nf * sizeof *kf);
+		ed[nf - 1].kind = FZ_FIELD_KIND(1.0); /* the size N held as a double */
+		expect("a header with a field of another type is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "n_N", "a long long", NULL);
+		expect("a header with a field fewer is refused", fz_artifact_check_fields(a, kf, nf - 1), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "params and sizes", NULL);
+		memcpy(ed, kf, (size_t)nf * sizeof *kf);
+		ed[0].name = "t_qq";
+		expect("a header without a field the manifest names is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "no field t_q", NULL);
+	}
 	check(ki && !ki->fused && !strcmp(ki->name, "kl_divergence_u1") && ki->block > 0, "kernel info", NULL);
 	expect("unknown kernel lookup", fz_kernel_lookup(a, "nope", &ki), FZ_ERR_UNKNOWN_KERNEL, fz_artifact_error(a), "nope", NULL);
 
@@ -292,6 +320,35 @@ void test_fake_device(void)
 	edit(path2(p, dir, "kl_divergence.manifest"), "op fused launch kl_divergence_f0 ", "op fused launch kl_divergence_f9 ", 1);
 	expect("a kernel missing from the PTX is reported", fz_artifact_load(d, p, &a), FZ_ERR_CUDA, fz_device_error(d),
 	       "cuModuleGetFunction(kl_divergence_f9): CUDA_ERROR_NOT_FOUND: named symbol not found", NULL);
+	/* issue 27's hostile edit: spike_burst's manifest with param v moved
+	   before w, re-laid-out and re-hashed, its header's layout string made
+	   to match (refingerprint): the layout check passes with the copied
+	   string, and the typed launchers' field check refuses it, as the
+	   header compiled in does not hold v and w where the manifest puts them */
+	dir = copy_artifact("spike_burst", "fields_moved");
+	{
+		char vline[512];
+		manifest_line(path2(p, dir, "spike_burst.manifest"), "param v ", vline, sizeof vline);
+		strcat(vline, "\n");
+		edit(p, vline, "", 0);
+		insert_before(p, "param w ", vline);
+		refingerprint(dir, "spike_burst");
+		fz_artifact *moved = NULL;
+		if (expect("the edited spike_burst loads (its layout lines agree)", fz_artifact_load(d, p, &moved), FZ_OK, fz_device_error(d),
+		           NULL)) {
+			int nf;
+			const fz_field *sf = fz_spike_burst_fields(&nf);
+			expect("the copied layout string passes", fz_artifact_check_layout(moved, fz_artifact_get_info(moved)->layout), FZ_OK,
+			       fz_artifact_error(moved), NULL);
+			expect("the header's fields refuse the edited manifest", fz_artifact_check_fields(moved, sf, nf), FZ_ERR_LAYOUT,
+			       fz_artifact_error(moved), "holds t_v at offset 32", "puts it at 24", NULL);
+			fz_spike_burst_args sa;
+			memset(&sa, 0, sizeof sa);
+			expect("the typed launcher refuses it", fz_spike_burst_fused_run(moved, &sa, 132, NULL), FZ_ERR_LAYOUT,
+			       fz_artifact_error(moved), NULL);
+		}
+		fz_artifact_unload(moved);
+	}
 	setenv("FAKECUDA_FAIL", "cuModuleLoadDataEx", 1);
 	expect("a JIT failure names the call, the CUDA error, the file and the log",
 	       fz_artifact_load(d, path2(p, gen_dir, "kl_divergence.manifest"), &a), FZ_ERR_CUDA, fz_device_error(d),

@@ -25,17 +25,6 @@ static int edited(const char *casename, const char *from, const char *to, char *
 }
 
 /* a manifest with `extra` inserted before its first `before` line, re-hashed */
-static void insert_before(const char *path, const char *before, const char *extra)
-{
-	size_t n;
-	char *t = slurp(path, &n), *at = strstr(t, before);
-	size_t pre = (size_t)(at - t), el = strlen(extra);
-	char *out = malloc(n + el + 1);
-	memcpy(out, t, pre), memcpy(out + pre, extra, el), memcpy(out + pre + el, at, n - pre);
-	spit(path, out, n + el);
-	free(out), free(t);
-	rehash(path);
-}
 
 static char *repeat(const char *line, int times)
 {

@@ -190,3 +190,15 @@ int verify(const char *dir, const char *name, char *err)
 	else if (info.fusion || info.storage_ || info.ntensors) strcat(err, " [info not cleared]"), rc = -1;
 	return rc;
 }
+
+void insert_before(const char *path, const char *before, const char *extra)
+{
+	size_t n;
+	char *t = slurp(path, &n), *at = strstr(t, before);
+	size_t pre = (size_t)(at - t), el = strlen(extra);
+	char *out = malloc(n + el + 1);
+	memcpy(out, t, pre), memcpy(out + pre, extra, el), memcpy(out + pre + el, at, n - pre);
+	spit(path, out, n + el);
+	free(out), free(t);
+	rehash(path);
+}

@@ -30,6 +30,8 @@ void relayout(const char *path);
 /* relayout of DIR/FUSION.manifest, then FUSION.h's layout and its SHA-256
    line made to agree: a consistent artifact with the manifest's edits */
 void refingerprint(const char *dir, const char *fusion);
+/* inserts extra before the first `before` in the file, and rehashes */
+void insert_before(const char *path, const char *before, const char *extra);
 /* fz_artifact_verify of DIR/NAME; also fails if a refusal leaves info filled */
 int verify(const char *dir, const char *name, char *err);
 
