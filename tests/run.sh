@@ -380,6 +380,18 @@ gen_long_chain_where() {
 		printf ' }\n    stage out { y(i) = x(i) }\n}\n'
 	} >"$1"
 }
+gen_row_walks_unfused() {
+	cat >"$1" <<'SPEC'
+fusion rw(X: f32[B, C]) -> (Y: f32[B, C]) {
+    stage r [reduction] {
+        s(b) +=! X(b, c)
+        a1(b, c) = X(b, c) - s(b)
+        a2(b, c) = a1(b, c) * 0.5 + X(b, c)
+        Y(b, c) = a2(b, c) + a1(b, c)
+    }
+}
+SPEC
+}
 gen_kmin_deep_k() {
 	{
 		printf 'fusion f(x: f32[N]) -> (y: f32[N]) {\n    stage s [reduction] { e(i) kmin[1'

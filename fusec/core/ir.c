@@ -171,24 +171,70 @@ static const char *float_fn(const ExprWriter *w, const char *f64, const char *f3
 	return w->compute == ET_F64 ? f64 : f32;
 }
 
+static void write_const(const ExprWriter *w, const Expr *x, FILE *f)
+{
+	/* a negative constant (const NEG = -2) in parentheses: -NEG would
+	   be written "(--2)", a decrement, and x - -2 "x - -2" at best */
+	if (x->value < 0) fputc('(', f);
+	if (!elem_info[x->type].is_float) {
+		fprintf(f, "%lld", (long long)x->value);
+	} else {
+		char buf[40];
+		snprintf(buf, sizeof buf, w->compute == ET_F64 ? "%.17g" : "%.9g", x->value);
+		/* keep float constants float: "1" would make 1/2 integer division */
+		fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
+	}
+	if (x->value < 0) fputc(')', f);
+}
+
+static void write_cast(ExprWriter *w, const Expr *x, FILE *f)
+{
+	if (!elem_info[x->type].is_float && elem_info[w->m->expr[x->a].type].is_float) {
+		/* a float to an integer: toward zero, saturated, NaN to 0, as the
+		   GPU's cvt.rzi does (the intrinsics say so; C's and C++'s cast is
+		   undefined out of range, i32(log(x)) of x <= 0 included): the
+		   reference's fz_f2i32 and fz_f2i64 do the same (emit_ref.c) */
+		if (w->cuda) fputs(x->type == ET_I64 ? "__double2ll_rz((double)(" : "__double2int_rz((double)(", f);
+		else fputs(x->type == ET_I64 ? "fz_f2i64((double)(" : "fz_f2i32((double)(", f);
+		ir_write_expr(w, x->a, f);
+		fputs("))", f);
+		return;
+	}
+	fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : w->cuda && x->type == ET_I32 ? "int" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
+	ir_write_expr(w, x->a, f);
+	fputs("))", f);
+}
+
+/* fn(a) or fn(a, b), its operands converted where CUDA's overloads would
+   make the call ambiguous */
+static void write_call(ExprWriter *w, const Expr *x, const char *fn, FILE *f)
+{
+	const int ar = ir_op_arity[x->op];
+	/* min and max of an i32 and an i64 (min(7, N): N is an i64) are i64: the
+	   CUDA's fz_imin(int, int) and fz_imin(long long, long long) would both
+	   match (int, long long), and NVRTC refuses the ambiguous call */
+	const int widen = w->cuda && (x->op == IR_MINF || x->op == IR_MAXF) && !elem_info[x->type].is_float &&
+	                  w->m->expr[x->a].type != w->m->expr[x->b].type;
+	/* an integer argument of a CUDA math function in f64 (ceil(n), pow(x, n)):
+	   its float and double overloads (and pow's int exponent) match alike, and
+	   NVRTC refuses the ambiguous call; the reference's C functions convert */
+	const int dbl = w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && strncmp(fn, "fz_", 3);
+	const int ca = widen || (dbl && !elem_info[w->m->expr[x->a].type].is_float);
+	const int cb = ar >= 2 && (widen || (dbl && !elem_info[w->m->expr[x->b].type].is_float));
+	const char *cast = widen ? "(long long)(" : "(double)(";
+	fprintf(f, "%s(%s", fn, ca ? cast : "");
+	ir_write_expr(w, x->a, f);
+	if (ar >= 2) fprintf(f, "%s, %s", ca ? ")" : "", cb ? cast : ""), ir_write_expr(w, x->b, f);
+	fputs(ar >= 2 ? (cb ? "))" : ")") : (ca ? "))" : ")"), f);
+}
+
 void ir_write_expr(ExprWriter *w, int e, void *out)
 {
 	const Expr *x = &w->m->expr[e];
 	FILE *f = out;
 	switch (x->op) {
 	case IR_CONST:
-		/* a negative constant (const NEG = -2) in parentheses: -NEG would
-		   be written "(--2)", a decrement, and x - -2 "x - -2" at best */
-		if (x->value < 0) fputc('(', f);
-		if (!elem_info[x->type].is_float) {
-			fprintf(f, "%lld", (long long)x->value);
-		} else {
-			char buf[40];
-			snprintf(buf, sizeof buf, w->compute == ET_F64 ? "%.17g" : "%.9g", x->value);
-			/* keep float constants float: "1" would make 1/2 integer division */
-			fprintf(f, "%s%s%s", buf, strpbrk(buf, ".en") ? "" : ".0", w->compute == ET_F64 ? "" : "f");
-		}
-		if (x->value < 0) fputc(')', f);
+		write_const(w, x, f);
 		return;
 	case IR_SIZE: /* the args struct's field in a kernel, a parameter in the reference */
 		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
@@ -211,20 +257,7 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		w->leaf(w, e, out);
 		return;
 	case IR_CAST:
-		if (!elem_info[x->type].is_float && elem_info[w->m->expr[x->a].type].is_float) {
-			/* a float to an integer: toward zero, saturated, NaN to 0, as the
-			   GPU's cvt.rzi does (the intrinsics say so; C's and C++'s cast is
-			   undefined out of range, i32(log(x)) of x <= 0 included): the
-			   reference's fz_f2i32 and fz_f2i64 do the same (emit_ref.c) */
-			if (w->cuda) fputs(x->type == ET_I64 ? "__double2ll_rz((double)(" : "__double2int_rz((double)(", f);
-			else fputs(x->type == ET_I64 ? "fz_f2i64((double)(" : "fz_f2i32((double)(", f);
-			ir_write_expr(w, x->a, out);
-			fputs("))", f);
-			return;
-		}
-		fprintf(f, "((%s)(", w->cuda && x->type == ET_I64 ? "long long" : w->cuda && x->type == ET_I32 ? "int" : elem_info[x->type].is_float ? (w->compute == ET_F64 || x->type == ET_F64 ? "double" : "float") : elem_info[x->type].ctype);
-		ir_write_expr(w, x->a, out);
-		fputs("))", f);
+		write_cast(w, x, f);
 		return;
 	default: break;
 	}
@@ -302,20 +335,5 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 	default: break;
 	}
 	if (!fn) die("ir_write_expr: opcode %s has no spelling", ir_op_name[x->op]);
-	/* min and max of an i32 and an i64 (min(7, N): N is an i64) are i64: the
-	   CUDA's fz_imin(int, int) and fz_imin(long long, long long) would both
-	   match (int, long long), and NVRTC refuses the ambiguous call */
-	const int widen = w->cuda && (x->op == IR_MINF || x->op == IR_MAXF) && !elem_info[x->type].is_float &&
-	                  w->m->expr[x->a].type != w->m->expr[x->b].type;
-	/* an integer argument of a CUDA math function in f64 (ceil(n), pow(x, n)):
-	   its float and double overloads (and pow's int exponent) match alike, and
-	   NVRTC refuses the ambiguous call; the reference's C functions convert */
-	const int dbl = w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && strncmp(fn, "fz_", 3);
-	const int ca = widen || (dbl && !elem_info[w->m->expr[x->a].type].is_float);
-	const int cb = ar >= 2 && (widen || (dbl && !elem_info[w->m->expr[x->b].type].is_float));
-	const char *cast = widen ? "(long long)(" : "(double)(";
-	fprintf(f, "%s(%s", fn, ca ? cast : "");
-	ir_write_expr(w, x->a, out);
-	if (ar >= 2) fprintf(f, "%s, %s", ca ? ")" : "", cb ? cast : ""), ir_write_expr(w, x->b, out);
-	fputs(ar >= 2 ? (cb ? "))" : ")") : (ca ? "))" : ")"), f);
+	write_call(w, x, fn, f);
 }
