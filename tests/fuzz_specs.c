@@ -69,10 +69,11 @@ int nvrtc_compile(const char *src, const char *name, const char *arch, char **pt
 	*ptx = strdup("// fuzz_specs: NVRTC is not run in-process\n");
 	return *ptx ? 0 : -1;
 }
-void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n);
-void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n)
+int artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n, const char *fusion);
+int artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n, const char *fusion)
 {
-	(void)spec_path, (void)arch, (void)ptx, (void)n;
+	(void)spec_path, (void)arch, (void)ptx, (void)n, (void)fusion;
+	return 0;
 }
 
 /* ------------------------------------------------------------------ text */

@@ -199,6 +199,22 @@ group_outputs() {
 		check "outputs/no warning where nothing spills: stderr empty" "$([ -s "$TMP/err" ] && head -n 3 "$TMP/err")"
 	fi
 
+	# PTX that ptxas refuses is fusec's internal error, nothing written (issue
+	# 27: fusec ran ptxas -v for its spill warnings and ignored its exit
+	# status, so an artifact no GPU loads was written and fusec exited 0); a
+	# ptxas of the toolkit's CUDA_HOME that refuses everything stands in
+	mkdir -p "$O/badcuda/bin"
+	printf '#!/bin/sh\necho "ptxas error   : Entry function '"'"'relu_f0'"'"' uses too much shared data" >&2\nexit 255\n' >"$O/badcuda/bin/ptxas"
+	chmod +x "$O/badcuda/bin/ptxas"
+	(CUDA_HOME=$O/badcuda exec "$FUSEC" -o "$O/bad" --arch=sm_90 specs/relu.fuse) >"$TMP/out" 2>"$TMP/err"
+	rc=$? why=
+	[ $rc = 3 ] || why="exit status $rc, expected 3;"
+	grep -q "^fusec: internal error: ptxas refused the PTX generated for relu (sm_90):" "$TMP/err" || why="$why no refusal line;"
+	grep -q "uses too much shared data" "$TMP/err" || why="$why ptxas's error not shown;"
+	[ -e "$O/bad/relu.manifest" ] && why="$why relu.manifest written;"
+	[ -n "$why" ] && cat "$TMP/err" >"$TMP/details"
+	check "outputs/PTX that ptxas refuses: exit 3, nothing written" "$why"
+
 	# two fusec runs writing one fusion from two specs into one folder at once:
 	# the folder's lock makes one of them write a whole artifact and the other
 	# refuse (without it both wrote, and 2 of 30 tries left a mix)

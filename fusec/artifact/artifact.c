@@ -231,7 +231,7 @@ static int compile_targets(Job *j)
 			        FUSEC_VERSION, j->spec, j->spec_hash, j->major, j->minor, o->archs[a], FUSEC_NVRTC_OPTIONS);
 			fputs(ptx, px->f);
 			buf_close(px);
-			artifact_warn_spills(j->fe->src.path, o->archs[a], ptx, strlen(ptx));
+			if (artifact_warn_spills(j->fe->src.path, o->archs[a], ptx, strlen(ptx), j->f->name)) bad = 1;
 		}
 		free(ptx), free(log);
 		if (bad) return ARTIFACT_INTERNAL_ERROR;

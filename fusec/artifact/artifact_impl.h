@@ -39,8 +39,9 @@ void artifact_unlock_dir(int fd);
 /* writes every file of out[0..n) (the last one last), or none of them */
 int artifact_write_all(OutFile *out, int n, const char *dir);
 
-/* spills.c: a warning per kernel of the PTX that ptxas says spills */
-void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n);
+/* spills.c: a warning per kernel of the PTX that ptxas says spills; -1
+   after saying so when ptxas refuses the PTX (0 without a ptxas) */
+int artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n, const char *fusion);
 
 /* manifest.c: the manifest's lines after its files */
 void manifest_body(const Module *m, const FusionPlan *fp, FILE *out);

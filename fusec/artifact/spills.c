@@ -43,7 +43,8 @@ static const char *find_ptxas(char *buf, size_t cap)
 	return NULL;
 }
 
-/* ptxas -arch=ARCH -v PTXFILE -o /dev/null, its output into LOG; 0 if it ran */
+/* ptxas -arch=ARCH -v PTXFILE -o /dev/null, its output into LOG; -1 if it
+   did not run, else its wait status */
 static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const char *log)
 {
 	char archopt[32];
@@ -59,7 +60,7 @@ static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const
 	if (rc) return -1;
 	while (waitpid(pid, &st, 0) < 0)
 		;
-	return 0;
+	return st;
 }
 
 /* "Function properties for K" then "N bytes stack frame, S bytes spill stores, L bytes spill loads" */
@@ -81,20 +82,40 @@ static void report(FILE *log, const char *spec, const char *arch)
 	}
 }
 
-void artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n)
+/* ptxas's own lines with "error" in them, on stderr, after the caller's
+   first line (a PTX that ptxas refuses is an artifact no GPU loads) */
+static void refusal(FILE *log)
+{
+	char line[1024];
+	int n = 0;
+	while (fgets(line, sizeof line, log) && n < 8)
+		if (strstr(line, "error")) fputs(line, stderr), n++;
+	if (!n) fputs("(ptxas said no error line)\n", stderr);
+}
+
+int artifact_warn_spills(const char *spec_path, const char *arch, const char *ptx, size_t n, const char *fusion)
 {
 	char ptxas[4096];
-	if (!find_ptxas(ptxas, sizeof ptxas)) return;
+	if (!find_ptxas(ptxas, sizeof ptxas)) return 0;
 	char dir[] = "/tmp/fusec-ptxas.XXXXXX";
-	if (!mkdtemp(dir)) return;
+	if (!mkdtemp(dir)) return 0;
 	char src[64], log[64];
 	snprintf(src, sizeof src, "%s/k.ptx", dir), snprintf(log, sizeof log, "%s/log", dir);
 	FILE *f = fopen(src, "wb");
-	int ok = f && fwrite(ptx, 1, n, f) == n;
+	int ok = f && fwrite(ptx, 1, n, f) == n, refused = 0;
 	if (f && fclose(f)) ok = 0;
-	if (ok && run_ptxas(ptxas, arch, src, log) == 0) {
-		FILE *l = fopen(log, "r");
-		if (l) report(l, spec_path, arch), fclose(l);
+	const int st = ok ? run_ptxas(ptxas, arch, src, log) : -1;
+	FILE *l = st != -1 ? fopen(log, "r") : NULL;
+	if (l && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+		report(l, spec_path, arch);
+	} else if (l && WIFEXITED(st)) { /* it ran and refused: not a tool's failure to start (127) */
+		refused = WEXITSTATUS(st) != 127 && WEXITSTATUS(st) != 126;
+		if (refused) {
+			fprintf(stderr, "fusec: internal error: ptxas refused the PTX generated for %s (%s):\n", fusion, arch);
+			refusal(l);
+		}
 	}
+	if (l) fclose(l);
 	unlink(src), unlink(log), rmdir(dir);
+	return refused ? -1 : 0;
 }
