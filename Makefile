@@ -151,13 +151,15 @@ build/san/fuzz_specs: $(call obj,san,$(SPECFUZZ_SRC)) build/san/fuzz_specs.o
 SPECS     := $(wildcard specs/*.fuse)
 NAMES     := $(basename $(notdir $(SPECS)))
 ARCHS     := sm_80 sm_90 sm_90a
+# the measured kernel parameters fusec takes (make tune writes them)
+TUNE      := tune/table.txt
 MANIFESTS := $(NAMES:%=generated/%.manifest)
 GENERATED := $(foreach n,$(NAMES),generated/$(n).manifest generated/$(n).cu generated/$(n).h \
                generated/$(n)_ref.c $(ARCHS:%=generated/$(n).%.ptx))
 
 generated/%.manifest generated/%.cu generated/%.h generated/%_ref.c generated/%.sm_80.ptx generated/%.sm_90.ptx generated/%.sm_90a.ptx: specs/%.fuse bin/fusec
 	@mkdir -p build/dep
-	bin/fusec -o generated --arch=$(subst $(eval) ,$(comma),$(ARCHS)) -MD -MF build/dep/$*.d $<
+	bin/fusec -o generated --arch=$(subst $(eval) ,$(comma),$(ARCHS)) --tune=$(TUNE) -MD -MF build/dep/$*.d $<
 
 comma := ,
 generate: $(MANIFESTS)
@@ -169,7 +171,7 @@ include runtime/runtime.mk
 # Regenerates into build/regen and compares byte for byte with generated/.
 check-generated: bin/fusec
 	@rm -rf build/regen && mkdir -p build/regen
-	@bin/fusec -o build/regen --arch=$(subst $(eval) ,$(comma),$(ARCHS)) $(SPECS)
+	@bin/fusec -o build/regen --arch=$(subst $(eval) ,$(comma),$(ARCHS)) --tune=$(TUNE) $(SPECS)
 	@status=0; for f in $(GENERATED:generated/%=%); do \
 	  if ! cmp -s generated/$$f build/regen/$$f; then echo "check-generated: generated/$$f differs from a fresh regeneration"; status=1; fi; \
 	done; \
@@ -221,10 +223,13 @@ gpu-check:
 	sh runtime/tests/gpu.sh
 	sh runtime/tests/gpu_sizes.sh
 
-# On a GPU machine: time the candidate shapes of each memory-bound kernel
-# kind over size buckets (bench/proto) and rewrite the tuning table that
-# fusec reads (tune/table.txt). fusec never measures anything itself.
-tune:
-	OUT=build/proto NO_NCU=1 sh bench/proto/run.sh
-	python3 bench/proto/mktable.py build/proto/sweep.json sm_90 > build/proto/table.txt
-	mv build/proto/table.txt tune/table.txt
+# On a machine with fusec's tools and a GPU: candidate parameters for each
+# tunable kernel of the corpus's chains (or TUNE_CHAINS), validated and
+# timed there, the winners merged into tune/table.txt (tune/README.md; the
+# two halves run apart too: build where NVRTC is, run where the GPU is).
+# fusec never measures anything itself.
+tune: bin/fusec
+	python3 bench/tune.py build $(TUNE_CHAINS)
+	python3 bench/tune.py run
+	python3 bench/tune.py table --merge $(TUNE) --tools "$$(sh bench/tune_tools.sh)" >build/tune/table.txt
+	mv build/tune/table.txt $(TUNE)

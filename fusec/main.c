@@ -14,6 +14,7 @@
 #include "cuda/cuda.h"
 #include "front/frontend.h"
 #include "plan/plan.h"
+#include "plan/tune.h"
 #include "version.h"
 
 enum { EMIT_NONE, EMIT_AST, EMIT_IR, EMIT_EXPLAIN, EMIT_SCHEDULE, EMIT_CUDA };
@@ -56,6 +57,8 @@ static void usage(FILE *f)
 	      "                     sm_100, sm_120 (Blackwell: assembled, not yet run on one)\n"
 	      "  -MD -MF FILE       also write a make depfile (its folder is created)\n"
 	      "  --max-errors=N     stop printing after N errors (default 50, 0 = all)\n"
+	      "  --tune=FILE        take measured kernel parameters from a tuning table\n"
+	      "                     (tune/table.txt; written by make tune on a GPU)\n"
 	      "  -h, --help         this text\n"
 	      "  --version          fusec's version\n"
 	      "\n"
@@ -67,6 +70,7 @@ static void usage(FILE *f)
 typedef struct Opts {
 	int emit, max_errors, nfiles;
 	const char *out_dir, *depfile;
+	const char *tune; /* --tune=FILE */
 	int want_dep;
 	const char *archs[8];
 	int narch;
@@ -151,6 +155,11 @@ static int parse_arg(Opts *o, int argc, char **argv, int *i)
 		return 0;
 	}
 	if (!strncmp(a, "--arch=", 7)) return parse_archs(o, a + 7);
+	if (!strncmp(a, "--tune=", 7)) {
+		if (!a[7]) return fputs("fusec: error: --tune= needs a file\n", stderr), 2;
+		o->tune = a + 7;
+		return 0;
+	}
 	if (!strncmp(a, "--max-errors=", 13)) {
 		char *end;
 		long v = strtol(a + 13, &end, 10);
@@ -253,7 +262,7 @@ static void compile_spec(const Opts *o, const char *path, FILE *dep, int *failed
 		*failed = 1;
 	} else {
 		if (o->out_dir) {
-			ArtifactOpts ao = {o->out_dir, o->archs, o->narch, dep};
+			ArtifactOpts ao = {o->out_dir, o->archs, o->narch, dep, o->tune};
 			int rc = artifact_write(&fe, &ao);
 			*failed |= rc == ARTIFACT_USER_ERROR, *internal |= rc == ARTIFACT_INTERNAL_ERROR;
 		}
@@ -277,6 +286,20 @@ static int write_depfile(const char *depfile, char *text, size_t len, int failed
 	return failed;
 }
 
+/* the architecture whose tuning entries an artifact takes: its newest
+   target's GPU family (sm_90a's PTX runs on sm_90 GPUs), since all its
+   targets share one .cu and one header (plan_tune.c) */
+static const char *tune_arch(const Opts *o)
+{
+	static char best[16];
+	int cc = -1;
+	for (int i = 0; i < o->narch; i++) {
+		const int c = atoi(o->archs[i] + 3); /* "sm_90a": 90; --arch checked them */
+		if (c > cc) cc = c, snprintf(best, sizeof best, "sm_%d", c);
+	}
+	return best;
+}
+
 int main(int argc, char **argv)
 {
 	Opts o = {.emit = EMIT_NONE, .max_errors = 50, .archs = {"sm_80", "sm_90", "sm_90a"}, .narch = 3};
@@ -287,6 +310,15 @@ int main(int argc, char **argv)
 	if (rc) {
 		free(o.files), free(o.arch_buf);
 		return rc < 0 ? 0 : rc;
+	}
+	/* the tuning table, read once: every plan looks its kernels up in it */
+	TuneTable table = {0};
+	if (o.tune) {
+		if (tune_load(&table, o.tune, stderr)) {
+			tune_free(&table), free(o.files), free(o.arch_buf);
+			return 1;
+		}
+		plan_tune_use(&table, tune_arch(&o));
 	}
 	/* the pipeline, spec by spec: front end, planner, writers (artifact/) */
 	artifact_set_specs(o.files, o.nfiles);
@@ -301,6 +333,7 @@ int main(int argc, char **argv)
 		free(dep_text);
 	}
 	free(o.files), free(o.arch_buf);
+	plan_tune_use(NULL, NULL), tune_free(&table);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("fusec: error: cannot write the output\n", stderr);
 		failed = 1;

@@ -334,6 +334,7 @@ static int parse_kernel(parser *p, char **t, int n)
 	if (!strict_count(t[4] + 6, 1024, &b) || b == 0) return bad(p, "kernel %s: bad %s (1 to 1024 threads)", t[2], t[4]);
 	k->block = (int)b;
 	k->tma[0] = k->tma[1] = -1;
+	int tuned = 0;
 	for (int i = 5; i < n; i++) {
 		if (!strncmp(t[i], "space=", 6) && !*k->space && t[i][6]) k->space = t[i] + 6;
 		else if (!strcmp(t[i], "grid-reduction=deterministic") && !k->grid_reduction) k->grid_reduction = 1;
@@ -365,6 +366,8 @@ static int parse_kernel(parser *p, char **t, int n)
 				    info->tensors[k->tma[j]].elem_bytes != 2)
 					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit tensor listed before it", t[2], t[i]);
 			}
+		} else if (!strncmp(t[i], "tuned=", 6) && t[i][6] && !tuned) { /* the tuning-table entry fusec took: said, not used */
+			tuned = 1;
 		} else return bad(p, "kernel %s: unknown or repeated attribute '%s'", t[2], t[i]);
 	}
 	for (int i = 0; i < info->nkernels; i++)

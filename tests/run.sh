@@ -625,6 +625,90 @@ group_tune() {
 	set -- $last
 	npass=$((npass + $1)) nfail=$((nfail + $2))
 	[ "$2" = 0 ] && [ "$trc" != 0 ] && check "tune" "exit status $trc with no failed case"
+	tune_fusec
+}
+
+
+# fusec --tune: signatures that do not depend on names; an entry sets its
+# kernel's parameters, for the artifact's newest architecture only, and is
+# recorded in the schedule and the manifest, which the runtime loads; the
+# table is a dependency; a broken table stops fusec before anything is
+# written; the committed table changes no byte of generated/ (check-generated)
+tune_fusec() {
+	T=$TMP/tune_fusec
+	rm -rf "$T" && mkdir -p "$T"
+	run_fusec "$ROOT" --emit=schedule tests/tune/tune_lse.fuse
+	a=$(grep -o 'sig=[a-z]*\.[0-9a-f]*' "$TMP/out" | tr '\n' ' ')
+	row=$(sed -n '/kernel tune_lse_f0 /,/params/s/.* sig=\(row\.[0-9a-f]*\).*/\1/p' "$TMP/out")
+	pt=$(sed -n '/kernel tune_lse_u3 /,/params/s/.* sig=\(point\.[0-9a-f]*\).*/\1/p' "$TMP/out")
+	run_fusec "$ROOT" --emit=schedule tests/tune/lse_renamed.fuse
+	b=$(grep -o 'sig=[a-z]*\.[0-9a-f]*' "$TMP/out" | tr '\n' ' ')
+	check "tune/signatures ignore names" "$( [ -n "$row" ] && [ -n "$pt" ] && [ "$a" = "$b" ] || echo "lse: $a; renamed: $b")"
+	printf '@ device=test\nsm_90 %s 20 block=512\nsm_90 %s 20 rcache=4\n' "$pt" "$row" | LC_ALL=C sort -k1,1 -k2,2 -s >"$T/t.txt"
+	run_fusec "$ROOT" --emit=schedule --tune="$T/t.txt" tests/tune/tune_lse.fuse
+	why=
+	grep -A1 'kernel tune_lse_f0 ' "$TMP/out" | grep -q "rcache=4 .*tuned=sm_90:$row:20 " || why="fused row kernel: $(grep -A1 'kernel tune_lse_f0 ' "$TMP/out" | tail -1)"
+	grep -A1 'kernel tune_lse_u3 ' "$TMP/out" | grep -q "block=512 min_blocks=3 .*tuned=sm_90:$pt:20 " || why="$why; point kernel: $(grep -A1 'kernel tune_lse_u3 ' "$TMP/out" | tail -1)"
+	[ "$(grep -c 'tuned=sm_90' "$TMP/out")" = 2 ] || why="$why; $(grep -c 'tuned=sm_90' "$TMP/out") kernels tuned, not 2"
+	check "tune/entries set their kernels' parameters" "$why"
+	run_fusec "$ROOT" --explain --tune="$T/t.txt" tests/tune/tune_lse.fuse
+	check "tune/--explain says a kernel's parameters were measured" "$(grep -q "launch parameters measured on a GPU, not the built-in rules': tuning table entry sm_90:$row:20" "$TMP/out" || echo "$(head -4 "$TMP/out")")"
+	run_fusec "$ROOT" --emit=schedule --arch=sm_80 --tune="$T/t.txt" tests/tune/tune_lse.fuse
+	check "tune/another architecture's entries are not taken" "$(grep -q 'tuned=sm' "$TMP/out" && echo "tuned for --arch=sm_80")"
+	run_fusec "$ROOT" -o "$T/g" --tune="$T/t.txt" -MD -MF "$T/lse.d" tests/tune/tune_lse.fuse
+	why=
+	[ "$rc" = 0 ] || why="fusec -o exit $rc: $(head -3 "$TMP/err")"
+	grep -q "^kernel fused tune_lse_f0 row block=1024 .*tuned=sm_90:$row:20$" "$T/g/tune_lse.manifest" 2>/dev/null || why="$why; manifest: $(grep '^kernel' "$T/g/tune_lse.manifest" 2>&1 | head -2)"
+	grep -q "^kernel unfused tune_lse_u3 point block=512 .*tuned=sm_90:$pt:20$" "$T/g/tune_lse.manifest" 2>/dev/null || why="$why; no tuned point kernel in the manifest"
+	grep -q "tune_lse.manifest: tests/tune/tune_lse.fuse $T/t.txt\$" "$T/lse.d" 2>/dev/null || why="$why; depfile: $(head -1 "$T/lse.d" 2>&1)"
+	grep -q '__launch_bounds__(512, 3) tune_lse_u3' "$T/g/tune_lse.cu" 2>/dev/null || why="$why; the .cu's bounds: $(grep -o '__launch_bounds__([0-9, ]*) tune_lse_u3' "$T/g/tune_lse.cu" 2>&1)"
+	"$ROOT/bin/fuserun" list "$T/g/tune_lse.manifest" >"$T/list" 2>&1 || why="$why; fuserun list refuses it: $(head -3 "$T/list")"
+	check "tune/a tuned artifact: manifest, depfile, bounds, loads" "$why"
+	printf 'sm_90 %s 20 rcache=12\n' "$row" >"$T/bad.txt"
+	run_fusec "$ROOT" -o "$T/b" --tune="$T/bad.txt" tests/tune/tune_lse.fuse
+	why=
+	[ "$rc" = 1 ] || why="exit $rc, not 1"
+	grep -qF "$T/bad.txt:1:1: error: outside 1..8: 'rcache'" "$TMP/err" || why="$why; stderr: $(head -2 "$TMP/err")"
+	[ -e "$T/b" ] && why="$why; $T/b was written"
+	check "tune/a broken table stops fusec, nothing written" "$why"
+	run_fusec "$ROOT" --emit=schedule --tune="$T/none.txt" tests/tune/tune_lse.fuse
+	check "tune/a missing table is an error" "$( [ "$rc" = 1 ] && grep -q 'cannot read the tuning table' "$TMP/err" || echo "exit $rc: $(head -2 "$TMP/err")")"
+	tune_tool "$T"
+}
+
+# make tune's tool (bench/tune.py) without a GPU: build makes a candidate
+# per tunable kernel and parameter set, each an artifact that took its
+# entry; from run's results (here made up: the rcache 4 candidate fastest
+# and valid, a faster one invalid, the point kernels no faster) table
+# writes the one entry that won, sorted, which fusec then applies
+tune_tool() {
+	W=$1/work
+	if ! WORK=$W python3 bench/tune.py build --spec-dir tests/tune tune_lse >"$1/build.txt" 2>&1; then
+		cp "$1/build.txt" "$TMP/details"
+		check "tune/make tune's build" "bench/tune.py build failed"
+		return
+	fi
+	python3 - "$W" >"$1/times.txt" 2>&1 <<'PY'
+import json, sys
+w = sys.argv[1]
+p = json.load(open(w + '/plan.json'))
+with open(w + '/times.jsonl', 'w') as f:
+    for ch in p['chains']:
+        f.write(json.dumps({'chain': ch['name'], 'tag': 'base', 'arch': 'sm_90', 'bucket': ch['bucket'], 'valid': True, 'ms': 1.0}) + '\n')
+        for c in ch['cands']:
+            ms = 0.9 if c['params'] == {'rcache': 4} else 0.5 if c['params'] == {'rcache': 2} else 0.99
+            f.write(json.dumps({'chain': ch['name'], 'tag': c['tag'], 'arch': 'sm_90', 'bucket': ch['bucket'],
+                                'valid': c['params'] != {'rcache': 2}, 'ms': ms}) + '\n')
+PY
+	WORK=$W python3 bench/tune.py table --tools "device=test" >"$1/table.txt" 2>"$1/table.err"
+	why=
+	n=$(grep -c '^sm_90 ' "$1/table.txt")
+	[ "$n" = 1 ] || why="$n entries, not 1: $(cat "$1/table.txt" "$1/table.err" | tail -5)"
+	grep -q '^sm_90 row\.[0-9a-f]* 25 rcache=4$' "$1/table.txt" || why="$why; no 'sm_90 row.SIG 25 rcache=4' entry"
+	grep -q 'tune_lse_f0_block' "$W/plan.json" && why="$why; the fused row kernel has no block candidates, yet some were planned"
+	run_fusec "$ROOT" --emit=schedule --tune="$1/table.txt" tests/tune/tune_lse.fuse
+	grep -A1 'kernel tune_lse_f0 ' "$TMP/out" | grep -q 'rcache=4 .*tuned=sm_90:row' || why="$why; fusec did not take it: $(head -3 "$TMP/err")"
+	check "tune/make tune's tool: candidates, the winning entry, a table fusec takes" "$why"
 }
 
 # --- fuzz: a bounded libFuzzer run ----------------------------------------

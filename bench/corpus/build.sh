@@ -12,7 +12,7 @@ names=${*:-$(ls bench/corpus/*.fuse | sed 's|.*/||; s/\.fuse$//')}
 mkdir -p $GEN
 ok=0 bad=0
 for n in $names; do
-	if "$FUSEC" -o $GEN --arch=sm_80,sm_90,sm_90a bench/corpus/$n.fuse; then ok=$((ok + 1))
+	if "$FUSEC" -o $GEN --arch=sm_80,sm_90,sm_90a --tune=tune/table.txt bench/corpus/$n.fuse; then ok=$((ok + 1))
 	else bad=$((bad + 1)); echo "build.sh: $n failed" >&2; fi
 done
 echo "corpus build: $ok built, $bad failed, in $GEN"

@@ -297,13 +297,16 @@ static int manifest_too_long(const Job *j, const char *spec_path)
 	return 0;
 }
 
-/* the depfile's rule: the manifest depends on the spec */
+/* the depfile's rule: the manifest depends on the spec (and on the tuning
+   table), each also a rule of its own, so that a deleted one is no error */
 static int depfile_rule(const Job *j)
 {
 	FILE *d = j->o->depfile;
 	const char *spec = j->fe->src.path;
+	const char *tune = j->o->tune;
 	if (artifact_dep_path(d, j->out[j->nout - 1].path) < 0 || fputs(":", d) < 0 || fputc(' ', d) < 0 ||
-	    artifact_dep_path(d, spec) < 0 || fputs("\n", d) < 0 || artifact_dep_path(d, spec) < 0 || fputs(":\n", d) < 0) {
+	    artifact_dep_path(d, spec) < 0 || (tune && (fputc(' ', d) < 0 || artifact_dep_path(d, tune) < 0)) || fputs("\n", d) < 0 ||
+	    artifact_dep_path(d, spec) < 0 || fputs(":\n", d) < 0 || (tune && (artifact_dep_path(d, tune) < 0 || fputs(":\n", d) < 0))) {
 		fprintf(stderr, "fusec: error: %s: a path with a control character cannot be written in a depfile\n", spec);
 		return ARTIFACT_USER_ERROR;
 	}

@@ -11,6 +11,7 @@ typedef struct ArtifactOpts {
 	const char *const *archs;
 	int narch;
 	FILE *depfile;     /* -MD -MF: rules for what each artifact depends on */
+	const char *tune;  /* --tune=FILE, or NULL: the artifacts depend on it too */
 } ArtifactOpts;
 
 /* paths fusec builds: an output folder and a file name must fit */

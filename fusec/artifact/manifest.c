@@ -58,6 +58,7 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
 		kernel_across(m, k, out);
 		if (k->mode == KM_TILE) fprintf(out, " smem=%d tma=%s,%s", k->par.smem, m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
+		if (k->par.tuned) fprintf(out, " tuned=%s", k->par.tuned); /* the table entry (plan_tune.c); none: built-in */
 		fputc('\n', out);
 	}
 }

@@ -17,6 +17,9 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 		if (k->lead) fputs(", its axes walked as one in contiguous segments of the trailing ones", out);
 		if (k->has_tail) fputs(", whole-grid reduction folded by the last block in a fixed order", out);
 		fputc('\n', out);
+		if (k->par.tuned) /* the parameters below are a measurement's, not the rules' */
+			fprintf(out, "    launch parameters measured on a GPU, not the built-in rules': tuning table entry %s (its signature: "
+			             "the kernel's work, whatever its spec calls it)\n", k->par.tuned);
 		if (k->mode == KM_TILE)
 			fprintf(out, "    tiles %d x %d x %d, narrowed at launch to %d x %d or down to %d x %d when that fills the SMs "
 			             "better: the fewest waves of tiles over min(%d x %d tiles, SMs) blocks, a wave costing the tile's "

@@ -53,6 +53,7 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	plan_split(m, p);
 	plan_storage(m, p, stored);
 	plan_across(m, p);
+	plan_tune(m, p);
 	free(stored);
 
 	/* Names: one namer for the kernels of the .cu (both variants share

@@ -40,6 +40,12 @@ typedef struct ValueRange {
 } ValueRange;
 void plan_input_values(const Module *m, int fusion, int t, ValueRange *v);
 
+/* The tuning table every later plan reads, and whose architecture's
+   entries (NULL: the built-in rules alone); main.c keeps it alive until
+   the last plan is freed (plan_tune.c). */
+struct TuneTable;
+void plan_tune_use(const struct TuneTable *t, const char *arch);
+
 /* The writers' one entry to the planner (plan_pipe.c). */
 void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp);
 void plan_fusion_free(FusionPlan *fp);

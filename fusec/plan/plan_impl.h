@@ -13,6 +13,7 @@
  *   plan_steps.c   what each statement does in its kernel, the kernel's phases
  *   plan_shift.c   a row's sum and the squares about its mean in one walk
  *   plan_across.c  the tensors each kernel reads at other rows (sharding)
+ *   plan_tune.c    each kernel's signature, and the tuning table's entries
  *   plan_pipe.c    pipelines, from the fused schedule (plan_fusion) */
 #ifndef FUSEC_PLAN_IMPL_H
 #define FUSEC_PLAN_IMPL_H
@@ -82,5 +83,12 @@ void plan_steps(const Module *m, Schedule *p, const unsigned char *stored);
 
 /* plan_across.c */
 void plan_across(const Module *m, Schedule *p);
+
+/* plan_tune.c: each kernel's signature (Kernel.sig), and the parameters of
+   the table entry (plan_tune_use) that matches it, if any */
+void plan_tune(const Module *m, Schedule *p);
+/* the text a signature hashes (malloc'd), for tests and --emit=schedule */
+char *plan_signature_text(const Module *m, const Schedule *p, const Kernel *k);
+void plan_signature(const Module *m, const Schedule *p, const Kernel *k, char sig[PLAN_SIG_LEN]);
 
 #endif

@@ -86,7 +86,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
 		if (k->mode == KM_TILE)
 			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
-		fprintf(out, " tuned=%s red_unroll=%d", p->tuned ? p->tuned : "built-in", p->red_unroll);
+		fprintf(out, " tuned=%s red_unroll=%d sig=%s", p->tuned ? p->tuned : "built-in", p->red_unroll, k->sig);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
 		if (k->mode == KM_ATTN) {
 			fprintf(out, " q=%s k=%s v=%s head=", m->tensor[k->at.q].name, m->tensor[k->at.k].name, m->tensor[k->at.v].name);
@@ -134,7 +134,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 928, "Kernel changed: compare the new field in kernel_same, then update 928");
+_Static_assert(sizeof(Kernel) == 960, "Kernel changed: compare the new field in kernel_same, then update 960");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -169,7 +169,7 @@ static int vec_strides_same(const Kernel *a, const Kernel *b)
 
 static int kernel_same(const Kernel *a, const Kernel *b)
 {
-	if (strcmp(a->name, b->name) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
+	if (strcmp(a->name, b->name) || strcmp(a->sig, b->sig) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
 	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||

@@ -194,8 +194,12 @@ typedef struct AttnPlan {
 	char *entry[ATTN_MAX_ENTRY]; /* their names (the namer's) */
 } AttnPlan;
 
+/* a kernel signature: MODE.HASH12 (plan_tune.c) */
+#define PLAN_SIG_LEN 32
+
 typedef struct Kernel {
 	char *name;               /* made once by the namer (namer.c) */
+	char sig[PLAN_SIG_LEN];   /* what it computes, for the tuning table (plan_tune.c); not its name */
 	KernelMode mode;
 	int first_stmt, nstmt;    /* its statements, in order */
 	int fusion;

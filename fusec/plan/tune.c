@@ -4,10 +4,13 @@
 #include "plan/tune.h"
 
 #include <ctype.h>
+#include <stddef.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "plan/schedule.h"
 
 static int bad(FILE *err, const char *name, int line, int col, const char *msg, const char *arg)
 {
@@ -80,6 +83,7 @@ static int parse_line(TuneTable *t, const char *name, int ln, const char *s, siz
 		if (c == 0) return bad(err, name, ln, 1, "a second entry for the same architecture, kind and bucket", NULL);
 		if (c > 0) return bad(err, name, ln, 1, "entries out of order (the table is sorted)", NULL);
 	}
+	snprintf(e.name, sizeof e.name, "%s:%s:%02d", e.arch, e.kind, e.bucket);
 	TuneEntry *ne = realloc(t->e, (size_t)(t->n + 1) * sizeof *ne);
 	if (!ne) return bad(err, name, ln, 1, "out of memory", NULL);
 	t->e = ne;
@@ -137,6 +141,7 @@ int tune_load(TuneTable *t, const char *path, FILE *err)
 	buf[len] = 0;
 	int e = strlen(buf) != len ? bad(err, path, 1, 1, "a NUL byte in the tuning table", NULL) : tune_parse(t, path, buf, err);
 	free(buf);
+	for (int i = 0; !e && i < t->n; i++) e += tune_check(&t->e[i], path, err);
 	return e;
 }
 
@@ -169,6 +174,79 @@ long long tune_get(const TuneEntry *e, const char *key, long long dflt)
 
 void tune_entry_name(const TuneEntry *e, char *buf, size_t cap)
 {
-	if (e) snprintf(buf, cap, "%s %s %02d", e->arch, e->kind, e->bucket);
-	else snprintf(buf, cap, "none");
+	snprintf(buf, cap, "%s", e ? e->name : "none");
+}
+
+/* What a table may set, by kernel mode, and within which range. Rows:
+   the vectors of 4 a thread keeps (lanes a row follow at launch,
+   fz_row_lanes) and 1024-thread blocks an SM (64 or 32 registers); points
+   that are neither sliced nor split: threads a block and blocks an SM
+   (points a thread not: the vector paths are built on 4). block and min_blocks together: at most 2048 threads an SM. */
+typedef struct Tunable {
+	const char *mode; /* schedule.h's kernel_mode_name (spelled here: the
+	                     table reader links alone, tests/unit_tune.c) */
+	const char *key;
+	size_t off;
+	int lo, hi, pow2;
+} Tunable;
+#define PAR(f) offsetof(KernelParams, f)
+static const Tunable tunables[] = {
+	{"row", "rcache", PAR(rcache), 1, 8, 0},
+	{"row", "min_blocks", PAR(min_blocks), 1, 2, 0},
+	{"point", "block", PAR(block), 64, 1024, 1},
+	{"point", "min_blocks", PAR(min_blocks), 1, 16, 0},
+};
+#undef PAR
+enum { NTUNABLE = sizeof tunables / sizeof *tunables };
+
+/* the tunable mode of a signature MODE.HASH (its first table row), or NULL */
+static const Tunable *sig_mode(const char *kind)
+{
+	const char *dot = strchr(kind, '.');
+	for (int i = 0; dot && i < NTUNABLE; i++)
+		if (strlen(tunables[i].mode) == (size_t)(dot - kind) && !strncmp(tunables[i].mode, kind, (size_t)(dot - kind)))
+			return &tunables[i];
+	return NULL;
+}
+
+static const Tunable *tunable(const char *mode, const char *key)
+{
+	for (int i = 0; i < NTUNABLE; i++)
+		if (!strcmp(tunables[i].mode, mode) && !strcmp(tunables[i].key, key)) return &tunables[i];
+	return NULL;
+}
+
+int tune_check(const TuneEntry *e, const char *path, FILE *err)
+{
+	const Tunable *m = sig_mode(e->kind);
+	if (!m) return bad(err, path, e->line, 1, "not the signature of a tunable kernel (row.HASH or point.HASH, as --emit=schedule prints sig=):", e->kind);
+	const char *mode = m->mode;
+	long long block = 0, minb = 1;
+	for (int j = 0; j < e->np; j++) {
+		const Tunable *t = tunable(mode, e->key[j]);
+		char msg[96];
+		if (!t) {
+			snprintf(msg, sizeof msg, "a %s kernel has no tunable parameter", mode);
+			return bad(err, path, e->line, 1, msg, e->key[j]);
+		}
+		const long long v = e->val[j];
+		if (v < t->lo || v > t->hi || (t->pow2 && (v & (v - 1)))) {
+			snprintf(msg, sizeof msg, "outside %d..%d%s:", t->lo, t->hi, t->pow2 ? ", a power of two" : "");
+			return bad(err, path, e->line, 1, msg, e->key[j]);
+		}
+		if (!strcmp(t->key, "block")) block = v;
+		if (!strcmp(t->key, "min_blocks")) minb = v;
+	}
+	if (block && block * minb > 2048)
+		return bad(err, path, e->line, 1, "block times min_blocks is over 2048 threads an SM", NULL);
+	return 0;
+}
+
+void tune_apply(const TuneEntry *e, KernelParams *p)
+{
+	const Tunable *m = sig_mode(e->kind);
+	for (int j = 0; m && j < e->np; j++) {
+		const Tunable *t = tunable(m->mode, e->key[j]);
+		if (t) *(int *)((char *)p + t->off) = (int)e->val[j];
+	}
 }

@@ -1,12 +1,16 @@
 /* The tuning table: measured kernel parameters, keyed by architecture,
- * kernel kind and size bucket, read by the planner. fusec only reads it
- * (a build without a GPU regenerates the same bytes); `make tune` writes it
- * on a GPU. Format (tune/table.txt):
+ * kernel signature and size bucket, read by the planner (plan_tune.c).
+ * fusec only reads it (a build without a GPU regenerates the same bytes);
+ * `make tune` writes it on a GPU (bench/tune.sh). Format (tune/table.txt):
  *   # comment
  *   @ KEY=VALUE ...                          the tool versions of the run
  *   ARCH KIND BUCKET PARAM=INT ...           one entry, lines sorted (C locale)
- * BUCKET is two decimal digits b: the entry serves sizes up to 2^b (row
- * kinds: a row's width in 16-byte vectors; the others: elements). */
+ * KIND is a kernel signature, MODE.HASH as `fusec --emit=schedule` prints
+ * it (sig=): what the kernel computes, not what a spec names it. BUCKET is
+ * two decimal digits b: the entry was measured at 2^(b-1) < size <= 2^b
+ * (elements of the kernel's space times its row); a kernel takes the entry
+ * of its signature with the largest bucket, since the sizes are known only
+ * at launch. PARAMs are the kernel's mode's tunable ones (tune_check). */
 #ifndef FUSEC_TUNE_H
 #define FUSEC_TUNE_H
 #include <stdio.h>
@@ -17,6 +21,7 @@ typedef struct TuneEntry {
 	char arch[TUNE_NAME], kind[TUNE_NAME];
 	int bucket;
 	int line;
+	char name[3 * TUNE_NAME + 8]; /* ARCH:KIND:BUCKET, as schedules and manifests record it */
 	int np;
 	char key[TUNE_MAX_PARAMS][TUNE_NAME];
 	long long val[TUNE_MAX_PARAMS];
@@ -39,7 +44,16 @@ void tune_free(TuneTable *t);
 const TuneEntry *tune_find(const TuneTable *t, const char *arch, const char *kind, int log2size);
 /* A parameter of an entry, dflt when the entry is NULL or lacks it. */
 long long tune_get(const TuneEntry *e, const char *key, long long dflt);
-/* "ARCH KIND BUCKET", as the manifest records the entry a kernel used. */
+/* "ARCH:KIND:BUCKET", as the manifest records the entry a kernel used. */
 void tune_entry_name(const TuneEntry *e, char *buf, size_t cap);
+
+/* The parameters a table may set, by kernel mode (schedule.h's KernelMode):
+   is e's KIND a signature of a mode with tunable parameters, and is each
+   parameter one of them, within its range? 0, or 1 after saying why at
+   the entry's line (tune_load checks every entry so). */
+int tune_check(const TuneEntry *e, const char *path, FILE *err);
+struct KernelParams;
+/* e's parameters into p (e checked; mode is its KIND's) */
+void tune_apply(const TuneEntry *e, struct KernelParams *p);
 
 #endif
