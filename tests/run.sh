@@ -708,6 +708,7 @@ sub_suite() {
 # checks (tests/explain_schedule.sh).
 group_explain() {
 	sub_suite explain_schedule env FUSEC="$FUSEC" sh tests/explain_schedule.sh
+	sub_suite explain_cost env FUSEC="$FUSEC" sh tests/explain_cost.sh
 }
 
 # Generated artifacts: ptxas, the float64 references, golden CUDA and
