@@ -38,12 +38,23 @@ def _key_text(nin, tin, nnew):
             f"        key = (key, tuple((k, type(v), v) for k, v in sizes.items()))\n")
 
 
-def _run_text(nin, tin, integral, nnew, ret):
+def _alloc_text(k, like):
+    """Output k: torch.empty_like of the tensor input like[k] where the
+    manifest gives them one shape and element type (the signature says it
+    is contiguous, on the device, of that shape: so is its copy), which
+    costs about half of torch.empty with a dtype and a device on an H200
+    (bench_overhead.py --parts); else torch.empty."""
+    if like[k] is not None:
+        return f"        o{k} = empty_like(x{like[k]})\n"
+    return f"        o{k} = empty(s[{k}], dtype=d{k}, device=dev)\n"
+
+
+def _run_text(nin, tin, integral, nnew, ret, like):
     """run(self, *inputs, variant, out, **sizes): the signature looked up,
     the pointers and scalars set, the outputs allocated, the launch."""
     sets = "".join(f"    a{i}.ptr = x{i}.data_ptr()\n" if i in tin else
                    f"    a{i}.{'i' if integral[i] else 'f'} = x{i}\n" for i in range(nin))
-    allocs = "".join(f"        o{k} = empty(s[{k}], dtype=d{k}, device=dev)\n" for k in range(nnew))
+    allocs = "".join(_alloc_text(k, like) for k in range(nnew))
     outs = "".join(f"    b{k}.ptr = o{k}.data_ptr()\n" for k in range(nnew))
     got = [f"x{i}" if kind == "in" else f"o{i}" for kind, i in ret]
     value = got[0] if len(got) == 1 else "(" + ", ".join(got) + ",)"
@@ -62,13 +73,14 @@ def _run_text(nin, tin, integral, nnew, ret):
             f"    return {value}\n")
 
 
-def make(nin, tin, integral, nnew, ret, env):
+def make(nin, tin, integral, nnew, ret, like, env):
     """(run, key): run as above; key(inputs, variant, out, sizes) the same
     signature, for slow() to register a call it checked. nin: the inputs;
     tin: the places of the tensor inputs; integral[i]: scalar input i is
     an integer type; nnew: the outputs a call allocates; ret: what a call
-    returns, ("in", i) or ("new", k). env: calls (signature -> prepared
-    call), slow, empty, dev, stream, fz_run, args, nargs, the argument
+    returns, ("in", i) or ("new", k); like[k]: the tensor input output k
+    is allocated like, or None. env: calls (signature -> prepared
+    call), slow, empty, empty_like, dev, stream, fz_run, args, nargs, the argument
     structs A (of the inputs, in order) and B (of the outputs), the
     outputs' dtypes D."""
     names = dict(env)
@@ -76,7 +88,7 @@ def make(nin, tin, integral, nnew, ret, env):
     names.update({f"b{k}": b for k, b in enumerate(env["B"])})
     names.update({f"d{k}": d for k, d in enumerate(env["D"])})
     key = ("def key(inputs, variant, out, sizes):\n" + _key_text(nin, tin, nnew) + "    return key\n")
-    text = _run_text(nin, tin, integral, nnew, ret) + key
+    text = _run_text(nin, tin, integral, nnew, ret, like) + key
     scope = {}
     exec(compile(text, "<fuserun call>", "exec"), names, scope)  # noqa: S102 (text from counts alone)
     return scope["run"], scope["key"]

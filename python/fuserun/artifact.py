@@ -107,10 +107,13 @@ class Artifact:
         tin = frozenset(self._tin)
         integral = [p.scalar and p.type[0] == "i" for p in m.inputs]
         arg = dict(zip((p.index for p in m.params), self._args))
-        env = {"calls": self._calls, "slow": Artifact._slow, "empty": self._torch.empty, "dev": self.device,
+        like = [next((i for i, q in enumerate(m.inputs) if not q.scalar and q.type == p.type and q.dims == p.dims), None)
+                for p in self._new]
+        env = {"calls": self._calls, "slow": Artifact._slow, "empty": self._torch.empty,
+               "empty_like": self._torch.empty_like, "dev": self.device,
                "stream": self._stream, "fz_run": self._fz_run, "args": self._args, "nargs": self._nargs,
                "A": [arg[p.index] for p in m.inputs], "B": list(self._out_args), "D": [self._dtypes[p.type] for p in self._new]}
-        run, self._key = _fast.make(len(m.inputs), tin, integral, len(self._new), self._ret, env)
+        run, self._key = _fast.make(len(m.inputs), tin, integral, len(self._new), self._ret, like, env)
         self.__class__ = type("Artifact", (Artifact,), {"run": run, "__call__": run, "__doc__": Artifact.__doc__})
 
     def close(self):
