@@ -48,7 +48,10 @@ static void usage(FILE *f)
 	      "  --emit=ir          print the checked program\n"
 	      "  --emit=schedule    print the schedule of each variant, for the first --arch\n"
 	      "  --emit=cuda        print the CUDA, for the first --arch (no NVRTC)\n"
-	      "  --explain          print the fusion plan and why stages did or did not fuse\n"
+	      "  --explain          print the fusion plan and why stages did or did not fuse, the\n"
+	      "                     bytes each kernel moves fused and unfused, and with -o each\n"
+	      "                     kernel's registers (ptxas -v)\n"
+	      "  --size=N=4096,...  --explain's bytes also as numbers at these sizes\n"
 	      "  -o DIR, --out-dir=DIR\n"
 	      "                     write artifacts DIR/<fusion>.*: CUDA, PTX per target,\n"
 	      "                     header, float64 reference C and manifest (DIR is created;\n"
@@ -76,7 +79,29 @@ typedef struct Opts {
 	int narch;
 	char *arch_buf;
 	const char **files;
+	char *size_buf;           /* --size=NAME=V,...: split in place */
+	const char *size_name[16];
+	long long size_value[16];
+	int nsize;
 } Opts;
+
+/* --size=NAME=V,...: 0, or 2 after saying why */
+static int parse_sizes(Opts *o, const char *list)
+{
+	free(o->size_buf);
+	if (!(o->size_buf = strdup(list))) return fputs("fusec: error: out of memory\n", stderr), 2;
+	o->nsize = 0;
+	for (char *t = strtok(o->size_buf, ","); t; t = strtok(NULL, ",")) {
+		char *eq = strchr(t, '='), *end;
+		long long v = eq && isdigit((unsigned char)eq[1]) ? strtoll(eq + 1, &end, 10) : 0;
+		if (!eq || eq == t || v < 1 || *end || o->nsize == 16)
+			return fprintf(stderr, "fusec: error: bad size '%s' in --size (NAME=N, N >= 1, at most 16)\n", t), 2;
+		*eq = 0;
+		o->size_name[o->nsize] = t, o->size_value[o->nsize++] = v;
+	}
+	if (!o->nsize) return fputs("fusec: error: --size needs NAME=N\n", stderr), 2;
+	return 0;
+}
 
 /* --arch=LIST: 0, or 2 after saying why */
 static int parse_archs(Opts *o, const char *list)
@@ -160,6 +185,7 @@ static int parse_arg(Opts *o, int argc, char **argv, int *i)
 		o->tune = a + 7;
 		return 0;
 	}
+	if (!strncmp(a, "--size=", 7)) return parse_sizes(o, a + 7);
 	if (!strncmp(a, "--max-errors=", 13)) {
 		char *end;
 		long v = strtol(a + 13, &end, 10);
@@ -209,6 +235,10 @@ static int check_opts(const Opts *o)
 		fputs("fusec: try 'fusec --help'\n", stderr);
 		return 2;
 	}
+	if (o->nsize && o->emit != EMIT_EXPLAIN) {
+		fputs("fusec: error: --size goes with --explain\n", stderr);
+		return 2;
+	}
 	if ((o->want_dep || o->depfile) && !(o->want_dep && o->depfile && o->out_dir)) {
 		fputs("fusec: error: -MD and -MF FILE go together, with -o DIR\n", stderr);
 		return 2;
@@ -226,6 +256,29 @@ static int check_opts(const Opts *o)
 	return 0;
 }
 
+/* --explain's numbers: bytes, and registers where this run compiled the
+   first target (-o: the spill check ran ptxas -v on it) */
+static void explain_cost(const Opts *o, const Module *m, const FusionPlan *fp)
+{
+	const Schedule *v[2] = {&fp->fused, &fp->unfused};
+	int *regs[2] = {NULL, NULL}, *spill[2] = {NULL, NULL}, counted = 0;
+	for (int i = 0; i < 2; i++) {
+		regs[i] = calloc((size_t)v[i]->nk + 1, sizeof(int)), spill[i] = calloc((size_t)v[i]->nk + 1, sizeof(int));
+		if (!regs[i] || !spill[i]) die("out of memory");
+		for (int k = 0; k < v[i]->nk; k++) {
+			regs[i][k] = artifact_registers(v[i]->k[k].name, o->archs[0], &spill[i][k]);
+			counted |= regs[i][k] >= 0;
+		}
+	}
+	ExplainCost c = {o->size_name, o->size_value, o->nsize, {regs[0], regs[1]}, {spill[0], spill[1]}, o->archs[0], NULL};
+	if (!counted)
+		c.no_regs = o->out_dir ? "not counted: no ptxas found ($CUDA_HOME/bin, /usr/local/cuda/bin, PATH)"
+		                       : "counted when fusec compiles: add -o DIR (ptxas -v on the first --arch's PTX)";
+	if (!counted) c.regs[0] = c.regs[1] = c.spill[0] = c.spill[1] = NULL;
+	plan_explain_cost(m, fp, &c, stdout);
+	for (int i = 0; i < 2; i++) free(regs[i]), free(spill[i]);
+}
+
 /* --explain, --emit=schedule, --emit=cuda: each fusion planned for the first target */
 static void print_plans(const Opts *o, const Module *m)
 {
@@ -235,6 +288,7 @@ static void print_plans(const Opts *o, const Module *m)
 		plan_fusion(m, f, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fp);
 		if (o->emit == EMIT_EXPLAIN) {
 			plan_explain(m, f, &fp.fused, stdout);
+			explain_cost(o, m, &fp);
 		} else if (o->emit == EMIT_SCHEDULE) {
 			sched_print(m, &fp.fused, stdout);
 			sched_print(m, &fp.unfused, stdout);
@@ -308,14 +362,14 @@ int main(int argc, char **argv)
 	for (int i = 1; i < argc && !rc; i++) rc = parse_arg(&o, argc, argv, &i);
 	if (!rc) rc = check_opts(&o);
 	if (rc) {
-		free(o.files), free(o.arch_buf);
+		free(o.files), free(o.arch_buf), free(o.size_buf);
 		return rc < 0 ? 0 : rc;
 	}
 	/* the tuning table, read once: every plan looks its kernels up in it */
 	TuneTable table = {0};
 	if (o.tune) {
 		if (tune_load(&table, o.tune, stderr)) {
-			tune_free(&table), free(o.files), free(o.arch_buf);
+			tune_free(&table), free(o.files), free(o.arch_buf), free(o.size_buf);
 			return 1;
 		}
 		plan_tune_use(&table, tune_arch(&o));
@@ -332,7 +386,7 @@ int main(int argc, char **argv)
 		failed = write_depfile(o.depfile, dep_text, dep_len, failed);
 		free(dep_text);
 	}
-	free(o.files), free(o.arch_buf);
+	free(o.files), free(o.arch_buf), free(o.size_buf);
 	plan_tune_use(NULL, NULL), tune_free(&table);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fputs("fusec: error: cannot write the output\n", stderr);

@@ -95,6 +95,10 @@ compare() {
 	}
 	file == 1 && /^  tensor / { stor[fu, $2] = $3; sub(/,$/, "", stor[fu, $2]); next }
 	# ---- the explanation
+	# the bytes and registers at the end of a fusion: tests/explain_cost.sh
+	file == 2 && /^  bytes moved through device memory/ { in_cost = 1; next }
+	file == 2 && in_cost && /^    / { next }
+	file == 2 { in_cost = 0 }
 	file == 2 && /^fusion / {
 		fe = $2; sub(/:$/, "", fe)
 		fact(nk[fe] == $(NF - 1), "fusion " fe ": " $(NF - 1) " kernels explained, " nk[fe] + 0 " in the schedule")

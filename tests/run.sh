@@ -37,7 +37,7 @@
 # to fail, and counts as a failure ("XPASS") once it passes, so that the
 # XFAIL line gets removed together with the bug.
 
-ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs corpus unit layering tune artifacts runtime python install make gpurun mgpu fuzz"}
+ALL_GROUPS=${TEST_GROUPS:-"filecheck cli outputs diag gen emit explain specs corpus unit layering tune artifacts runtime python rust install make gpurun mgpu fuzz"}
 
 cd "$(dirname "$0")/.." || exit 2
 ROOT=$(pwd)
@@ -792,6 +792,7 @@ sub_suite() {
 # checks (tests/explain_schedule.sh).
 group_explain() {
 	sub_suite explain_schedule env FUSEC="$FUSEC" sh tests/explain_schedule.sh
+	sub_suite explain_cost env FUSEC="$FUSEC" sh tests/explain_cost.sh
 }
 
 # Generated artifacts: ptxas, the float64 references, golden CUDA and
@@ -812,6 +813,12 @@ group_runtime() {
 # lines (counted as skipped) where not (python/tests/run.sh).
 group_python() {
 	sub_suite python sh python/tests/run.sh
+}
+
+# The Rust example crate: built offline, its tests under the fake driver
+# (examples/rust/run.sh; skipped without cargo).
+group_rust() {
+	sub_suite rust sh examples/rust/run.sh
 }
 
 # The README's install-and-link route into a temporary prefix: make install,

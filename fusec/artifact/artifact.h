@@ -27,6 +27,10 @@ enum { ARTIFACT_OK = 0, ARTIFACT_USER_ERROR = 1, ARTIFACT_INTERNAL_ERROR = 3 };
    (NVRTC rejected the generated CUDA), after printing "fusec: error: ...";
    on an error the fusion's old artifacts are left as they were. */
 int artifact_write(const FrontEnd *fe, const ArtifactOpts *o);
+/* The registers a thread of kernel `kernel` uses on arch, as ptxas -v
+   counted them when this run wrote its artifact (the spill check), and
+   *spill its bytes spilled; -1 when it was not counted (no -o, no ptxas). */
+int artifact_registers(const char *kernel, const char *arch, int *spill);
 /* the specs of this run: no output may replace one of them */
 void artifact_set_specs(const char *const *paths, int n);
 /* creates path and its parents; 0, or -1 after printing why */

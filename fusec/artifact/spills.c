@@ -63,11 +63,52 @@ static int run_ptxas(const char *ptxas, const char *arch, const char *ptx, const
 	return st;
 }
 
-/* "Function properties for K" then "N bytes stack frame, S bytes spill stores, L bytes spill loads" */
+/* What ptxas said of each kernel, kept for --explain (artifact_registers):
+   fusec is one process per run, and a run compiles a few dozen kernels. */
+typedef struct KernelRegs {
+	char kernel[128], arch[16];
+	int regs, spill;
+} KernelRegs;
+static KernelRegs *counted;
+static int ncounted, capcounted;
+
+static KernelRegs *count_for(const char *kernel, const char *arch)
+{
+	for (int i = 0; i < ncounted; i++)
+		if (!strcmp(counted[i].kernel, kernel) && !strcmp(counted[i].arch, arch)) return &counted[i];
+	if (ncounted == capcounted) {
+		const int cap = capcounted ? 2 * capcounted : 64;
+		KernelRegs *n = realloc(counted, (size_t)cap * sizeof *n);
+		if (!n) return NULL; /* only --explain's numbers go */
+		counted = n, capcounted = cap;
+	}
+	KernelRegs *r = &counted[ncounted++];
+	snprintf(r->kernel, sizeof r->kernel, "%s", kernel), snprintf(r->arch, sizeof r->arch, "%s", arch);
+	r->regs = r->spill = -1;
+	return r;
+}
+
+int artifact_registers(const char *kernel, const char *arch, int *spill)
+{
+	for (int i = 0; i < ncounted; i++)
+		if (!strcmp(counted[i].kernel, kernel) && !strcmp(counted[i].arch, arch)) {
+			if (spill) *spill = counted[i].spill;
+			return counted[i].regs;
+		}
+	if (spill) *spill = -1;
+	return -1;
+}
+
+/* "Function properties for K" then "N bytes stack frame, S bytes spill
+   stores, L bytes spill loads" and "Used R registers" */
 static void report(FILE *log, const char *spec, const char *arch)
 {
 	char line[1024], kernel[256] = "";
 	while (fgets(line, sizeof line, log)) {
+		const char *u = strstr(line, "Used ");
+		int regs;
+		KernelRegs *r;
+		if (*kernel && u && sscanf(u, "Used %d registers", &regs) == 1 && (r = count_for(kernel, arch))) r->regs = regs;
 		const char *p = strstr(line, "Function properties for ");
 		if (p) {
 			snprintf(kernel, sizeof kernel, "%s", p + 24);
@@ -75,8 +116,10 @@ static void report(FILE *log, const char *spec, const char *arch)
 			continue;
 		}
 		long frame, stores, loads;
-		if (sscanf(line, " %ld bytes stack frame, %ld bytes spill stores, %ld bytes spill loads", &frame, &stores, &loads) == 3 &&
-		    (stores || loads))
+		const int props = sscanf(line, " %ld bytes stack frame, %ld bytes spill stores, %ld bytes spill loads", &frame, &stores,
+		                         &loads) == 3;
+		if (props && *kernel && (r = count_for(kernel, arch))) r->spill = (int)(stores > loads ? stores : loads);
+		if (props && (stores || loads))
 			fprintf(stderr, "%s: warning: kernel %s spills %ld bytes of registers on %s (ptxas -v: %ld bytes spill stores, "
 			        "%ld bytes spill loads)\n", spec, kernel, stores ? stores : loads, arch, stores, loads);
 	}

@@ -46,6 +46,21 @@ void plan_input_values(const Module *m, int fusion, int t, ValueRange *v);
 struct TuneTable;
 void plan_tune_use(const struct TuneTable *t, const char *arch);
 
+/* --explain's numbers (explain_cost.c): the bytes each kernel of both
+   variants loads and stores, as sums over the sizes and, where size_name
+   gives every size of the fusion, at size_value; each kernel's registers
+   and spilled bytes where regs[v] and spill[v] have them (v 0 fused, 1
+   unfused; an entry < 0 is unknown), counted by ptxas for arch; no_regs:
+   a line saying why there are none, or NULL. */
+typedef struct ExplainCost {
+	const char *const *size_name;
+	const long long *size_value;
+	int nsize;
+	const int *regs[2], *spill[2];
+	const char *arch, *no_regs;
+} ExplainCost;
+void plan_explain_cost(const Module *m, const FusionPlan *fp, const ExplainCost *c, FILE *out);
+
 /* The writers' one entry to the planner (plan_pipe.c). */
 void plan_fusion(const Module *m, int fusion, Target target, FusionPlan *fp);
 void plan_fusion_free(FusionPlan *fp);

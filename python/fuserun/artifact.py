@@ -14,7 +14,7 @@ import functools
 import numbers
 import sys
 
-from . import _lib
+from . import _fast, _lib
 from .manifest import TYPES, Manifest
 
 
@@ -33,6 +33,7 @@ class _Call:
     def __init__(self, sizes, shapes, scratch, handle, new):
         self.sizes, self.shapes, self.scratch, self.handle = sizes, shapes, scratch, handle
         self.new = new  # (shape, dtype) of each output the call allocates (role output), in order
+        self.new_shapes = tuple(shape for shape, _ in new)
 
 
 class Artifact:
@@ -90,21 +91,41 @@ class Artifact:
         self._out_args = tuple(arg[p.index] for p in self._new)
         # what a call returns: ("in", i) an inout input, ("new", k) an output
         self._ret = tuple(("in", pos[p.index]) if p.role == "inout" else ("new", self._new.index(p)) for p in m.outputs)
-        self._plain_ret = all(r[0] == "new" for r in self._ret)
         self._torch = torch
         # the current stream's handle: torch's raw getter where it has one
         # (a fraction of a microsecond), else the public call
         raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
         self._stream = functools.partial(raw, index) if raw else (lambda: torch.cuda.current_stream(self.device).cuda_stream)
         self._fz_run = _lib.lib.fz_call_run
+        self._specialise()
+
+    def _specialise(self):
+        """This artifact's own class, whose run (and __call__) is written for
+        its parameters (_fast.py): a call reaches it with no call between
+        (art(...) looks __call__ up on the class), and it is still an Artifact."""
+        m = self.manifest
+        tin = frozenset(self._tin)
+        integral = [p.scalar and p.type[0] == "i" for p in m.inputs]
+        arg = dict(zip((p.index for p in m.params), self._args))
+        like = [next((i for i, q in enumerate(m.inputs) if not q.scalar and q.type == p.type and q.dims == p.dims), None)
+                for p in self._new]
+        env = {"calls": self._calls, "slow": Artifact._slow, "empty": self._torch.empty,
+               "empty_like": self._torch.empty_like, "dev": self.device,
+               "stream": self._stream, "fz_run": self._fz_run, "args": self._args, "nargs": self._nargs,
+               "A": [arg[p.index] for p in m.inputs], "B": list(self._out_args), "D": [self._dtypes[p.type] for p in self._new]}
+        run, self._key = _fast.make(len(m.inputs), tin, integral, len(self._new), self._ret, like, env)
+        self.__class__ = type("Artifact", (Artifact,), {"run": run, "__call__": run, "__doc__": Artifact.__doc__})
 
     def close(self):
         """Unloads the artifact (also when collected); its scratch tensors go with it."""
+        if not hasattr(self, "_calls"):  # __init__ failed before: nothing was made
+            self._calls = {}
         for c in getattr(self, "_cache", {}).values():
             if c.handle:
                 _lib.lib.fz_call_release(c.handle)
                 c.handle = None
-        self._cache, self._calls = {}, {}
+        self._cache = {}
+        self._calls.clear()  # the dict the specialised run holds: a closed artifact's calls take the slow path
         if getattr(self, "_art", None):
             _lib.lib.fz_artifact_unload(self._art)
             self._art = None
@@ -151,18 +172,8 @@ class Artifact:
         if not x.is_contiguous():
             raise ValueError(f"{what}{p.name}: a contiguous tensor expected (call .contiguous())")
 
-    def _signature(self, inputs, variant, out, sizes):
-        """What the checks of a call depend on (hashable): the variant, the
-        sizes given, and each tensor's shape, dtype, device and contiguity."""
-        ts = [inputs[i] for i in self._tin]
-        if out is not None:
-            ts += out
-        # a size's type too: N=1000.0 or N=True equals N=1000 or N=1, and is refused
-        return (variant, tuple((k, type(v), v) for k, v in sizes.items()) if sizes else (), out is not None,
-                *[(x.shape, x.dtype, x.device, x.is_contiguous()) for x in ts])
-
     def _checked(self, inputs, variant, out, sizes):
-        """Every check of a call whose signature is new; its _Call, kept for the signature."""
+        """Every check of a call's arguments but its scalars' (_scalar); its _Call."""
         m = self.manifest
         if not self._art:
             raise ValueError("the artifact is closed")
@@ -189,9 +200,6 @@ class Artifact:
         if out is not None:
             for p, x in zip(self._new, out):
                 self._check_tensor(p, x, c.shapes[p.index], "out ")
-        if len(self._calls) >= 4096:  # signatures without end (sizes that keep changing): start again
-            self._calls.clear()
-        self._calls[self._signature(inputs, variant, out, sizes)] = c
         return c
 
     def _scalar(self, a, p, x):
@@ -205,37 +213,35 @@ class Artifact:
         else:
             a.f = float(x)
 
-    def run(self, *inputs, variant="fused", out=None, **sizes):
-        c = None
-        if len(inputs) == self._nin:
-            try:
-                c = self._calls.get(self._signature(inputs, variant, out, sizes))
-            except (AttributeError, TypeError):  # not a tensor, an unhashable size: checked below
-                pass
-        if c is None:
-            c = self._checked(inputs, variant, out, sizes)
-        for a, i in self._in_args:
-            a.ptr = inputs[i].data_ptr()
+    def _slow(self, inputs, variant, out, sizes):
+        """A call whose signature was not seen: checked in full, launched,
+        and its signature registered for the specialised run when every
+        scalar is a plain int or float (what it sets without a check)."""
+        c = self._checked(inputs, variant, out, sizes)
+        given, plain = out, True
         for a, i, p, integral in self._scalar_args:
             x = inputs[i]
-            t = type(x)
-            if integral and t is int:
-                a.i = x
-            elif not integral and (t is float or t is int):
-                a.f = x
-            else:  # any other type: checked in full
-                self._scalar(a, p, x)
+            self._scalar(a, p, x)
+            plain = plain and (type(x) is int or (type(x) is float and not integral))
+        for a, i in self._in_args:
+            a.ptr = inputs[i].data_ptr()
         if out is None:
-            empty, dev = self._torch.empty, self.device
-            out = [empty(shape, dtype=dt, device=dev) for shape, dt in c.new]
+            out = [self._torch.empty(shape, dtype=dt, device=self.device) for shape, dt in c.new]
         for a, x in zip(self._out_args, out):
             a.ptr = x.data_ptr()
+        if plain:
+            if len(self._calls) >= 4096:  # signatures without end (sizes that keep changing): start again
+                self._calls.clear()
+            self._calls[self._key(inputs, variant, given, sizes)] = c
         rc = self._fz_run(c.handle, self._args, self._nargs, self._stream())
         if rc:
             self._error(rc)
-        if self._plain_ret:
-            return out[0] if len(out) == 1 else tuple(out)
         got = tuple(inputs[i] if kind == "in" else out[i] for kind, i in self._ret)
         return got[0] if len(got) == 1 else got
 
-    __call__ = run  # art(...) is art.run(...), without a call in between
+    def run(self, *inputs, variant="fused", out=None, **sizes):
+        """The call (see the class): each artifact's class replaces this
+        with its specialised run (_fast.py), which does the same."""
+        return self._slow(inputs, variant, out, sizes)
+
+    __call__ = run

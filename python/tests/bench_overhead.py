@@ -11,7 +11,10 @@ kernels' (back-to-back calls, one synchronize at the end).
 
 usage (repository root, after make):
     FUSERUN_LIBCUDA=build/rt/libfakecuda.so PYTHONPATH=python python3 python/tests/bench_overhead.py [--calls N]
-    PYTHONPATH=python python3 python/tests/bench_overhead.py --torch     # on a GPU"""
+    PYTHONPATH=python python3 python/tests/bench_overhead.py --torch     # on a GPU
+    ... --parts: also what the pieces of add_rmsnorm's call cost alone (an
+    output's allocation and release, a tensor's signature, the launch
+    through ctypes), to say where a call's time goes"""
 import argparse
 import os
 import sys
@@ -28,6 +31,7 @@ def main():
     ap.add_argument("--repeat", type=int, default=5, help="the best of this many rounds of --calls")
     ap.add_argument("--torch", action="store_true", help="real torch on a GPU")
     ap.add_argument("--fake", action="store_true", help="the fake torch and libcuda (the default without --torch)")
+    ap.add_argument("--parts", action="store_true", help="also time the pieces of add_rmsnorm's call")
     a = ap.parse_args()
     if not a.torch:
         os.environ.setdefault("FUSERUN_LIBCUDA", os.path.join(os.getcwd(), "build/rt/libfakecuda.so"))
@@ -78,6 +82,37 @@ def main():
             us_out = per_call(lambda: art(*inputs, out=out))
         print(f"{name:16s} {sizes:20s} {us:8.2f} {us_out:8.2f}")
         art.close()
+    if a.parts:
+        parts(torch, fuserun, dev, per_call)
+
+
+def parts(torch, fuserun, dev, per_call):
+    """add_rmsnorm's call (R=4, C=1024) and its pieces, each alone."""
+    bf = torch.bfloat16
+    art = fuserun.load(os.path.join(os.environ.get("FUSERUN_GENERATED", "generated"), "add_rmsnorm.manifest"))
+    x, res, w = (torch.empty(s, dtype=bf, device=dev) for s in ((4, 1024), (4, 1024), (1024,)))
+    h, y = art(x, res, w, 1e-5)
+    c = next(iter(art._calls.values()))
+    shape, empty, run, args, n, stream = (4, 1024), torch.empty, art._fz_run, art._args, art._nargs, art._stream
+    pieces = [
+        ("the call", lambda: art(x, res, w, 1e-5)),
+        ("the call, out=", lambda: art(x, res, w, 1e-5, out=(h, y))),
+        ("torch.empty(shape, dtype, device), released", lambda: empty(shape, dtype=bf, device=dev)),
+        ("x.new_empty(shape), released", lambda: x.new_empty(shape)),
+        ("torch.empty_like(x), released", lambda: torch.empty_like(x)),
+        ("a tensor's signature", lambda: (x.shape, x.dtype, x.device, x.is_contiguous())),
+        ("x.data_ptr()", x.data_ptr),
+        ("the current stream's handle", stream),
+        ("fz_call_run through ctypes (the launch)", lambda: run(c.handle, args, n, stream())),
+    ]
+    print("\nadd_rmsnorm R=4,C=1024, each piece alone:")
+    for name, fn in pieces:
+        try:
+            us = f"{per_call(fn):7.2f} us"
+        except AttributeError:  # the fake torch has no new_empty, empty_like
+            us = "    n/a"
+        print(f"  {name:46s} {us}")
+    art.close()
 
 
 if __name__ == "__main__":

@@ -93,6 +93,10 @@ def empty(shape, dtype=float32, device=None):
     return Tensor(shape if isinstance(shape, tuple) else (shape,), dtype, device)
 
 
+def empty_like(t):
+    return Tensor(t.shape, t.dtype, t.device)
+
+
 def zeros(n, dtype=float32, device=None):
     global zeros_calls
     zeros_calls += 1

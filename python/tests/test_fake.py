@@ -168,6 +168,62 @@ y3, s3 = g(A2, x2, T.empty((16,), T.float32, dev), 1.0, 0.0)
 check("a new signature at other sizes: checked, prepared, its own shapes", y3.shape == (16,) and u64(last_args(), len(names)) == 16
       and u64(last_args(), len(names) + 1) == 8, repr((y3.shape, u64(last_args(), len(names)))))
 
+# the specialised call (_fast.py): still an Artifact; an integer scalar set
+# on the cached path; a scalar of another type always checked; a refusal
+# after a cached call raised on its own (no KeyError chained to it)
+check("an artifact's call is its specialised run, and it is an Artifact", isinstance(g, fuserun.Artifact)
+      and type(g).__call__ is type(g).run and type(g).run is not fuserun.Artifact.run, repr(type(g)))
+te = fuserun.load(os.path.join(GEN, "transfer_entropy_shard.manifest"))
+te_names = [p.name for p in te.manifest.tensors]
+vm, vn = [T.empty((8,), T.float32, dev) for _ in range(3)], [T.empty((5,), T.float32, dev) for _ in range(3)]
+for off in (3, 4, -7):
+    te(*vm, *vn, off)
+    got = struct.unpack_from("<q", last_args(), 8 * te_names.index("off"))[0]
+    if got != off:
+        break
+check("an i64 scalar by value, on the checked and the cached path", got == off, f"{got} for {off}")
+raises("cached, then a float for an i64 scalar", TypeError, ["off: an integer expected (i64 scalar), 4.0 given"], te, *vm, *vn, 4.0)
+raises("cached, then a bool for an i64 scalar", TypeError, ["off: a number expected (i64 scalar), bool given"], te, *vm, *vn, False)
+
+
+class Half(float):
+    pass
+
+
+for v in (0.25, 0.75):
+    g(A, x, z, Half(v), 2)
+    got = struct.unpack_from("<d", last_args(), 8 * names.index("alpha"))[0]
+    if got != v:
+        break
+check("a float subclass for a scalar: set at each call, never cached", got == v and not any(Half in k for k in g._calls), f"{got} for {v}")
+try:
+    g(A, x, z, 0.5, 2)
+    g(A, x, T.empty((64,), T.float16, dev), 0.5, 2)
+    check("cached, then refused: no exception chained", False, "no exception")
+except TypeError as e:
+    check("cached, then refused: no exception chained", e.__context__ is None and e.__cause__ is None, repr(e.__context__))
+fusec = os.environ.get("FUSEC", "bin/fusec")
+if not os.access(fusec, os.X_OK):
+    report("SKIP", "inout parameters returned as given", f"no {fusec}")
+else:
+    tmp = tempfile.mkdtemp(prefix="fuserun-test-")
+    try:
+        import subprocess
+        subprocess.run([fusec, "tests/ref/lang/sgd_inplace.fuse", "-o", tmp], check=True, capture_output=True)
+        sgd = fuserun.load(os.path.join(tmp, "sgd_inplace.manifest"))
+        w, gr, mom, k = T.empty((9,), T.float32, dev), T.empty((9,), T.float32, dev), T.empty((9,), T.float32, dev), T.empty((9,), T.int32, dev)
+        ok = True
+        for _ in range(2):  # checked, then cached
+            got = sgd(w, gr, mom, 0.01, 0.9, k)
+            ok = ok and len(got) == 3 and got[0] is w and got[1] is mom and got[2].shape == (9,) and \
+                u64(last_args(), 6) == got[2].data_ptr() and u64(last_args(), 0) == w.data_ptr()
+        check("inout parameters returned as given (w, mom), the output allocated (cnt)", ok, repr(got))
+        sgd.close()
+    finally:
+        shutil.rmtree(tmp)
+te.close()
+raises("closed, then a signature that was cached", ValueError, ["the artifact is closed"], te, *vm, *vn, 3)
+
 # a format-1 artifact (no recipe) is refused at load, naming why
 tmp = tempfile.mkdtemp(prefix="fuserun-test-")
 try:
