@@ -34,7 +34,7 @@ for f in bench/corpus/*.fuse; do
 done
 [ $n_fuse -ge 20 ] && ok || bad "corpus/count" "$n_fuse chains in bench/corpus, expected at least 20"
 for f in bench/corpus/*.py; do
-	case $f in */harness.py|*/table.py) continue ;; esac
+	case $f in */harness.py|*/table.py|*/randchain.py) continue ;; esac
 	[ -f "${f%.py}.fuse" ] && ok || bad "corpus/$(basename "$f")" "no ${f%.py}.fuse beside it"
 done
 if command -v python3 >/dev/null 2>&1; then
@@ -45,7 +45,27 @@ if command -v python3 >/dev/null 2>&1; then
 		grep ' error ' "$T/dry" >>"$T/err"
 		bad "corpus/contract" "harness.py --dry-run: a chain breaks the contract"
 	fi
-	for s in bench/corpus/table.py bench/corpus/harness.py; do
+	# the random chain generator: a fixed seed's chains keep the contract
+	# and pass fusec --check, and the same seed writes the same bytes
+	mkdir -p "$T/rc" "$T/rc2"
+	cp bench/corpus/harness.py "$T/rc/"
+	python3 bench/corpus/randchain.py --seed 7 --count 24 --out "$T/rc" >/dev/null 2>"$T/err" &&
+		python3 bench/corpus/randchain.py --seed 7 --count 24 --out "$T/rc2" >/dev/null 2>>"$T/err" || bad "corpus/randchain" "randchain.py fails"
+	nrc=0 rcbad=
+	for f in "$T"/rc/rc_7_*.fuse; do
+		[ -e "$f" ] || continue
+		nrc=$((nrc + 1))
+		"$FUSEC" --check "$f" >/dev/null 2>"$T/err" && [ ! -s "$T/err" ] || rcbad="$rcbad $(basename "$f")"
+		cmp -s "$f" "$T/rc2/$(basename "$f")" && cmp -s "${f%.fuse}.py" "$T/rc2/$(basename "${f%.fuse}").py" || rcbad="$rcbad $(basename "$f")(not reproducible)"
+	done
+	[ $nrc = 24 ] && [ -z "$rcbad" ] && ok || bad "corpus/randchain" "$nrc chains; failing fusec --check or not reproducible:$rcbad"
+	if python3 "$T/rc/harness.py" --dry-run --gen "$T/none" --fusec "$FUSEC" >"$T/dry" 2>"$T/err" &&
+		grep -q '^corpus dry run: 24 chains, 0 break the contract$' "$T/dry"; then ok
+	else
+		grep ' error ' "$T/dry" >>"$T/err"
+		bad "corpus/randchain contract" "harness.py --dry-run on randchain.py's chains"
+	fi
+	for s in bench/corpus/table.py bench/corpus/harness.py bench/corpus/randchain.py; do
 		python3 -m py_compile "$s" 2>"$T/err" && ok || bad "corpus/$s" "does not compile"
 	done
 	# the check itself must say no: a chain with a size missing from SIZES, one without torch_fn
