@@ -97,12 +97,13 @@ for s in $specs; do
 done
 specs=$checked
 
+# the drivers link libfuserun (tests/gpu/build_driver.sh): built once, here
+if [ -z "$DRY" ] && ! make -s lib/libfuserun.a; then echo "FAIL: cannot build lib/libfuserun.a" | tee -a "$log"; exit 1; fi
 for s in $specs; do
 	if [ -n "$DRY" ]; then
 		echo "+ $CC ... -DFZ_NAME=$s tests/gpu/validate.c generated/${s}_ref.c -o $B/v_$s"
 	else
-		$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-			tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+		sh tests/gpu/build_driver.sh $s generated $B/v_$s -L$CUDA_HOME/lib64/stubs -lcuda || { fail=$((fail + 1)); continue; }
 	fi
 	[ "$PHASE" = sanitize ] && continue
 	for sz in $(sizes $s); do
