@@ -7,7 +7,7 @@
  * (tests/gpu/build_driver.sh). It speaks the Driver API itself.
  * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign] [--no-tma]
  * (--dir: the artifacts' folder, default generated/). Its inputs are
- * fuserun's (runtime/tool/tensors.c, rt_case_init, on the manifest that
+ * fuserun's (runtime/tool/tensors.c, rt_case_inputs, on the manifest that
  * libfuserun verified): from each param's domain=LO..HI, an integer input's
  * values line, else uniform, never by a param's name; --series fills
  * transfer_entropy's series by name, a check of known character. An inout
@@ -274,8 +274,9 @@ static void fill_inputs(const rt_case *rc)
 		if (tensor("qxn")) fill_views();
 		return;
 	}
-	for (int i = 0; i < nt; i++)
-		if (is_in(&ts[i]) && ts[i].rank) memcpy(ts[i].host, rc->t[i].host, (size_t)ts[i].n * (size_t)ts[i].bytes);
+	for (int i = 0; i < nt; i++) /* tensors, and scalars updated in place (by value: set with the args) */
+		if (is_in(&ts[i]) && (ts[i].rank || !strcmp(ts[i].kind, "inout")))
+			memcpy(ts[i].host, rc->t[i].host, (size_t)ts[i].n * (size_t)ts[i].bytes);
 }
 
 static double now_median(float *v, int n)
