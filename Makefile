@@ -218,7 +218,7 @@ install: install-runtime
 # fuserun), run the examples, compute-sanitizer over the validations. It
 # needs only a C compiler and the committed generated/: no re2c, lemon or
 # NVRTC, which a GPU machine may lack (the scripts build what they run).
-gpu-check:
+gpu-check: lib/libfuserun.a
 	sh tests/gpu/run.sh
 	sh runtime/tests/gpu.sh
 	sh runtime/tests/gpu_sizes.sh

@@ -32,6 +32,24 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_active_inference_step_ref_shapes[][2] = {
+	{"W", "M,N"},
+	{"mu", "N"},
+	{"o", "M"},
+	{"pi", "M"},
+	{"q", "N"},
+	{"p", "N"},
+	{"lr", "-"},
+	{"e", "M"},
+	{"mu_next", "N"},
+	{"accuracy", "-"},
+	{"kl", "-"},
+	{"g", "M"},
+	{"we", "M"},
+	{"grad", "N"},
+	{0, 0}
+};
+
 int fz_active_inference_step_reference(const fz_active_inference_step_ref_args *a)
 {
 	int bad = 0;

@@ -94,6 +94,9 @@ typedef struct fz_add_rmsnorm_ref_args {
 } fz_add_rmsnorm_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_add_rmsnorm_reference(const fz_add_rmsnorm_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_add_rmsnorm_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -183,20 +186,21 @@ static inline int fz_add_rmsnorm_unfused_ops(const fz_add_rmsnorm_args *a, int s
 }
 
 #ifdef FUSERUN_H
-/* Where fz_add_rmsnorm_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_add_rmsnorm_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_add_rmsnorm_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_add_rmsnorm_args, t_x),
-		FZ_FIELD(fz_add_rmsnorm_args, t_res),
-		FZ_FIELD(fz_add_rmsnorm_args, t_w),
-		FZ_FIELD(fz_add_rmsnorm_args, t_eps),
-		FZ_FIELD(fz_add_rmsnorm_args, t_h),
-		FZ_FIELD(fz_add_rmsnorm_args, t_y),
-		FZ_FIELD(fz_add_rmsnorm_args, t_ms),
-		FZ_FIELD(fz_add_rmsnorm_args, n_R),
-		FZ_FIELD(fz_add_rmsnorm_args, n_C),
+		FZ_FIELD(fz_add_rmsnorm_args, t_x, "R,C"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_res, "R,C"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_w, "C"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_eps, "-"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_h, "R,C"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_y, "R,C"),
+		FZ_FIELD(fz_add_rmsnorm_args, t_ms, "R"),
+		FZ_FIELD(fz_add_rmsnorm_args, n_R, 0),
+		FZ_FIELD(fz_add_rmsnorm_args, n_C, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

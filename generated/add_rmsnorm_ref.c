@@ -32,6 +32,17 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_add_rmsnorm_ref_shapes[][2] = {
+	{"x", "R,C"},
+	{"res", "R,C"},
+	{"w", "C"},
+	{"eps", "-"},
+	{"h", "R,C"},
+	{"y", "R,C"},
+	{"ms", "R"},
+	{0, 0}
+};
+
 int fz_add_rmsnorm_reference(const fz_add_rmsnorm_ref_args *a)
 {
 	int bad = 0;

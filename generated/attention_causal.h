@@ -115,6 +115,9 @@ typedef struct fz_attention_causal_ref_args {
 } fz_attention_causal_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_attention_causal_reference(const fz_attention_causal_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_attention_causal_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -261,25 +264,26 @@ static inline int fz_attention_causal_unfused_ops(const fz_attention_causal_args
 }
 
 #ifdef FUSERUN_H
-/* Where fz_attention_causal_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_attention_causal_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_attention_causal_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_attention_causal_args, t_Q),
-		FZ_FIELD(fz_attention_causal_args, t_K),
-		FZ_FIELD(fz_attention_causal_args, t_V),
-		FZ_FIELD(fz_attention_causal_args, t_scale),
-		FZ_FIELD(fz_attention_causal_args, t_O),
-		FZ_FIELD(fz_attention_causal_args, t_s),
-		FZ_FIELD(fz_attention_causal_args, t_z),
-		FZ_FIELD(fz_attention_causal_args, t_mx),
-		FZ_FIELD(fz_attention_causal_args, t_l),
-		FZ_FIELD(fz_attention_causal_args, t_p),
-		FZ_FIELD(fz_attention_causal_args, t_o),
-		FZ_FIELD(fz_attention_causal_args, n_B),
-		FZ_FIELD(fz_attention_causal_args, n_T),
-		FZ_FIELD(fz_attention_causal_args, n_D),
+		FZ_FIELD(fz_attention_causal_args, t_Q, "B,T,D"),
+		FZ_FIELD(fz_attention_causal_args, t_K, "B,T,D"),
+		FZ_FIELD(fz_attention_causal_args, t_V, "B,T,D"),
+		FZ_FIELD(fz_attention_causal_args, t_scale, "-"),
+		FZ_FIELD(fz_attention_causal_args, t_O, "B,T,D"),
+		FZ_FIELD(fz_attention_causal_args, t_s, "B,T,T"),
+		FZ_FIELD(fz_attention_causal_args, t_z, "B,T,T"),
+		FZ_FIELD(fz_attention_causal_args, t_mx, "B,T"),
+		FZ_FIELD(fz_attention_causal_args, t_l, "B,T"),
+		FZ_FIELD(fz_attention_causal_args, t_p, "B,T,T"),
+		FZ_FIELD(fz_attention_causal_args, t_o, "B,T,D"),
+		FZ_FIELD(fz_attention_causal_args, n_B, 0),
+		FZ_FIELD(fz_attention_causal_args, n_T, 0),
+		FZ_FIELD(fz_attention_causal_args, n_D, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,21 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_attention_causal_ref_shapes[][2] = {
+	{"Q", "B,T,D"},
+	{"K", "B,T,D"},
+	{"V", "B,T,D"},
+	{"scale", "-"},
+	{"O", "B,T,D"},
+	{"s", "B,T,T"},
+	{"z", "B,T,T"},
+	{"mx", "B,T"},
+	{"l", "B,T"},
+	{"p", "B,T,T"},
+	{"o", "B,T,D"},
+	{0, 0}
+};
+
 int fz_attention_causal_reference(const fz_attention_causal_ref_args *a)
 {
 	int bad = 0;

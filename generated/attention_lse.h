@@ -103,6 +103,9 @@ typedef struct fz_attention_lse_ref_args {
 } fz_attention_lse_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_attention_lse_reference(const fz_attention_lse_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_attention_lse_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -255,27 +258,28 @@ static inline int fz_attention_lse_unfused_ops(const fz_attention_lse_args *a, i
 }
 
 #ifdef FUSERUN_H
-/* Where fz_attention_lse_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_attention_lse_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_attention_lse_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_attention_lse_args, t_Q),
-		FZ_FIELD(fz_attention_lse_args, t_K),
-		FZ_FIELD(fz_attention_lse_args, t_V),
-		FZ_FIELD(fz_attention_lse_args, t_mask),
-		FZ_FIELD(fz_attention_lse_args, t_scale),
-		FZ_FIELD(fz_attention_lse_args, t_O),
-		FZ_FIELD(fz_attention_lse_args, t_lse),
-		FZ_FIELD(fz_attention_lse_args, t_s),
-		FZ_FIELD(fz_attention_lse_args, t_z),
-		FZ_FIELD(fz_attention_lse_args, t_mx),
-		FZ_FIELD(fz_attention_lse_args, t_l),
-		FZ_FIELD(fz_attention_lse_args, t_p),
-		FZ_FIELD(fz_attention_lse_args, t_o),
-		FZ_FIELD(fz_attention_lse_args, n_T),
-		FZ_FIELD(fz_attention_lse_args, n_D),
-		FZ_FIELD(fz_attention_lse_args, n_S),
+		FZ_FIELD(fz_attention_lse_args, t_Q, "T,D"),
+		FZ_FIELD(fz_attention_lse_args, t_K, "S,D"),
+		FZ_FIELD(fz_attention_lse_args, t_V, "S,D"),
+		FZ_FIELD(fz_attention_lse_args, t_mask, "T,S"),
+		FZ_FIELD(fz_attention_lse_args, t_scale, "-"),
+		FZ_FIELD(fz_attention_lse_args, t_O, "T,D"),
+		FZ_FIELD(fz_attention_lse_args, t_lse, "T"),
+		FZ_FIELD(fz_attention_lse_args, t_s, "T,S"),
+		FZ_FIELD(fz_attention_lse_args, t_z, "T,S"),
+		FZ_FIELD(fz_attention_lse_args, t_mx, "T"),
+		FZ_FIELD(fz_attention_lse_args, t_l, "T"),
+		FZ_FIELD(fz_attention_lse_args, t_p, "T,S"),
+		FZ_FIELD(fz_attention_lse_args, t_o, "T,D"),
+		FZ_FIELD(fz_attention_lse_args, n_T, 0),
+		FZ_FIELD(fz_attention_lse_args, n_D, 0),
+		FZ_FIELD(fz_attention_lse_args, n_S, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,23 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_attention_lse_ref_shapes[][2] = {
+	{"Q", "T,D"},
+	{"K", "S,D"},
+	{"V", "S,D"},
+	{"mask", "T,S"},
+	{"scale", "-"},
+	{"O", "T,D"},
+	{"lse", "T"},
+	{"s", "T,S"},
+	{"z", "T,S"},
+	{"mx", "T"},
+	{"l", "T"},
+	{"p", "T,S"},
+	{"o", "T,D"},
+	{0, 0}
+};
+
 int fz_attention_lse_reference(const fz_attention_lse_ref_args *a)
 {
 	int bad = 0;

@@ -32,6 +32,22 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_attention_ref_shapes[][2] = {
+	{"Q", "B,T,D"},
+	{"K", "B,S,D"},
+	{"V", "B,S,D"},
+	{"scale", "-"},
+	{"O", "B,T,D"},
+	{"s", "B,T,S"},
+	{"z", "B,T,S"},
+	{"mx", "B,T"},
+	{"e", "B,T,S"},
+	{"l", "B,T"},
+	{"p", "B,T,S"},
+	{"o", "B,T,D"},
+	{0, 0}
+};
+
 int fz_attention_reference(const fz_attention_ref_args *a)
 {
 	int bad = 0;

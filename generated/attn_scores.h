@@ -94,6 +94,9 @@ typedef struct fz_attn_scores_ref_args {
 } fz_attn_scores_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_attn_scores_reference(const fz_attn_scores_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_attn_scores_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -174,20 +177,21 @@ static inline int fz_attn_scores_unfused_ops(const fz_attn_scores_args *a, int s
 }
 
 #ifdef FUSERUN_H
-/* Where fz_attn_scores_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_attn_scores_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_attn_scores_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_attn_scores_args, t_Q),
-		FZ_FIELD(fz_attn_scores_args, t_Kt),
-		FZ_FIELD(fz_attn_scores_args, t_scale),
-		FZ_FIELD(fz_attn_scores_args, t_S),
-		FZ_FIELD(fz_attn_scores_args, t_acc),
-		FZ_FIELD(fz_attn_scores_args, n_Bt),
-		FZ_FIELD(fz_attn_scores_args, n_M),
-		FZ_FIELD(fz_attn_scores_args, n_D),
-		FZ_FIELD(fz_attn_scores_args, n_N),
+		FZ_FIELD(fz_attn_scores_args, t_Q, "Bt,M,D"),
+		FZ_FIELD(fz_attn_scores_args, t_Kt, "Bt,N,D"),
+		FZ_FIELD(fz_attn_scores_args, t_scale, "-"),
+		FZ_FIELD(fz_attn_scores_args, t_S, "Bt,M,N"),
+		FZ_FIELD(fz_attn_scores_args, t_acc, "Bt,M,N"),
+		FZ_FIELD(fz_attn_scores_args, n_Bt, 0),
+		FZ_FIELD(fz_attn_scores_args, n_M, 0),
+		FZ_FIELD(fz_attn_scores_args, n_D, 0),
+		FZ_FIELD(fz_attn_scores_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,15 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_attn_scores_ref_shapes[][2] = {
+	{"Q", "Bt,M,D"},
+	{"Kt", "Bt,N,D"},
+	{"scale", "-"},
+	{"S", "Bt,M,N"},
+	{"acc", "Bt,M,N"},
+	{0, 0}
+};
+
 int fz_attn_scores_reference(const fz_attn_scores_ref_args *a)
 {
 	int bad = 0;

@@ -95,6 +95,9 @@ typedef struct fz_batchnorm_inference_ref_args {
 } fz_batchnorm_inference_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_batchnorm_inference_reference(const fz_batchnorm_inference_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_batchnorm_inference_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -163,20 +166,21 @@ static inline int fz_batchnorm_inference_unfused_ops(const fz_batchnorm_inferenc
 }
 
 #ifdef FUSERUN_H
-/* Where fz_batchnorm_inference_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_batchnorm_inference_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_batchnorm_inference_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_batchnorm_inference_args, t_X),
-		FZ_FIELD(fz_batchnorm_inference_args, t_mean),
-		FZ_FIELD(fz_batchnorm_inference_args, t_var),
-		FZ_FIELD(fz_batchnorm_inference_args, t_gamma),
-		FZ_FIELD(fz_batchnorm_inference_args, t_beta),
-		FZ_FIELD(fz_batchnorm_inference_args, t_eps),
-		FZ_FIELD(fz_batchnorm_inference_args, t_Y),
-		FZ_FIELD(fz_batchnorm_inference_args, n_B),
-		FZ_FIELD(fz_batchnorm_inference_args, n_C),
+		FZ_FIELD(fz_batchnorm_inference_args, t_X, "B,C"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_mean, "C"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_var, "C"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_gamma, "C"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_beta, "C"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_eps, "-"),
+		FZ_FIELD(fz_batchnorm_inference_args, t_Y, "B,C"),
+		FZ_FIELD(fz_batchnorm_inference_args, n_B, 0),
+		FZ_FIELD(fz_batchnorm_inference_args, n_C, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,17 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_batchnorm_inference_ref_shapes[][2] = {
+	{"X", "B,C"},
+	{"mean", "C"},
+	{"var", "C"},
+	{"gamma", "C"},
+	{"beta", "C"},
+	{"eps", "-"},
+	{"Y", "B,C"},
+	{0, 0}
+};
+
 int fz_batchnorm_inference_reference(const fz_batchnorm_inference_ref_args *a)
 {
 	int bad = 0;

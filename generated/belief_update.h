@@ -112,6 +112,9 @@ typedef struct fz_belief_update_ref_args {
 } fz_belief_update_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_belief_update_reference(const fz_belief_update_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_belief_update_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -234,22 +237,23 @@ static inline int fz_belief_update_unfused_ops(const fz_belief_update_args *a, i
 }
 
 #ifdef FUSERUN_H
-/* Where fz_belief_update_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_belief_update_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_belief_update_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_belief_update_args, t_W),
-		FZ_FIELD(fz_belief_update_args, t_mu),
-		FZ_FIELD(fz_belief_update_args, t_o),
-		FZ_FIELD(fz_belief_update_args, t_pi),
-		FZ_FIELD(fz_belief_update_args, t_lr),
-		FZ_FIELD(fz_belief_update_args, t_mu_next),
-		FZ_FIELD(fz_belief_update_args, t_g),
-		FZ_FIELD(fz_belief_update_args, t_e),
-		FZ_FIELD(fz_belief_update_args, t_grad),
-		FZ_FIELD(fz_belief_update_args, n_M),
-		FZ_FIELD(fz_belief_update_args, n_N),
+		FZ_FIELD(fz_belief_update_args, t_W, "M,N"),
+		FZ_FIELD(fz_belief_update_args, t_mu, "N"),
+		FZ_FIELD(fz_belief_update_args, t_o, "M"),
+		FZ_FIELD(fz_belief_update_args, t_pi, "M"),
+		FZ_FIELD(fz_belief_update_args, t_lr, "-"),
+		FZ_FIELD(fz_belief_update_args, t_mu_next, "N"),
+		FZ_FIELD(fz_belief_update_args, t_g, "M"),
+		FZ_FIELD(fz_belief_update_args, t_e, "M"),
+		FZ_FIELD(fz_belief_update_args, t_grad, "N"),
+		FZ_FIELD(fz_belief_update_args, n_M, 0),
+		FZ_FIELD(fz_belief_update_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,19 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_belief_update_ref_shapes[][2] = {
+	{"W", "M,N"},
+	{"mu", "N"},
+	{"o", "M"},
+	{"pi", "M"},
+	{"lr", "-"},
+	{"mu_next", "N"},
+	{"g", "M"},
+	{"e", "M"},
+	{"grad", "N"},
+	{0, 0}
+};
+
 int fz_belief_update_reference(const fz_belief_update_ref_args *a)
 {
 	int bad = 0;

@@ -32,6 +32,15 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_colstats_ref_shapes[][2] = {
+	{"X", "N,C"},
+	{"mean", "C"},
+	{"var", "C"},
+	{"s", "C"},
+	{"q", "C"},
+	{0, 0}
+};
+
 int fz_colstats_reference(const fz_colstats_ref_args *a)
 {
 	int bad = 0;

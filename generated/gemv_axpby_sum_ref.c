@@ -32,6 +32,18 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_gemv_axpby_sum_ref_shapes[][2] = {
+	{"A", "M,N"},
+	{"x", "N"},
+	{"z", "M"},
+	{"alpha", "-"},
+	{"beta", "-"},
+	{"y", "M"},
+	{"s", "-"},
+	{"ax", "M"},
+	{0, 0}
+};
+
 int fz_gemv_axpby_sum_reference(const fz_gemv_axpby_sum_ref_args *a)
 {
 	int bad = 0;

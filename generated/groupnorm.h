@@ -97,6 +97,9 @@ typedef struct fz_groupnorm_ref_args {
 } fz_groupnorm_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_groupnorm_reference(const fz_groupnorm_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_groupnorm_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -189,22 +192,23 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 }
 
 #ifdef FUSERUN_H
-/* Where fz_groupnorm_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_groupnorm_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_groupnorm_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_groupnorm_args, t_x),
-		FZ_FIELD(fz_groupnorm_args, t_gamma),
-		FZ_FIELD(fz_groupnorm_args, t_beta),
-		FZ_FIELD(fz_groupnorm_args, t_eps),
-		FZ_FIELD(fz_groupnorm_args, t_y),
-		FZ_FIELD(fz_groupnorm_args, t_mu),
-		FZ_FIELD(fz_groupnorm_args, t_va),
-		FZ_FIELD(fz_groupnorm_args, n_N),
-		FZ_FIELD(fz_groupnorm_args, n_G),
-		FZ_FIELD(fz_groupnorm_args, n_CG),
-		FZ_FIELD(fz_groupnorm_args, n_HW),
+		FZ_FIELD(fz_groupnorm_args, t_x, "N,G,CG,HW"),
+		FZ_FIELD(fz_groupnorm_args, t_gamma, "G,CG"),
+		FZ_FIELD(fz_groupnorm_args, t_beta, "G,CG"),
+		FZ_FIELD(fz_groupnorm_args, t_eps, "-"),
+		FZ_FIELD(fz_groupnorm_args, t_y, "N,G,CG,HW"),
+		FZ_FIELD(fz_groupnorm_args, t_mu, "N,G"),
+		FZ_FIELD(fz_groupnorm_args, t_va, "N,G"),
+		FZ_FIELD(fz_groupnorm_args, n_N, 0),
+		FZ_FIELD(fz_groupnorm_args, n_G, 0),
+		FZ_FIELD(fz_groupnorm_args, n_CG, 0),
+		FZ_FIELD(fz_groupnorm_args, n_HW, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

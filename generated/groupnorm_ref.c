@@ -32,6 +32,17 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_groupnorm_ref_shapes[][2] = {
+	{"x", "N,G,CG,HW"},
+	{"gamma", "G,CG"},
+	{"beta", "G,CG"},
+	{"eps", "-"},
+	{"y", "N,G,CG,HW"},
+	{"mu", "N,G"},
+	{"va", "N,G"},
+	{0, 0}
+};
+
 int fz_groupnorm_reference(const fz_groupnorm_ref_args *a)
 {
 	int bad = 0;

@@ -86,6 +86,9 @@ typedef struct fz_kl_divergence_ref_args {
 } fz_kl_divergence_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_kl_divergence_reference(const fz_kl_divergence_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_kl_divergence_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -168,16 +171,17 @@ static inline int fz_kl_divergence_unfused_ops(const fz_kl_divergence_args *a, i
 }
 
 #ifdef FUSERUN_H
-/* Where fz_kl_divergence_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_kl_divergence_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_kl_divergence_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_kl_divergence_args, t_q),
-		FZ_FIELD(fz_kl_divergence_args, t_p),
-		FZ_FIELD(fz_kl_divergence_args, t_kl),
-		FZ_FIELD(fz_kl_divergence_args, t_t),
-		FZ_FIELD(fz_kl_divergence_args, n_N),
+		FZ_FIELD(fz_kl_divergence_args, t_q, "N"),
+		FZ_FIELD(fz_kl_divergence_args, t_p, "N"),
+		FZ_FIELD(fz_kl_divergence_args, t_kl, "-"),
+		FZ_FIELD(fz_kl_divergence_args, t_t, "N"),
+		FZ_FIELD(fz_kl_divergence_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,14 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_kl_divergence_ref_shapes[][2] = {
+	{"q", "N"},
+	{"p", "N"},
+	{"kl", "-"},
+	{"t", "N"},
+	{0, 0}
+};
+
 int fz_kl_divergence_reference(const fz_kl_divergence_ref_args *a)
 {
 	int bad = 0;

@@ -32,6 +32,15 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_linear_bias_gelu_ref_shapes[][2] = {
+	{"X", "M,K"},
+	{"W", "N,K"},
+	{"bias", "N"},
+	{"Y", "M,N"},
+	{"acc", "M,N"},
+	{0, 0}
+};
+
 int fz_linear_bias_gelu_reference(const fz_linear_bias_gelu_ref_args *a)
 {
 	int bad = 0;

@@ -92,6 +92,9 @@ typedef struct fz_matmul_bias_relu_bf16_ref_args {
 } fz_matmul_bias_relu_bf16_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_matmul_bias_relu_bf16_reference(const fz_matmul_bias_relu_bf16_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_matmul_bias_relu_bf16_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -172,19 +175,20 @@ static inline int fz_matmul_bias_relu_bf16_unfused_ops(const fz_matmul_bias_relu
 }
 
 #ifdef FUSERUN_H
-/* Where fz_matmul_bias_relu_bf16_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_matmul_bias_relu_bf16_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_matmul_bias_relu_bf16_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_A),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_B),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_bias),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_C),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_acc),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_M),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_K),
-		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_N),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_A, "M,K"),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_B, "K,N"),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_bias, "N"),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_C, "M,N"),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, t_acc, "M,N"),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_M, 0),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_K, 0),
+		FZ_FIELD(fz_matmul_bias_relu_bf16_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,17 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_matmul_residual_ref_shapes[][2] = {
+	{"A", "M,K"},
+	{"B", "K,N"},
+	{"s", "M"},
+	{"bias", "N"},
+	{"R", "M,N"},
+	{"C", "M,N"},
+	{"acc", "M,N"},
+	{0, 0}
+};
+
 int fz_matmul_residual_reference(const fz_matmul_residual_ref_args *a)
 {
 	int bad = 0;

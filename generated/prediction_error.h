@@ -91,6 +91,9 @@ typedef struct fz_prediction_error_ref_args {
 } fz_prediction_error_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_prediction_error_reference(const fz_prediction_error_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_prediction_error_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -179,18 +182,19 @@ static inline int fz_prediction_error_unfused_ops(const fz_prediction_error_args
 }
 
 #ifdef FUSERUN_H
-/* Where fz_prediction_error_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_prediction_error_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_prediction_error_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_prediction_error_args, t_o),
-		FZ_FIELD(fz_prediction_error_args, t_g),
-		FZ_FIELD(fz_prediction_error_args, t_pi),
-		FZ_FIELD(fz_prediction_error_args, t_e),
-		FZ_FIELD(fz_prediction_error_args, t_accuracy),
-		FZ_FIELD(fz_prediction_error_args, t_total),
-		FZ_FIELD(fz_prediction_error_args, n_N),
+		FZ_FIELD(fz_prediction_error_args, t_o, "N"),
+		FZ_FIELD(fz_prediction_error_args, t_g, "N"),
+		FZ_FIELD(fz_prediction_error_args, t_pi, "N"),
+		FZ_FIELD(fz_prediction_error_args, t_e, "N"),
+		FZ_FIELD(fz_prediction_error_args, t_accuracy, "N"),
+		FZ_FIELD(fz_prediction_error_args, t_total, "-"),
+		FZ_FIELD(fz_prediction_error_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

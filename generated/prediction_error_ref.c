@@ -32,6 +32,16 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_prediction_error_ref_shapes[][2] = {
+	{"o", "N"},
+	{"g", "N"},
+	{"pi", "N"},
+	{"e", "N"},
+	{"accuracy", "N"},
+	{"total", "-"},
+	{0, 0}
+};
+
 int fz_prediction_error_reference(const fz_prediction_error_ref_args *a)
 {
 	int bad = 0;

@@ -32,6 +32,12 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_relu_ref_shapes[][2] = {
+	{"x", "N"},
+	{"y", "N"},
+	{0, 0}
+};
+
 int fz_relu_reference(const fz_relu_ref_args *a)
 {
 	int bad = 0;

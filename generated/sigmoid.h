@@ -83,6 +83,9 @@ typedef struct fz_sigmoid_ref_args {
 } fz_sigmoid_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_sigmoid_reference(const fz_sigmoid_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_sigmoid_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -151,14 +154,15 @@ static inline int fz_sigmoid_unfused_ops(const fz_sigmoid_args *a, int sm, fz_op
 }
 
 #ifdef FUSERUN_H
-/* Where fz_sigmoid_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_sigmoid_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_sigmoid_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_sigmoid_args, t_x),
-		FZ_FIELD(fz_sigmoid_args, t_y),
-		FZ_FIELD(fz_sigmoid_args, n_N),
+		FZ_FIELD(fz_sigmoid_args, t_x, "N"),
+		FZ_FIELD(fz_sigmoid_args, t_y, "N"),
+		FZ_FIELD(fz_sigmoid_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -88,6 +88,9 @@ typedef struct fz_softmax_ref_args {
 } fz_softmax_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_softmax_reference(const fz_softmax_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_softmax_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -192,18 +195,19 @@ static inline int fz_softmax_unfused_ops(const fz_softmax_args *a, int sm, fz_op
 }
 
 #ifdef FUSERUN_H
-/* Where fz_softmax_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_softmax_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_softmax_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_softmax_args, t_X),
-		FZ_FIELD(fz_softmax_args, t_Y),
-		FZ_FIELD(fz_softmax_args, t_rmax),
-		FZ_FIELD(fz_softmax_args, t_ex),
-		FZ_FIELD(fz_softmax_args, t_rsum),
-		FZ_FIELD(fz_softmax_args, n_R),
-		FZ_FIELD(fz_softmax_args, n_C),
+		FZ_FIELD(fz_softmax_args, t_X, "R,C"),
+		FZ_FIELD(fz_softmax_args, t_Y, "R,C"),
+		FZ_FIELD(fz_softmax_args, t_rmax, "R"),
+		FZ_FIELD(fz_softmax_args, t_ex, "R,C"),
+		FZ_FIELD(fz_softmax_args, t_rsum, "R"),
+		FZ_FIELD(fz_softmax_args, n_R, 0),
+		FZ_FIELD(fz_softmax_args, n_C, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

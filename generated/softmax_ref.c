@@ -32,6 +32,15 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_softmax_ref_shapes[][2] = {
+	{"X", "R,C"},
+	{"Y", "R,C"},
+	{"rmax", "R"},
+	{"ex", "R,C"},
+	{"rsum", "R"},
+	{0, 0}
+};
+
 int fz_softmax_reference(const fz_softmax_ref_args *a)
 {
 	int bad = 0;

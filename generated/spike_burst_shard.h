@@ -111,6 +111,9 @@ typedef struct fz_spike_burst_shard_ref_args {
 } fz_spike_burst_shard_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_spike_burst_shard_reference(const fz_spike_burst_shard_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_spike_burst_shard_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -226,29 +229,30 @@ static inline int fz_spike_burst_shard_unfused_ops(const fz_spike_burst_shard_ar
 }
 
 #ifdef FUSERUN_H
-/* Where fz_spike_burst_shard_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_spike_burst_shard_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_spike_burst_shard_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_spike_burst_shard_args, t_fired),
-		FZ_FIELD(fz_spike_burst_shard_args, t_row_ptr),
-		FZ_FIELD(fz_spike_burst_shard_args, t_col),
-		FZ_FIELD(fz_spike_burst_shard_args, t_w),
-		FZ_FIELD(fz_spike_burst_shard_args, t_v),
-		FZ_FIELD(fz_spike_burst_shard_args, t_decay),
-		FZ_FIELD(fz_spike_burst_shard_args, t_vth),
-		FZ_FIELD(fz_spike_burst_shard_args, t_vreset),
-		FZ_FIELD(fz_spike_burst_shard_args, t_base),
-		FZ_FIELD(fz_spike_burst_shard_args, t_v_next),
-		FZ_FIELD(fz_spike_burst_shard_args, t_spikes),
-		FZ_FIELD(fz_spike_burst_shard_args, t_nspikes),
-		FZ_FIELD(fz_spike_burst_shard_args, t_I),
-		FZ_FIELD(fz_spike_burst_shard_args, t_u),
-		FZ_FIELD(fz_spike_burst_shard_args, n_F),
-		FZ_FIELD(fz_spike_burst_shard_args, n_NP1),
-		FZ_FIELD(fz_spike_burst_shard_args, n_S),
-		FZ_FIELD(fz_spike_burst_shard_args, n_N),
+		FZ_FIELD(fz_spike_burst_shard_args, t_fired, "F"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_row_ptr, "NP1"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_col, "S"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_w, "S"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_v, "N"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_decay, "-"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_vth, "-"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_vreset, "-"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_base, "-"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_v_next, "N"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_spikes, "N"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_nspikes, "-"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_I, "N"),
+		FZ_FIELD(fz_spike_burst_shard_args, t_u, "N"),
+		FZ_FIELD(fz_spike_burst_shard_args, n_F, 0),
+		FZ_FIELD(fz_spike_burst_shard_args, n_NP1, 0),
+		FZ_FIELD(fz_spike_burst_shard_args, n_S, 0),
+		FZ_FIELD(fz_spike_burst_shard_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,24 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_spike_burst_shard_ref_shapes[][2] = {
+	{"fired", "F"},
+	{"row_ptr", "NP1"},
+	{"col", "S"},
+	{"w", "S"},
+	{"v", "N"},
+	{"decay", "-"},
+	{"vth", "-"},
+	{"vreset", "-"},
+	{"base", "-"},
+	{"v_next", "N"},
+	{"spikes", "N"},
+	{"nspikes", "-"},
+	{"I", "N"},
+	{"u", "N"},
+	{0, 0}
+};
+
 int fz_spike_burst_shard_reference(const fz_spike_burst_shard_ref_args *a)
 {
 	int bad = 0;

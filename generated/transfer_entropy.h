@@ -95,6 +95,9 @@ typedef struct fz_transfer_entropy_ref_args {
 } fz_transfer_entropy_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_transfer_entropy_reference(const fz_transfer_entropy_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_transfer_entropy_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -210,23 +213,24 @@ static inline int fz_transfer_entropy_unfused_ops(const fz_transfer_entropy_args
 }
 
 #ifdef FUSERUN_H
-/* Where fz_transfer_entropy_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_transfer_entropy_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_transfer_entropy_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_transfer_entropy_args, t_xn),
-		FZ_FIELD(fz_transfer_entropy_args, t_xp),
-		FZ_FIELD(fz_transfer_entropy_args, t_yp),
-		FZ_FIELD(fz_transfer_entropy_args, t_nf),
-		FZ_FIELD(fz_transfer_entropy_args, t_te),
-		FZ_FIELD(fz_transfer_entropy_args, t_d),
-		FZ_FIELD(fz_transfer_entropy_args, t_eps),
-		FZ_FIELD(fz_transfer_entropy_args, t_n_x),
-		FZ_FIELD(fz_transfer_entropy_args, t_n_xnx),
-		FZ_FIELD(fz_transfer_entropy_args, t_n_xy),
-		FZ_FIELD(fz_transfer_entropy_args, t_psi_sum),
-		FZ_FIELD(fz_transfer_entropy_args, n_N),
+		FZ_FIELD(fz_transfer_entropy_args, t_xn, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_xp, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_yp, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_nf, "-"),
+		FZ_FIELD(fz_transfer_entropy_args, t_te, "-"),
+		FZ_FIELD(fz_transfer_entropy_args, t_d, "N,N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_eps, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_x, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_xnx, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_n_xy, "N"),
+		FZ_FIELD(fz_transfer_entropy_args, t_psi_sum, "-"),
+		FZ_FIELD(fz_transfer_entropy_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

@@ -32,6 +32,21 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_transfer_entropy_ref_shapes[][2] = {
+	{"xn", "N"},
+	{"xp", "N"},
+	{"yp", "N"},
+	{"nf", "-"},
+	{"te", "-"},
+	{"d", "N,N"},
+	{"eps", "N"},
+	{"n_x", "N"},
+	{"n_xnx", "N"},
+	{"n_xy", "N"},
+	{"psi_sum", "-"},
+	{0, 0}
+};
+
 int fz_transfer_entropy_reference(const fz_transfer_entropy_ref_args *a)
 {
 	int bad = 0;

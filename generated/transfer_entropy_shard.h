@@ -103,6 +103,9 @@ typedef struct fz_transfer_entropy_shard_ref_args {
 } fz_transfer_entropy_shard_ref_args;
 /* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */
 int fz_transfer_entropy_shard_reference(const fz_transfer_entropy_shard_ref_args *a);
+/* {name, shape} of every param and temp, as the reference reads and writes
+   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */
+extern const char *const fz_transfer_entropy_shard_ref_shapes[][2];
 
 /* The fused variant's scratch: its stored temps, then per-block partials.
    Returns the bytes needed; with base != 0 also points a's temps and
@@ -203,26 +206,27 @@ static inline int fz_transfer_entropy_shard_unfused_ops(const fz_transfer_entrop
 }
 
 #ifdef FUSERUN_H
-/* Where fz_transfer_entropy_shard_args holds each param and size, as this compiler lays it out
-   (fz_artifact_check_fields compares it with the manifest before each run). */
+/* Where fz_transfer_entropy_shard_args holds each param and size, as this compiler lays it out,
+   and each param's shape (fz_artifact_check_fields compares them with the
+   manifest before each run). */
 static inline const fz_field *fz_transfer_entropy_shard_fields(int *n)
 {
 	static const fz_field fields[] = {
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxn),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxp),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_qyp),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_xn),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_xp),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_yp),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_off),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi_sum),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_eps),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_x),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xnx),
-		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xy),
-		FZ_FIELD(fz_transfer_entropy_shard_args, n_M),
-		FZ_FIELD(fz_transfer_entropy_shard_args, n_N),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxn, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qxp, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_qyp, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_xn, "N"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_xp, "N"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_yp, "N"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_off, "-"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_psi_sum, "-"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_eps, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_x, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xnx, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, t_n_xy, "M"),
+		FZ_FIELD(fz_transfer_entropy_shard_args, n_M, 0),
+		FZ_FIELD(fz_transfer_entropy_shard_args, n_N, 0),
 	};
 	*n = (int)(sizeof fields / sizeof fields[0]);
 	return fields;

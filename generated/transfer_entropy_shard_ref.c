@@ -32,6 +32,23 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_transfer_entropy_shard_ref_shapes[][2] = {
+	{"qxn", "M"},
+	{"qxp", "M"},
+	{"qyp", "M"},
+	{"xn", "N"},
+	{"xp", "N"},
+	{"yp", "N"},
+	{"off", "-"},
+	{"psi", "M"},
+	{"psi_sum", "-"},
+	{"eps", "M"},
+	{"n_x", "M"},
+	{"n_xnx", "M"},
+	{"n_xy", "M"},
+	{0, 0}
+};
+
 int fz_transfer_entropy_shard_reference(const fz_transfer_entropy_shard_ref_args *a)
 {
 	int bad = 0;

@@ -32,6 +32,13 @@ static int64_t fz_ix(int64_t v, int64_t n, int *bad)
 	return v;
 }
 
+const char *const fz_vector_add_ref_shapes[][2] = {
+	{"x", "N"},
+	{"y", "N"},
+	{"z", "N"},
+	{0, 0}
+};
+
 int fz_vector_add_reference(const fz_vector_add_ref_args *a)
 {
 	int bad = 0;

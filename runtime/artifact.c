@@ -280,6 +280,20 @@ static void field_want(const fz_artifact_info *in, int i, char *name, size_t cap
 	}
 }
 
+/* param i's shape in the header's table is the manifest's (a shape the
+   header's code assumes, a buffer the caller sized by the manifest: a
+   re-hashed manifest that changed one is refused; issue 27) */
+static int shape_ok(fz_artifact *a, int i, const char *shape)
+{
+	const fz_artifact_info *in = &a->info;
+	char want[FZ_MAX_LINE];
+	if (fz_tensor_shape_text(in, i, want, sizeof want) >= 0 && shape && !strcmp(shape, want)) return 1;
+	fr_err(a->err, FZ_ERR_LAYOUT, "%s: the generated header's param %s has shape %.200s, the manifest's is %.200s: "
+	       "rebuild the application with this artifact's %s.h", in->manifest, in->tensors[i].name,
+	       shape ? shape : "(none)", want, in->fusion);
+	return 0;
+}
+
 int fz_artifact_check_fields(fz_artifact *a, const fz_field *f, int n)
 {
 	if (!a) return FZ_ERR_INVALID;
@@ -294,7 +308,10 @@ int fz_artifact_check_fields(fz_artifact *a, const fz_field *f, int n)
 		field_want(in, i, name, sizeof name, &kind);
 		while (j < n && !(f[j].name && !strcmp(f[j].name, name))) j++;
 		const int kind_ok = j < n && (f[j].kind == kind || ((f[j].kind & FZ_KIND_UNKNOWN) && (f[j].kind & 0xff) == (kind & 0xff)));
-		if (j < n && f[j].offset == 8ull * (unsigned)i && kind_ok) continue;
+		if (j < n && f[j].offset == 8ull * (unsigned)i && kind_ok) {
+			if (i >= in->ntensors || shape_ok(a, i, f[j].shape)) continue;
+			return FZ_ERR_LAYOUT;
+		}
 		if (j == n)
 			return fr_err(a->err, FZ_ERR_LAYOUT, "%s: the generated header's args struct has no field %s: rebuild the application "
 			              "with this artifact's %s.h", in->manifest, name, in->fusion);

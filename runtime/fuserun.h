@@ -270,6 +270,12 @@ void fz_artifact_info_free(fz_artifact_info *info);
    (or its bytes) would pass 2^62; FZ_ERR_INVALID for a bad argument. */
 int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *sizes, long long *dims,
                     long long *elements, char *errbuf);
+/* Tensor `tensor`'s dimensions as the manifest writes them, into buf (cap
+   bytes): "-" for a scalar, else each as written, joined by commas ("B,C",
+   "N,(C+1)/2"). The generated header's field table and the reference carry
+   the same text for every param; the runtime compares them. Its length, or
+   -1 (buf "") for a bad argument or a buf too small. */
+int fz_tensor_shape_text(const fz_artifact_info *info, int tensor, char *buf, size_t cap);
 
 /* What an integer input must hold, from the manifest's line `values NAME
    LO..HI [nondecreasing] [nonzero]` (fusec writes one for each integer input
@@ -376,15 +382,18 @@ int fz_artifact_check_layout(fz_artifact *art, const char *layout);
 /* Where a generated header's args struct holds a field, as the compiler
    that compiled it laid the struct out: its name (t_PARAM, n_SIZE), its
    offset and its kind, FZ_FIELD_KIND: its size in bytes, and whether it is
-   a float, a signed integer or neither (a device pointer). A header's
-   fz_NAME_fields() is a table of these for every param and size of its
-   args struct, and its typed launchers pass it to fz_artifact_check_fields
-   before each run, so that a header whose struct is not the manifest's,
-   field by field, is refused whatever its layout string says. */
+   a float, a signed integer or neither (a device pointer); for a param, its
+   shape as the header's code assumes it (fz_tensor_shape_text's spelling),
+   NULL for a size. A header's fz_NAME_fields() is a table of these for
+   every param and size of its args struct, and its typed launchers pass it
+   to fz_artifact_check_fields before each run, so that a header whose
+   struct is not the manifest's, field by field, is refused whatever its
+   layout string says. */
 typedef struct fz_field {
 	const char *name;
 	unsigned long long offset;
 	int kind;
+	const char *shape;
 } fz_field;
 enum { FZ_KIND_FLOAT = 0x100, FZ_KIND_SIGNED = 0x200, FZ_KIND_UNKNOWN = 0x400 /* size only: a compiler without a way to tell */ };
 #if defined(__cplusplus) && __cplusplus >= 201103L
@@ -400,15 +409,16 @@ enum { FZ_KIND_FLOAT = 0x100, FZ_KIND_SIGNED = 0x200, FZ_KIND_UNKNOWN = 0x400 /*
 #else
 #define FZ_FIELD_KIND(x) ((int)sizeof(x) | FZ_KIND_UNKNOWN)
 #endif
-/* a row of the table, for field f of struct type S */
-#define FZ_FIELD(S, f) {#f, (unsigned long long)offsetof(S, f), FZ_FIELD_KIND(((S *)0)->f)}
+/* a row of the table, for field f of struct type S with shape (0 for a size) */
+#define FZ_FIELD(S, f, shape) {#f, (unsigned long long)offsetof(S, f), FZ_FIELD_KIND(((S *)0)->f), shape}
 
 /* FZ_ERR_LAYOUT unless fields[0..n) are the artifact's args struct as its
    manifest lays it out: every param (temps too) and size the manifest
    lists, each once, named t_PARAM or n_SIZE, at 8 bytes times its place
    (params in the manifest's order, then sizes), a device pointer but a
    scalar input by value (a double for a float type, a long long for an
-   integer one) and a size (a long long); nothing else. */
+   integer one) and a size (a long long), each param with the manifest's
+   shape; nothing else. */
 int fz_artifact_check_fields(fz_artifact *art, const fz_field *fields, int n);
 
 /* FZ_ERR_UNKNOWN_KERNEL unless the artifact has a kernel of that name */

@@ -3,7 +3,8 @@
  * max(B + K, 0) / D, or / S. Every step is overflow-checked, so no size on
  * a command line and no manifest can make a caller allocate a wrapped-round
  * count. fz_tensor_values: an integer input's values line at given sizes,
- * overflow-checked the same way. */
+ * overflow-checked the same way. fz_tensor_shape_text: the dimensions as
+ * written, which the generated header and reference carry too. */
 #include <string.h>
 
 #include "internal.h"
@@ -70,4 +71,21 @@ int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *
 		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: values %s%s hold nothing at these sizes (%lld..%lld): choose other sizes", t->name,
 		              v->range, v->nonzero ? " nonzero" : "", out->lo, out->hi);
 	return FZ_OK;
+}
+
+int fz_tensor_shape_text(const fz_artifact_info *info, int tensor, char *buf, size_t cap)
+{
+	if (!buf || !cap) return -1;
+	buf[0] = 0;
+	if (!info || tensor < 0 || tensor >= info->ntensors) return -1;
+	const fz_tensor_info *t = &info->tensors[tensor];
+	size_t n = 0;
+	for (int d = 0; d < (t->rank ? t->rank : 1); d++) {
+		const char *w = t->rank ? t->dim[d] : "-";
+		const size_t l = w ? strlen(w) : 0;
+		if (!w || n + (d > 0) + l >= cap) return buf[0] = 0, -1;
+		if (d) buf[n++] = ',';
+		memcpy(buf + n, w, l + 1), n += l;
+	}
+	return (int)n;
 }

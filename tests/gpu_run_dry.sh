@@ -12,7 +12,10 @@
 #      spec's inputs at run.sh's two smaller sizes and the float64 reference
 #      accepts them (its index checks refuse a gather or scatter out of
 #      range: exit 2); the fake runs no kernel, so the comparison then fails
-#      with an infinite error (exit 1), which is what is expected here.
+#      with an infinite error (exit 1), which is what is expected here;
+#   5. validate.c draws its inputs as fuserun does, never by a param's name:
+#      tests/gpu/byname.fuse's eps, lr and decay (once 1e-5, 0.01 and 0.9)
+#      come from (0.5, 1.5), so its reference's sum is at least 1.5 N.
 # Prints "FAIL name: why" lines and "gpu_run_dry: N passed, N failed".
 cd "$(dirname "$0")/.." || exit 2
 CC=${CC:-cc}
@@ -56,9 +59,8 @@ if [ ! -f "$FAKE" ]; then
 else
 	for f in specs/*.fuse; do
 		s=$(basename "$f" .fuse)
-		if ! $CC -std=c11 -D_POSIX_C_SOURCE=200809L -O0 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-			tests/gpu/validate.c generated/${s}_ref.c -L"$(dirname "$FAKE")" -l:libfakecuda.so \
-			-Wl,-rpath,"$(cd "$(dirname "$FAKE")" && pwd)" -lm -o "$T/v_$s" >"$T/cc.log" 2>&1; then
+		if ! OPT=-O0 sh tests/gpu/build_driver.sh $s generated "$T/v_$s" -L"$(dirname "$FAKE")" -l:libfakecuda.so \
+			-Wl,-rpath,"$(cd "$(dirname "$FAKE")" && pwd)" >"$T/cc.log" 2>&1; then
 			bad "validate.c builds for $s" "$(head -5 "$T/cc.log")"
 			continue
 		fi
@@ -76,6 +78,20 @@ else
 		done <"$T/runs"
 		if [ -z "$why" ]; then ok; else bad "validate.c inputs $s" "$why"; fi
 	done
+fi
+
+FUSEC=${FUSEC:-bin/fusec}
+if [ ! -f "$FAKE" ]; then :
+elif ! "$FUSEC" -o "$T/bn" --arch=sm_80 tests/gpu/byname.fuse >"$T/bn.log" 2>&1; then
+	bad "validate.c inputs by name" "fusec -o tests/gpu/byname.fuse: $(head -3 "$T/bn.log")"
+elif ! OPT=-O0 sh tests/gpu/build_driver.sh byname "$T/bn" "$T/v_byname" -L"$(dirname "$FAKE")" -l:libfakecuda.so \
+	-Wl,-rpath,"$(cd "$(dirname "$FAKE")" && pwd)" >"$T/cc.log" 2>&1; then
+	bad "validate.c inputs by name" "does not build: $(head -5 "$T/cc.log")"
+else
+	"$T/v_byname" N=4 --dir "$T/bn" --ptx "$T/bn/byname.sm_80.ptx" --seed 7 --reps 1 >"$T/out" 2>&1 </dev/null
+	ref=$(sed -n 's/.*(reference \(.*\))$/\1/p' "$T/out")
+	if [ -n "$ref" ] && awk -v r="$ref" 'BEGIN { exit !(r >= 6) }'; then ok
+	else bad "validate.c inputs by name" "byname's reference is ${ref:-missing} at N=4, not >= 6: eps, lr, decay chosen by name? $(head -3 "$T/out")"; fi
 fi
 
 echo "gpu_run_dry: $pass passed, $fail failed"

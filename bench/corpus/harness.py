@@ -221,8 +221,8 @@ def _eval_size(expr, sizes):
 
 
 def scalar_default(p):
-    """A scalar input: the middle of its domain, else by name as tests/gpu/validate.c
-    does (eps, lr), else 0.75. Fixed, not drawn: torch.compile(dynamic=False)
+    """A scalar input: the middle of its domain, else by name (eps, lr: what a
+    model would pass; the peers' timing only, never a validation input), else 0.75. Fixed, not drawn: torch.compile(dynamic=False)
     specialises on scalars, and the warm-up (--precompile) must make the graph
     the timing run looks up."""
     if p.lo is not None:

@@ -70,8 +70,10 @@ typedef struct Cx {
 	                            stores not collected into vectors */
 	/* a row over several axes (Kernel.ninner > 1): the index groups bound to
 	   the walk's flat column (cuda_row_bind), rebound in 32-bit arithmetic
-	   inside the cached steps, where the column is under 2^30 */
-	int row_ix[8], nrow_ix, row_small;
+	   inside the cached steps, where the column is under 2^30; each open walk
+	   holds a distinct group's first index, so the fusion's index count
+	   (row_cap) bounds them: 9 merged row sums once overflowed a table of 8 */
+	int *row_ix, nrow_ix, row_cap, row_small;
 	const char *row_var;
 	/* POINT vector path (KernelParams.vec): the copy being rendered (0..3,
 	   consecutive points along the innermost index), -1 outside it; the

@@ -31,6 +31,7 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 	cx.local = xcalloc((size_t)nt + 1, sizeof *cx.local);
 	cx.local_at = xcalloc((size_t)nt + 1, sizeof *cx.local_at);
 	cx.rc_used = xcalloc((size_t)nt + 1, 1);
+	cx.row_ix = xcalloc((size_t)ni + 1, sizeof *cx.row_ix), cx.row_cap = ni + 1;
 	for (int t = 0; t < nt; t++) cx.local_at[t] = xcalloc(MAX_RANK, sizeof(char *));
 	cx.w = (ExprWriter){.m = m, .leaf = cuda_leaf, .compute = ET_F32, .cuda = 1, .user = &cx};
 	if (!persist) fprintf(out, "/* %c variant: %d kernel%s */\n\n", p->variant, p->nk, p->nk == 1 ? "" : "s");
@@ -39,11 +40,14 @@ static void kernels(const Module *m, const Schedule *p, int persist, const unsig
 		cx.kernel_id = i, cx.nssa = 0;
 		if ((unsigned)p->k[i].mode >= KM_N || !kern_template[p->k[i].mode]) die("kernel %s has no template", p->k[i].name);
 		kern_template[p->k[i].mode](&cx);
+		/* a walk is bound for its loop only (cuda_row_bind): one left open
+		   would bind its group for every later walk, and pile up */
+		if (cx.nrow_ix) die("kernel %s leaves %d row walks open", p->k[i].name, cx.nrow_ix);
 	}
 	cuda_clear_locals(&cx);
 	for (int t = 0; t < nt; t++) free(cx.local_at[t]);
 	for (int i = 0; i < ni; i++) free(cx.bind[i]);
-	free(cx.bind), free(cx.role), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.memo);
+	free(cx.bind), free(cx.role), free(cx.local), free(cx.local_at), free(cx.rc_used), free(cx.row_ix), free(cx.memo);
 }
 
 void cuda_bodies(const Module *m, const Schedule *p, const unsigned char *written, FILE *out)

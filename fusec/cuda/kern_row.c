@@ -75,9 +75,15 @@ static char *row_body(Cx *cx, int depth)
 			die("step %s in row kernel %s", step_op_name[op], k->name);
 		} else { /* an element of the row: the group walks the row */
 			const Index *ix = &m->index[s->first_index + s->nfree - 1];
+			const int ix0 = s->first_index + s->nfree - k->ninner;
 			char *var = xasprintf("c_%s", ix->name);
-			cuda_row_bind(cx, s->first_index + s->nfree - k->ninner, var);
+			cuda_row_bind(cx, ix0, var);
 			cuda_row_loop(cx, var, row_map_body, sid, 1, depth);
+			/* closed with its loop, as the reductions' walks are: an open
+			   walk stays in cx->row_ix for every later walk of this body,
+			   of the body's other two renderings (rcache) and of the
+			   schedule's later kernels, until the table overflows */
+			cuda_row_unbind(cx, ix0);
 			free(var);
 			free(cx->local[s->out - cx->first_tensor]);
 			cx->local[s->out - cx->first_tensor] = NULL; /* valid inside that loop only */

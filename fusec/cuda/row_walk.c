@@ -138,7 +138,7 @@ static void row_bind_group(Cx *cx, int ix0)
 
 void cuda_row_bind(Cx *cx, int ix0, const char *var)
 {
-	if (cx->nrow_ix == (int)(sizeof cx->row_ix / sizeof cx->row_ix[0])) die("too many row walks open in kernel %s", cx->k->name);
+	if (cx->nrow_ix == cx->row_cap) die("too many row walks open in kernel %s", cx->k->name); /* one not closed */
 	cx->row_ix[cx->nrow_ix++] = ix0;
 	cx->row_var = var;
 	row_bind_group(cx, ix0);

@@ -31,6 +31,10 @@ void emit_args_struct(const Module *m, int fusion, int device, FILE *out);
 /* "ROLE NAME KIND TYPE DIMS" of a tensor, as the manifest's param/temp
    lines and the layout fingerprint both write it */
 void emit_tensor_words(const Module *m, const Fusion *f, const Tensor *t, FILE *out);
+/* its DIMS alone: "-" for a scalar, else each dimension as written, joined
+   by commas (the header's and the reference's shape tables, which the
+   runtime compares with the manifest's) */
+void emit_tensor_shape(const Module *m, const Fusion *f, const Tensor *t, FILE *out);
 /* the layout fingerprint of a fusion (the manifest's `layout` line and the
    header's FZ_NAME_LAYOUT; runtime/manifest.c's fr_layout computes the same) */
 void emit_layout(const Module *m, int fusion, char hex[65]);

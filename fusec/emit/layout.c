@@ -12,8 +12,13 @@ void emit_tensor_words(const Module *m, const Fusion *f, const Tensor *t, FILE *
 	static const char *const kind[] = {"input", "output", "temp"};
 	fprintf(out, "%s %s %s %s", t->kind == TK_TEMP ? "temp" : "param", t->name, t->inplace ? "inout" : kind[t->kind],
 	        elem_info[t->type].name);
-	if (!t->rank) fputs(" -", out);
-	for (int d = 0; d < t->rank; d++) fputc(d ? ',' : ' ', out), dim_write(m, f, t->dim[d], out);
+	fputc(' ', out), emit_tensor_shape(m, f, t, out);
+}
+
+void emit_tensor_shape(const Module *m, const Fusion *f, const Tensor *t, FILE *out)
+{
+	if (!t->rank) fputc('-', out);
+	for (int d = 0; d < t->rank; d++) fputs(d ? "," : "", out), dim_write(m, f, t->dim[d], out);
 }
 
 void emit_layout(const Module *m, int fusion, char hex[65])

@@ -23,7 +23,10 @@ static void ref_struct(const Module *m, int fusion, FILE *out)
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tlong long n_%s;\n", f->sym[i]);
 	fprintf(out, "} fz_%s_ref_args;\n", f->name);
 	fprintf(out, "/* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */\n");
-	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n\n", f->name, f->name);
+	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n", f->name, f->name);
+	fprintf(out, "/* {name, shape} of every param and temp, as the reference reads and writes\n"
+	             "   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */\n"
+	             "extern const char *const fz_%s_ref_shapes[][2];\n\n", f->name);
 }
 
 static void variant_plan(const Module *m, const Schedule *p, FILE *out)
@@ -194,13 +197,17 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	   launchers have libfuserun compare it with the manifest, so that a
 	   header and a manifest edited alike (the layout string copied) still
 	   disagree unless the struct the code fills does too (issue 27) */
-	fprintf(out, "/* Where fz_%s_args holds each param and size, as this compiler lays it out\n"
-	             "   (fz_artifact_check_fields compares it with the manifest before each run). */\n"
+	fprintf(out, "/* Where fz_%s_args holds each param and size, as this compiler lays it out,\n"
+	             "   and each param's shape (fz_artifact_check_fields compares them with the\n"
+	             "   manifest before each run). */\n"
 	             "static inline const fz_field *fz_%s_fields(int *n)\n{\n\tstatic const fz_field fields[] = {\n",
 	        f->name, f->name);
-	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
-		fprintf(out, "\t\tFZ_FIELD(fz_%s_args, t_%s),\n", f->name, m->tensor[i].name);
-	for (int i = 0; i < f->nsym; i++) fprintf(out, "\t\tFZ_FIELD(fz_%s_args, n_%s),\n", f->name, f->sym[i]);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		fprintf(out, "\t\tFZ_FIELD(fz_%s_args, t_%s, \"", f->name, m->tensor[i].name);
+		emit_tensor_shape(m, f, &m->tensor[i], out);
+		fputs("\"),\n", out);
+	}
+	for (int i = 0; i < f->nsym; i++) fprintf(out, "\t\tFZ_FIELD(fz_%s_args, n_%s, 0),\n", f->name, f->sym[i]);
 	fputs("\t};\n\t*n = (int)(sizeof fields / sizeof fields[0]);\n\treturn fields;\n}\n", out);
 	for (int v = 0; v < 2; v++) {
 		const Schedule *p = v ? unfused : fused;

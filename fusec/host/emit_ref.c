@@ -274,6 +274,21 @@ static int fusion_float_to_int(const Module *m, const Fusion *f)
 	return 0;
 }
 
+/* The shapes this reference's loops assume, from the tensors that wrote
+   them: fuserun sizes the buffers it hands the reference by the manifest,
+   and compares the manifest's shapes with these, which an edit of the
+   manifest and the header together cannot change (issue 27) */
+static void ref_shapes(const Module *m, const Fusion *f, FILE *out)
+{
+	fprintf(out, "\nconst char *const fz_%s_ref_shapes[][2] = {\n", f->name);
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
+		fprintf(out, "\t{\"%s\", \"", m->tensor[i].name);
+		emit_tensor_shape(m, f, &m->tensor[i], out);
+		fputs("\"},\n", out);
+	}
+	fputs("\t{0, 0}\n};\n", out);
+}
+
 void host_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
@@ -286,6 +301,7 @@ void host_reference(const Module *m, int fusion, FILE *out)
 	fputs("#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n", out);
 	fputs(ref_helpers, out);
 	if (fusion_float_to_int(m, f)) fputs(ref_f2i, out); /* only where used: the shipped references stay as they were */
+	ref_shapes(m, f, out);
 	fprintf(out, "\nint fz_%s_reference(const fz_%s_ref_args *a)\n{\n\tint bad = 0;\n", f->name, f->name);
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tconst long long n_%s = a->n_%s;\n", f->sym[i], f->sym[i]);
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {

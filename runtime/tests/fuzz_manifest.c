@@ -57,7 +57,9 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 #define TRY(n)                                                                                                         \
 	if (!strcmp(info->fusion, #n)) {                                                                                   \
 		s->reference = ref_##n, s->scratch[0] = fs_##n, s->scratch[1] = us_##n, s->ops[0] = fo_##n, s->ops[1] = uo_##n; \
-		return fr_spec_check(info, s, FZ_##n##_LAYOUT, sizeof(fz_##n##_args), sizeof(fz_##n##_ref_args), err);       \
+		if (fr_spec_check(info, s, FZ_##n##_LAYOUT, sizeof(fz_##n##_args), sizeof(fz_##n##_ref_args), err))          \
+			return -1;                                                                                             \
+		return fr_spec_check_shapes(info, fz_##n##_ref_shapes, err);                                                   \
 	}
 	FUSIONS(TRY)
 	snprintf(err, FZ_ERRMSG_SIZE, "fuzz: no header for %s", info->fusion);

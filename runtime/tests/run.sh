@@ -205,8 +205,7 @@ EOF2
 		# driver: its comparison must fail both (it passed NaN against NaN)
 		for v in "nan_ref $U/nan" "user_axpy $U/gen"; do
 			n=${v% *} d=${v#* }
-			if ${CC:-cc} -std=c11 -D_POSIX_C_SOURCE=200809L -O1 -DFZ_NAME=$n -I$d -I${CUDA_HOME:-/usr/local/cuda}/include -include $n.h \
-				tests/gpu/validate.c $d/${n}_ref.c -L$B -l:libfakecuda.so -Wl,-rpath,$(pwd)/$B -lm -o $U/v_$n >$U/cc.log 2>&1
+			if OPT=-O1 sh tests/gpu/build_driver.sh $n $d $U/v_$n -L$B -l:libfakecuda.so -Wl,-rpath,$(pwd)/$B >$U/cc.log 2>&1
 			then expect "tests/gpu/validate.c fails $n's unwritten output" 1 "$n .*FAIL fused_err/tol=inf *unfused_err/tol=inf" -- $U/v_$n --dir $d N=100 --seed 3 --reps 1
 			else bad "tests/gpu/validate.c builds for $n against the fake driver" "$(cat $U/cc.log)"; fi
 		done

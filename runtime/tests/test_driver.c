@@ -190,6 +190,16 @@ void test_fake_device(void)
 		ed[0].name = "t_qq";
 		expect("a header without a field the manifest names is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
 		       fz_artifact_error(a), "no field t_q", NULL);
+		memcpy(ed, kf, (size_t)nf * sizeof *kf);
+		ed[1].shape = "N,N"; /* p as a matrix: a header whose code assumed another shape */
+		expect("a header with a param of another shape is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "param p has shape N,N, the manifest's is N", NULL);
+		ed[1].shape = NULL;
+		expect("a header with a param of no shape is refused", fz_artifact_check_fields(a, ed, nf), FZ_ERR_LAYOUT,
+		       fz_artifact_error(a), "param p has shape (none)", NULL);
+		memcpy(ed, kf, (size_t)nf * sizeof *kf);
+		ed[2].shape = "-"; /* kl, a scalar: "-" as the manifest writes it */
+		expect("a scalar's shape is '-'", fz_artifact_check_fields(a, ed, nf), FZ_OK, fz_artifact_error(a), NULL);
 	}
 	check(ki && !ki->fused && !strcmp(ki->name, "kl_divergence_u1") && ki->block > 0, "kernel info", NULL);
 	expect("unknown kernel lookup", fz_kernel_lookup(a, "nope", &ki), FZ_ERR_UNKNOWN_KERNEL, fz_artifact_error(a), "nope", NULL);
@@ -348,6 +358,29 @@ void test_fake_device(void)
 			       fz_artifact_error(moved), NULL);
 		}
 		fz_artifact_unload(moved);
+	}
+	/* the layout check's gap (a), issue 27: spike_burst's manifest with w
+	   of shape N rather than S (an application sizes w by the manifest, the
+	   kernels read S elements), re-laid-out and re-hashed, the header's
+	   layout string made to match: its field table says S, and is refused */
+	dir = copy_artifact("spike_burst", "shape_changed");
+	edit(path2(p, dir, "spike_burst.manifest"), "param w input f32 S ", "param w input f32 N ", 0);
+	refingerprint(dir, "spike_burst");
+	{
+		fz_artifact *reshaped = NULL;
+		if (expect("spike_burst with w of shape N loads (its layout lines agree)", fz_artifact_load(d, p, &reshaped), FZ_OK,
+		           fz_device_error(d), NULL)) {
+			int nf;
+			const fz_field *sf = fz_spike_burst_fields(&nf);
+			expect("the header's fields refuse a changed shape", fz_artifact_check_fields(reshaped, sf, nf), FZ_ERR_LAYOUT,
+			       fz_artifact_error(reshaped), "param w has shape S, the manifest's is N", NULL);
+			fz_spike_burst_args sa;
+			memset(&sa, 0, sizeof sa);
+			/* (here at its layout string, compiled in before the edit) */
+			expect("the typed launcher refuses a changed shape", fz_spike_burst_unfused_run(reshaped, &sa, 132, NULL),
+			       FZ_ERR_LAYOUT, fz_artifact_error(reshaped), NULL);
+		}
+		fz_artifact_unload(reshaped);
 	}
 	setenv("FAKECUDA_FAIL", "cuModuleLoadDataEx", 1);
 	expect("a JIT failure names the call, the CUDA error, the file and the log",

@@ -200,14 +200,17 @@ static void test_files(void)
 }
 
 /* A manifest edited, re-laid-out and re-hashed with the header's two
-   layout lines to match (the issue's copyable string): the header and
+   layout lines to match (the issue's copyable string), and hfrom made hto
+   in the header when given: the header and
    reference fuserun compiles are refused where their structs do not hold
    each param where the manifest puts it (before, validate sized w by v's N
    and the reference read S elements of it: a heap overflow) */
-static void spec_refused(const char *casename, const char *line, const char *to, const char *want)
+static void spec_refused(const char *casename, const char *line, const char *to, const char *hfrom, const char *hto,
+                         const char *want)
 {
 	char err[FZ_ERRMSG_SIZE], p[4096], l[FZ_ERRMSG_SIZE + 2], name[200];
 	const char *dir = copy_artifact("spike_burst", casename);
+	if (hfrom) edit(path2(p, dir, "spike_burst.h"), hfrom, hto, 0); /* the header made to agree too */
 	manifest_line(path2(p, dir, "spike_burst.manifest"), line, err, sizeof err);
 	snprintf(l, sizeof l, "%s\n", err);
 	if (to) edit(p, err, to, 1); /* changed in place */
@@ -237,9 +240,16 @@ static void test_fields(void)
 		if (!rc) fr_spec_unload(&s);
 		fz_artifact_info_free(&info);
 	}
-	spec_refused("fields_order", "param v ", NULL, "param v");
-	spec_refused("fields_type", "param col ", "param col input i64 S by=input", "param col");
-	spec_refused("fields_role", "param w ", "param w output f32 S by=map", "param w");
+	spec_refused("fields_order", "param v ", NULL, NULL, NULL, "param v");
+	spec_refused("fields_type", "param col ", "param col input i64 S by=input", NULL, NULL, "param col");
+	spec_refused("fields_role", "param w ", "param w output f32 S by=map", NULL, NULL, "param w");
+	/* a changed shape (w: S to N; validate would size w by N and the
+	   reference read S elements of it): the reference's own table says S,
+	   whatever the header's says */
+	spec_refused("shape", "param w ", "param w input f32 N by=input", NULL, NULL, "param w with shape S, the manifest's is N");
+	spec_refused("shape_header_too", "param w ", "param w input f32 N by=input", "t_w, \"S\")", "t_w, \"N\")",
+	             "param w with shape S, the manifest's is N");
+	spec_refused("shape_temp", "temp u ", "temp u temp f32 S by=map", NULL, NULL, "temp u with shape N, the manifest's is S");
 }
 
 void test_hostile(void)

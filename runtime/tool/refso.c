@@ -11,7 +11,8 @@
  * object's layout fingerprint, args size and reference args size must be
  * the manifest's, and so must each param's and size's place and C type in
  * both structs (a table the wrapper computes from the manifest's names,
- * speccheck.c). Running the reference executes the artifact's C code on
+ * speccheck.c) and each param's and temp's shape in the reference's own
+ * table (fz_NAME_ref_shapes, in NAME_ref.c). Running the reference executes the artifact's C code on
  * the host: validate only artifacts you would build (README, security). */
 #include <dlfcn.h>
 #include <errno.h>
@@ -121,7 +122,8 @@ static const char wrapper[] =
 	"int fr_fo(const void *a, int sm, fz_op *o, int max) { return fz_%1$s_fused_ops((const fz_%1$s_args *)a, sm, o, max); }\n"
 	"int fr_uo(const void *a, int sm, fz_op *o, int max) { return fz_%1$s_unfused_ops((const fz_%1$s_args *)a, sm, o, max); }\n"
 	"const unsigned long long fr_args_size = sizeof(fz_%1$s_args), fr_ref_args_size = sizeof(fz_%1$s_ref_args);\n"
-	"const char fr_layout[] = FZ_%1$s_LAYOUT;\n";
+	"const char fr_layout[] = FZ_%1$s_LAYOUT;\n"
+	"const char *const (*const fr_shapes)[2] = fz_%1$s_ref_shapes;\n";
 
 static void cleanup(fr_spec *s)
 {
@@ -188,15 +190,17 @@ int fr_spec_load(const fz_artifact_info *info, fr_spec *s, char *err)
 		const unsigned long long *as = dlsym(s->handle, "fr_args_size"), *rs = dlsym(s->handle, "fr_ref_args_size");
 		const char *layout = dlsym(s->handle, "fr_layout");
 		const long long (*fields)[4] = dlsym(s->handle, "fr_fields");
+		const char *const (*const *shapes)[2] = dlsym(s->handle, "fr_shapes");
 		*(void **)&s->reference = dlsym(s->handle, "fr_ref");
 		*(void **)&s->scratch[0] = dlsym(s->handle, "fr_fs");
 		*(void **)&s->scratch[1] = dlsym(s->handle, "fr_us");
 		*(void **)&s->ops[0] = dlsym(s->handle, "fr_fo");
 		*(void **)&s->ops[1] = dlsym(s->handle, "fr_uo");
-		if (!as || !rs || !layout || !fields || !s->reference || !s->scratch[0] || !s->scratch[1] || !s->ops[0] || !s->ops[1])
+		if (!as || !rs || !layout || !fields || !shapes || !s->reference || !s->scratch[0] || !s->scratch[1] || !s->ops[0] || !s->ops[1])
 			rc = -1, snprintf(err, FZ_ERRMSG_SIZE, "%s: the compiled header lacks a function", info->fusion);
 		else rc = fr_spec_check(info, s, layout, *as, *rs, err);
 		if (!rc) rc = fr_spec_check_fields(info, fields, err);
+		if (!rc) rc = fr_spec_check_shapes(info, *shapes, err);
 	}
 	cleanup(s); /* the loaded object stays mapped */
 	if (rc) fr_spec_unload(s);

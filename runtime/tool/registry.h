@@ -38,5 +38,9 @@ int fr_spec_check(const fz_artifact_info *info, fr_spec *spec, const char *layou
    it with where the manifest puts them (0, or -1 with err) */
 char *fr_spec_fields_source(const fz_artifact_info *info);
 int fr_spec_check_fields(const fz_artifact_info *info, const long long (*fields)[4], char *err);
+/* 0 if the reference's table of {name, shape} (fz_NAME_ref_shapes, ended
+   by {0, 0}) has every param and temp of the manifest once, each with the
+   manifest's shape; else -1 with err */
+int fr_spec_check_shapes(const fz_artifact_info *info, const char *const (*shapes)[2], char *err);
 
 #endif

@@ -1,7 +1,8 @@
 /* A fusion's compiled header against the verified manifest it is used
  * with: the same layout fingerprint and the struct sizes the manifest
  * implies (shared by refso.c and the manifest fuzzer), and every field
- * where the manifest puts it (refso.c), or nothing runs. */
+ * where the manifest puts it and every shape the reference assumes
+ * (refso.c), or nothing runs. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -92,4 +93,32 @@ int fr_spec_check_fields(const fz_artifact_info *info, const long long (*fields)
 		return -1;
 	}
 	return 0;
+}
+
+/* ---- every shape the reference assumes, the manifest's ---- */
+
+/* The reference's loops and allocations were written for the shapes in
+   its own table (NAME_ref.c: a file the header cannot change), and fuserun
+   sizes the buffers it hands the reference and the kernels by the
+   manifest's: a re-hashed manifest that changed a shape (N to M) is refused
+   here, whatever the header says. */
+int fr_spec_check_shapes(const fz_artifact_info *info, const char *const (*shapes)[2], char *err)
+{
+	int rows = 0;
+	while (rows <= info->ntensors && shapes[rows][0]) rows++; /* bounded: one past the manifest's count is already wrong */
+	for (int i = 0; i < info->ntensors; i++) {
+		char want[FZ_MAX_LINE];
+		const char *got = NULL;
+		for (int r = 0; r < rows && !got; r++)
+			if (!strcmp(shapes[r][0], info->tensors[i].name)) got = shapes[r][1] ? shapes[r][1] : "(none)";
+		if (fz_tensor_shape_text(info, i, want, sizeof want) >= 0 && got && !strcmp(got, want)) continue;
+		snprintf(err, FZ_ERRMSG_SIZE, "%s: the reference reads %s %s with shape %.200s, the manifest's is %.200s: "
+		         "header and manifest disagree", info->fusion, info->tensors[i].role == FZ_TEMP ? "temp" : "param",
+		         info->tensors[i].name, got ? got : "(not in its table)", want);
+		return -1;
+	}
+	if (rows == info->ntensors) return 0;
+	snprintf(err, FZ_ERRMSG_SIZE, "%s: the reference's shape table has %s rows than the manifest's %d params and temps: "
+	         "header and manifest disagree", info->fusion, rows > info->ntensors ? "more" : "fewer", info->ntensors);
+	return -1;
 }

@@ -1,5 +1,6 @@
-/* Host tensors, inputs and comparisons for fuserun validate/bench (the
- * logic of tests/gpu/validate.c, for any artifact). */
+/* Host tensors, inputs and comparisons for fuserun validate/bench; the
+ * inputs of tests/gpu/validate.c's per-spec drivers too (rt_case_inputs),
+ * so that both draw them from the manifest alike. */
 #include "tensors.h"
 
 #include <errno.h>
@@ -490,6 +491,16 @@ int rt_check_domains(const fz_artifact_info *info, char *err)
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err)
 {
+	if (rt_case_inputs(c, info, spec, sizes, seed, err)) return 1;
+	/* inputs the reference refuses are never launched on: its refusal is a
+	   subscript out of range, which a kernel would read or write outside
+	   its buffers (bench launched them) */
+	return rt_case_reference(c, err) ? 1 : 0;
+}
+
+int rt_case_inputs(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
+                   unsigned long long seed, char *err)
+{
 	memset(c, 0, sizeof *c);
 	c->info = info, c->spec = spec;
 	c->rng = 0x9e3779b97f4a7c15ull ^ (seed * 0x2545F4914F6CDD1Dull);
@@ -553,11 +564,7 @@ int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, 
 	}
 	for (int i = 0; i < info->ntensors; i++)
 		if (view_of(&c->t[i]) && (c->t[i].ti->role == FZ_INPUT || c->t[i].ti->role == FZ_INOUT) && values_input(c, i, err)) return 1;
-	if (free_integers(c, err)) return 1;
-	/* inputs the reference refuses are never launched on: its refusal is a
-	   subscript out of range, which a kernel would read or write outside
-	   its buffers (bench launched them) */
-	return rt_case_reference(c, err) ? 1 : 0;
+	return free_integers(c, err) ? 1 : 0;
 }
 
 int rt_case_reference(rt_case *c, char *err)

@@ -46,6 +46,12 @@ int rt_check_domains(const fz_artifact_info *info, char *err);
    that would take a kernel outside its buffers. */
 int rt_case_init(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
                  unsigned long long seed, char *err);
+/* rt_case_init but the last run of the reference: the inputs drawn (an
+   integer input without a values line may still take trial runs of it),
+   the outputs not computed; for a caller that runs the reference itself
+   before it launches anything (tests/gpu/validate.c) */
+int rt_case_inputs(rt_case *c, const fz_artifact_info *info, const fr_spec *spec, const long long *sizes,
+                   unsigned long long seed, char *err);
 /* Runs the float64 reference on the inputs, in a child process: 0, or
    nonzero with err saying why (a subscript out of range, out of memory,
    a crash and its signal). */

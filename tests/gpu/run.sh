@@ -53,12 +53,12 @@ sizes() {
 	attention_causal) echo "B=1,T=1,D=1 B=3,T=129,D=67 B=2,T=200,D=200 B=2,T=1031,D=64 B=4,T=1024,D=128" ;;
 	attention_lse) echo "T=1,S=1,D=1 T=129,S=251,D=67 T=1000,S=1031,D=40 T=300,S=77,D=200 T=2048,S=2048,D=128" ;;
 	transfer_entropy) echo "N=1 N=2 N=5 N=997 N=8192" ;;
-	# M query points of a series of N (validate.c: the queries are the
-	# series' points off = N-M .., the last device's range)
+	# M query points of a series of N (validate.c --series: the queries are
+	# the series' points off = N-M .., the last device's range)
 	transfer_entropy_shard) echo "M=1,N=1 M=1,N=2 M=5,N=5 M=499,N=997 M=4096,N=8192" ;;
 	spike_burst) echo "N=1,NP1=2,S=1,F=1 N=1009,NP1=1010,S=10090,F=10 N=1048576,NP1=1048577,S=104857600,F=10485" ;;
-	# N neurons of a network of NP1-1 (validate.c: the last ones, base =
-	# NP1-1-N), S synapses ending on them, F fired in the whole network
+	# N neurons of a network of NP1-1 (base, where they start, drawn as
+	# fuserun draws it), S synapses ending on them, F fired in the whole network
 	spike_burst_shard) echo "N=1,NP1=3,S=1,F=1 N=1009,NP1=2019,S=10090,F=20 N=524288,NP1=1048577,S=52428800,F=10485" ;;
 	esac
 }
@@ -97,12 +97,13 @@ for s in $specs; do
 done
 specs=$checked
 
+# the drivers link libfuserun (tests/gpu/build_driver.sh): built once, here
+if [ -z "$DRY" ] && ! make -s lib/libfuserun.a; then echo "FAIL: cannot build lib/libfuserun.a" | tee -a "$log"; exit 1; fi
 for s in $specs; do
 	if [ -n "$DRY" ]; then
-		echo "+ $CC ... -DFZ_NAME=$s tests/gpu/validate.c generated/${s}_ref.c -o $B/v_$s"
+		echo "+ sh tests/gpu/build_driver.sh $s generated $B/v_$s ..."
 	else
-		$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-			tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { fail=$((fail + 1)); continue; }
+		sh tests/gpu/build_driver.sh $s generated $B/v_$s -L$CUDA_HOME/lib64/stubs -lcuda || { fail=$((fail + 1)); continue; }
 	fi
 	[ "$PHASE" = sanitize ] && continue
 	for sz in $(sizes $s); do

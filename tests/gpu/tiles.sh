@@ -16,6 +16,7 @@ CUDA_HOME=${CUDA_HOME:-/usr/local/cuda}
 B=${TILES_B:-build/gpu}
 out=${OUT:-$B}
 mkdir -p $B "$out"
+make -s lib/libfuserun.a || exit 1 # the drivers link it (tests/gpu/build_driver.sh)
 phase=${1:-all}
 case $phase in validate|time) log=$out/tiles-$phase.txt ;; all) log=$out/tiles.txt ;; *) echo "usage: tiles.sh [validate|time|all]" >&2; exit 2 ;; esac
 : > "$log"
@@ -56,8 +57,7 @@ validate() {
 	done
 }
 for s in $specs; do
-	$CC -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -Igenerated -I$CUDA_HOME/include -include $s.h \
-		tests/gpu/validate.c generated/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o $B/v_$s || { echo FAIL >> "$B/res_$s"; continue; }
+	sh tests/gpu/build_driver.sh $s generated $B/v_$s -L$CUDA_HOME/lib64/stubs -lcuda || { echo FAIL >> "$B/res_$s"; continue; }
 	[ $phase = time ] || validate $s > "$B/val_$s.txt" &
 done
 wait

@@ -1,14 +1,17 @@
 /* Validates and times one spec's artifact on a GPU: the fused and the
  * unfused variant against the float64 reference, on fresh random inputs,
  * outputs poisoned with NaN first. Built once per spec:
- *   cc -DFZ_NAME=kl_divergence -Igenerated -include kl_divergence.h \
- *      tests/gpu/validate.c generated/kl_divergence_ref.c -lcuda -lm
- * Until libfuserun exists this speaks the Driver API itself.
+ *   cc -DFZ_NAME=kl_divergence -Igenerated -Iruntime -Iruntime/tool -include kl_divergence.h \
+ *      tests/gpu/validate.c runtime/tool/tensors.c generated/kl_divergence_ref.c \
+ *      lib/libfuserun.a -lcuda -ldl -lpthread -lm
+ * (tests/gpu/build_driver.sh). It speaks the Driver API itself.
  * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign] [--no-tma]
- * (--dir: the artifacts' folder, default generated/). An input with a
- * domain (the manifest's domain=LO..HI) is drawn from it, an integer input
- * with a `values NAME LO..HI` line from that range; an inout tensor
- * (updated in place) is filled like an input before every run and
+ * (--dir: the artifacts' folder, default generated/). Its inputs are
+ * fuserun's (runtime/tool/tensors.c, rt_case_inputs, on the manifest that
+ * libfuserun verified): from each param's domain=LO..HI, an integer input's
+ * values line, else uniform, never by a param's name; --series fills
+ * transfer_entropy's series by name, a check of known character. An inout
+ * tensor (updated in place) is filled like an input before every run and
  * checked like an output. --misalign: every tensor one element past a
  * 16-byte boundary, for the kernels' scalar fallbacks. --no-tma: tile
  * kernels load with plain loads. --flush: time as triton.testing.do_bench
@@ -26,6 +29,7 @@
 #include <string.h>
 
 #include "near_tie.h"
+#include "tensors.h" /* fuserun's inputs (runtime/tool) */
 
 #define CAT3(a, b, c) a##b##c
 #define X3(a, b, c) CAT3(a, b, c)
@@ -47,11 +51,7 @@ enum { MAXT = 64, MAXS = 16 };
 typedef struct T {
 	char name[64], kind[64], type[64], by[64];
 	int rank, dimsym[4];
-	int has_dom;            /* domain=LO..HI: inputs are drawn from [lo, hi] */
-	int has_vals;           /* a manifest line `values NAME LO..HI` (plain: no nondecreasing, no nonzero):
-	                           integers drawn from it, each bound a size plus a number */
-	char vsym[2][64];
-	long long vadd[2];
+	int has_dom;            /* domain=LO..HI: the near-tie nudges stay in [lo, hi] */
 	double lo, hi;
 	long long dimval[4];
 	long long n;            /* elements */
@@ -157,21 +157,6 @@ static void read_manifest(const char *path)
 					t->dimval[t->rank++] = k < 0 ? atoll(tok) : 0;
 				}
 			(void)b;
-		} else if (!strncmp(line, "values ", 7) && !strstr(line, "nondecreasing") && !strstr(line, "nonzero")) {
-			char lo[64], hi[64];
-			if (sscanf(line, "values %63s %63[^.]..%63s", a, lo, hi) != 3) continue;
-			for (int i = 0; i < nt; i++) {
-				if (strcmp(ts[i].name, a)) continue;
-				const char *bd[2] = {lo, hi};
-				for (int j = 0; j < 2; j++) { /* SYM, SYM+K, SYM-K, K or -K */
-					const char *q = bd[j];
-					size_t n = strspn(q, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_0123456789");
-					if (n && !(q[0] >= '0' && q[0] <= '9')) snprintf(ts[i].vsym[j], 64, "%.*s", (int)n, q), q += n;
-					else ts[i].vsym[j][0] = 0;
-					ts[i].vadd[j] = *q ? atoll(q) : 0;
-				}
-				ts[i].has_vals = 1;
-			}
 		} else if (!strncmp(line, "kernel ", 7) && strstr(line, " smem=") && nkx < MAXK) {
 			char *sm = strstr(line, " smem="), *tm = strstr(line, " tma=");
 			if (sscanf(line, "kernel %63s %95s", a, kx[nkx].name) != 2) continue;
@@ -216,47 +201,16 @@ static void put(const T *t, void *buf, long long i, double v)
 	else ((int32_t *)buf)[i] = (int32_t)v;
 }
 
-/* Inputs: uniform in (-1, 1), or (0.05, 1) for names that must be positive;
-   a CSR of `syn` synapses per neuron for the spiking burst. */
-static int positive(const char *n)
-{
-	static const char *const pos[] = {"q", "p", "var", "pi", NULL};
-	for (int i = 0; pos[i]; i++)
-		if (!strcmp(n, pos[i])) return 1;
-	return 0;
-}
-
-/* A value from the input's domain: uniform in [lo, hi], whole numbers for
-   integer types. */
-static double domain_value(const T *t)
-{
-	if (!is_float(t)) return t->lo + floor(urand() * (t->hi - t->lo + 1 - 1e-9));
-	return t->lo + (t->hi - t->lo) * urand();
-}
-
-/* the shipped specs whose inputs must hold together (indices in range,
-   views of the same series) are filled by name: FZ_NAME is SPEC or SPEC_shard */
-static int spec_is(const char *name)
-{
-	size_t n = strlen(name);
-	return !strncmp(STR(FZ_NAME), name, n) && (!STR(FZ_NAME)[n] || !strcmp(STR(FZ_NAME) + n, "_shard"));
-}
+/* transfer_entropy (and its shard) on series of known character, --series:
+   its series and its scalars by name, as the analysis needs them (nf is N
+   as a float, a shard's queries the last M points: off = N - M); any other
+   run takes fuserun's inputs */
 static long long size_of(const char *s) { return symval[sym_index(s)]; }
-
-static double scalar_value(const T *t)
+static int series_scalar(const T *t, double *v)
 {
-	if (t->has_dom) return domain_value(t);
-	/* a shard is the last device's range: the queries are the series' points
-	   off .. N-1, the neurons base .. NP1-2 of the network */
-	if (spec_is("transfer_entropy") && !strcmp(t->name, "off")) return (double)(size_of("N") - size_of("M"));
-	if (spec_is("spike_burst") && !strcmp(t->name, "base")) return (double)(size_of("NP1") - 1 - size_of("N"));
-	if (!strcmp(t->name, "eps")) return 1e-5;
-	if (!strcmp(t->name, "nf")) return (double)symval[sym_index("N")];
-	if (!strcmp(t->name, "decay")) return 0.9;
-	if (!strcmp(t->name, "vth")) return 1.0;
-	if (!strcmp(t->name, "vreset")) return 0.0;
-	if (!strcmp(t->name, "lr")) return 0.01;
-	return 0.5 + urand();
+	if (!strcmp(t->name, "nf")) return *v = (double)size_of("N"), 1;
+	if (!strcmp(t->name, "off")) return *v = (double)(size_of("N") - size_of("M")), 1;
+	return 0;
 }
 
 static double gauss(void)
@@ -312,49 +266,17 @@ static void fill_views(void)
 	}
 }
 
-static void fill_inputs(void)
+/* the inputs: fuserun's (rc, drawn from the manifest), or --series */
+static void fill_inputs(const rt_case *rc)
 {
-	/* spike_burst: all NP1-1 neurons; spike_burst_shard: NP1-1 in the whole
-	   network (row_ptr and fired), N of them here (col: local targets) */
-	int spike = spec_is("spike_burst");
 	if (series) {
 		fill_series();
-		if (spec_is("transfer_entropy")) fill_views();
+		if (tensor("qxn")) fill_views();
 		return;
 	}
-	for (int i = 0; i < nt; i++) {
-		T *t = &ts[i];
-		if (!is_in(t) || (!t->rank && strcmp(t->kind, "inout"))) continue;
-		for (long long k = 0; k < t->n; k++) {
-			double v;
-			if (t->has_dom) {
-				v = domain_value(t);
-			} else if (spike && !strcmp(t->name, "row_ptr")) {
-				long long syn = size_of("S") / (size_of("NP1") - 1);
-				v = (double)(k * syn);
-			} else if (spike && !strcmp(t->name, "col")) {
-				v = (double)(long long)(urand() * (double)size_of("N"));
-			} else if (spike && !strcmp(t->name, "fired")) { /* distinct: a stride through the neurons */
-				long long G = size_of("NP1") - 1, F = size_of("F");
-				v = (double)((k * (G / (F ? F : 1)) + 7) % G);
-			} else if (spike && !strcmp(t->name, "w")) {
-				v = 0.02 + 0.2 * urand();
-			} else if (spike && !strcmp(t->name, "v")) {
-				v = urand(); /* about 1.5% fire: u = 0.9 v + I reaches 1 only with input */
-			} else if (t->has_vals) { /* what fusec says the input must hold */
-				long long b[2];
-				for (int j = 0; j < 2; j++) b[j] = (t->vsym[j][0] ? size_of(t->vsym[j]) : 0) + t->vadd[j];
-				v = b[1] < b[0] ? (double)b[0] : (double)(b[0] + (long long)(urand() * (double)(b[1] - b[0] + 1)));
-				if (v > (double)b[1] && b[1] >= b[0]) v = (double)b[1];
-			} else if (!is_float(t)) {
-				v = (double)(long long)(urand() * 100);
-			} else {
-				v = positive(t->name) ? 0.05 + 0.95 * urand() : 2 * urand() - 1;
-			}
-			put(t, t->host, k, v);
-		}
-	}
-	if (spec_is("transfer_entropy")) fill_views();
+	for (int i = 0; i < nt; i++) /* tensors, and scalars updated in place (by value: set with the args) */
+		if (is_in(&ts[i]) && (ts[i].rank || !strcmp(ts[i].kind, "inout")))
+			memcpy(ts[i].host, rc->t[i].host, (size_t)ts[i].n * (size_t)ts[i].bytes);
 }
 
 static double now_median(float *v, int n)
@@ -622,6 +544,30 @@ static double check_outputs(const char *variant, int verbose)
 	return worst;
 }
 
+/* the header's functions, as fuserun's fr_spec (runtime/tool/registry.h) */
+static int ref_fn(const void *a) { return REFERENCE((const REFARGS *)a); }
+static unsigned long long fs_fn(void *a, unsigned long long b, int sm) { return F_SCRATCH((ARGS *)a, b, sm); }
+static unsigned long long us_fn(void *a, unsigned long long b, int sm) { return U_SCRATCH((ARGS *)a, b, sm); }
+static int fo_fn(const void *a, int sm, fz_op *o, int max) { return F_OPS((const ARGS *)a, sm, o, max); }
+static int uo_fn(const void *a, int sm, fz_op *o, int max) { return U_OPS((const ARGS *)a, sm, o, max); }
+
+/* fuserun's inputs at the sizes given (rt_case_inputs on the verified
+   manifest), before the driver starts (trial runs of the reference fork);
+   exits 2 when they cannot be drawn */
+static void draw_inputs(const char *manifest, unsigned long long seed, fz_artifact_info *info, rt_case *rc)
+{
+	static fr_spec spec = {.name = STR(FZ_NAME), .args_size = sizeof(ARGS), .ref_args_size = sizeof(REFARGS),
+	                       .reference = ref_fn, .scratch = {fs_fn, us_fn}, .ops = {fo_fn, uo_fn}};
+	char err[FZ_ERRMSG_SIZE];
+	long long sizes[MAXS];
+	if (fz_artifact_verify(manifest, info, err)) { fprintf(stderr, "%s\n", err); exit(2); }
+	if (info->ntensors != nt || info->nsizes != nsym) { fprintf(stderr, "%s: manifest read twice, differently\n", manifest); exit(2); }
+	for (int i = 0; i < nt; i++)
+		if (strcmp(info->tensors[i].name, ts[i].name)) { fprintf(stderr, "%s: tensor %d read twice, differently\n", manifest, i); exit(2); }
+	for (int i = 0; i < nsym; i++) sizes[i] = symval[sym_index(info->sizes[i])];
+	if (rt_case_inputs(rc, info, &spec, sizes, seed, err)) { fprintf(stderr, "%s: %s\n", STR(FZ_NAME), err); exit(2); }
+}
+
 int main(int argc, char **argv)
 {
 	const char *dir = "generated";
@@ -631,12 +577,13 @@ int main(int argc, char **argv)
 	snprintf(man_buf, sizeof man_buf, "%s/%s.manifest", dir, STR(FZ_NAME));
 	const char *ptx_path = NULL; /* default: sm_90a on compute capability 9.0, else sm_90 */
 	int reps = 100, verbose = 0, time_only = 0, misalign = 0, flush = 0;
+	unsigned long long seed = 0;
 	read_manifest(man_buf);
 	for (int i = 1; i < argc; i++) {
 		char k[64];
 		long long v;
 		if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
-		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) rng ^= strtoull(argv[++i], NULL, 0) * 0x2545F4914F6CDD1Dull;
+		else if (!strcmp(argv[i], "--seed") && i + 1 < argc) seed = strtoull(argv[++i], NULL, 0), rng ^= seed * 0x2545F4914F6CDD1Dull;
 		else if (!strcmp(argv[i], "--ptx") && i + 1 < argc) ptx_path = argv[++i];
 		else if (!strcmp(argv[i], "--dir") && i + 1 < argc) i++;
 		else if (!strcmp(argv[i], "-v")) verbose = 1;
@@ -650,6 +597,13 @@ int main(int argc, char **argv)
 	}
 	for (int i = 0; i < nsym; i++)
 		if (symval[i] <= 0) { fprintf(stderr, "size %s not given\n", syms[i]); return 2; }
+	fz_artifact_info info;
+	rt_case rc;
+	draw_inputs(man_buf, seed, &info, &rc);
+	/* timed only: launched on inputs no reference has seen, so none whose
+	   validity only the reference can vouch for (an index, a divisor) */
+	for (int i = 0; time_only && i < nt; i++)
+		if (is_in(&ts[i]) && !is_float(&ts[i])) { fprintf(stderr, "--time-only: integer input %s needs the reference\n", ts[i].name); return 2; }
 	CK(cuInit(0));
 	CUdevice dev;
 	CUcontext ctx;
@@ -686,8 +640,7 @@ int main(int argc, char **argv)
 	double bytes_moved = 0;
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
-		t->n = 1;
-		for (int d = 0; d < t->rank; d++) t->n *= t->dimsym[d] >= 0 ? symval[t->dimsym[d]] : t->dimval[d];
+		t->n = rc.t[i].n; /* derived dimensions too, as the generated code computes them (fz_tensor_shape) */
 		t->bytes = elem_bytes(t);
 		if (!strcmp(t->kind, "temp")) continue;
 		t->slot = rk;
@@ -697,7 +650,8 @@ int main(int argc, char **argv)
 		else if (!strcmp(t->type, "i64")) t->lref = calloc((size_t)t->n + 1, 8);
 		else t->iref = calloc((size_t)t->n + 1, 4);
 		if (!strcmp(t->kind, "input") && t->rank == 0) {
-			double v = scalar_value(t);
+			double v = get(t, rc.t[i].host, 0);
+			if (series) series_scalar(t, &v);
 			put(t, t->host, 0, v);
 			v = get(t, t->host, 0);
 			if (is_float(t)) memcpy(&af[i], &v, 8), memcpy(&rf[rk++], &v, 8);
@@ -716,7 +670,8 @@ int main(int argc, char **argv)
 	ref_args = &rargs;
 	for (int i = 0; i < nt; i++) views[i][0] = ts[i].ref ? (void *)ts[i].ref : ts[i].iref ? (void *)ts[i].iref : (void *)ts[i].lref;
 
-	fill_inputs();
+	fill_inputs(&rc);
+	rt_case_free(&rc), fz_artifact_info_free(&info); /* copied: its memory back before the large buffers */
 	for (int i = 0; i < nt; i++) {
 		T *t = &ts[i];
 		if (!is_in(t) || (!t->rank && strcmp(t->kind, "inout"))) continue;
