@@ -615,7 +615,8 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
    into rings of ST stages (three on sm_90a, two on mma.sync), each a tile of DB columns (DB, the head-size
    bucket, a multiple of 64 >= D; the columns past D are zeros) in blocks of
    64 columns x 128 bytes with the 128-byte swizzle (mma_common.cuh), said in
-   and freed through mbarriers. Warpgroups 1 and 2 compute 64 rows each
+   and freed through mbarriers; by TMA on sm_90a where the runtime made
+   tensor maps of K and V (128-column steps), else by cp.async. Warpgroups 1 and 2 compute 64 rows each
    (fz_attn_compute). Per step, in registers: S = Q K^T (f32), z = the
    spec's pointwise work on S (the functor zf), the row max and the sum of
    exp(z - max) carried with the rescaling exp(old max - new max), which
@@ -633,6 +634,13 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 #define FZ_ATTN_WGMMA 1 /* sm_90a: both products on wgmma, the B operands (and Q) read from shared memory */
 #else
 #define FZ_ATTN_WGMMA 0
+#endif
+#ifndef FZ_ATTN_TMA
+#define FZ_ATTN_TMA 1 /* sm_90a: K and V by TMA where the runtime made the maps */
+#endif
+#ifndef FZ_TILE_SMEM /* tile_gemm.cuh's, when it is not printed before */
+struct __align__(64) fz_tmap { unsigned long long w[16]; };
+struct fz_tile_maps { fz_tmap a, b; unsigned long long ok; };
 #endif
 #define FZ_ATTN_L2E 1.4426950408889634f
 #define FZ_ATTN_NINF (-__int_as_float(0x7f800000))
@@ -918,9 +926,34 @@ __device__ __forceinline__ void fz_attn_publish(unsigned bar)
 	fz_cp_publish(0, bar);
 }
 
+/* A step's tile of K (V 0) or V (V 1) by TMA, from the runtime's tensor
+   maps over the tensors as stored (rows: a batch's leading dimensions
+   flattened; columns past D zero-filled): K's in boxes of 64 columns x
+   128 rows (map a), V's in 64 x 64 (map b), each block of 64 columns of
+   the tile as one or two boxes; the bytes said on barrier bar */
+template <int DB, int BN, int V>
+__device__ __forceinline__ void fz_attn_tma(unsigned dst, const fz_tmap *map, long long row, unsigned bar)
+{
+	constexpr int R = V ? 64 : 128;
+	static_assert(BN % R == 0, "whole boxes a step");
+	asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(BN * DB * 2u) : "memory");
+#pragma unroll
+	for (int cb = 0; cb < DB / 64; ++cb)
+#pragma unroll
+		for (int h = 0; h < BN / R; ++h)
+			asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n"
+				::"r"(dst + cb * (BN * 128) + h * (R * 128)), "l"(map), "r"(64 * cb), "r"((int)(row + h * R)), "r"(bar) : "memory");
+}
+
+/* TMA: sm_90a, K's boxes a whole step (BN 128), and the maps given and
+   made (tm->ok: rows of D % 8 == 0 elements, 16-byte aligned); then every step
+   wholly inside a batch's N rows is copied so, by one lane of its warp
+   (its arrival carries the bytes, the other lanes' arrivals complete the
+   count), and a cut last step by cp.async, zero-filled, as without */
 template <int DB, int BN, int BM, int ST, int NP>
 __device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Qb,
-	const unsigned short *Kb, const unsigned short *Vb, long long m0, long long M, long long N, long long D, long long nsteps, int t)
+	const unsigned short *Kb, const unsigned short *Vb, const fz_tile_maps *tm, long long rowb, long long m0, long long M, long long N,
+	long long D, long long nsteps, int t)
 {
 	static_assert(ST >= 2, "two copying warps a ring, taking turns");
 	constexpr unsigned TB = BN * DB * 2u;
@@ -930,10 +963,21 @@ __device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, un
 		for (int c = 0; c < BM / 64; ++c) fz_attn_load<DB, 64, 32>(sq + c * (64 * DB * 2), Qb, m0 + 64 * c, M, D, lane);
 		fz_attn_publish(bb.q);
 	}
+	const bool tma = FZ_ATTN_WGMMA && FZ_ATTN_TMA && BN % 128 == 0 && tm && tm->ok != 0;
 	for (long long j = s; j < NP * nsteps; j += 2) {
 		const int st = (int)(j % ST);
+		const long long n0 = (j % nsteps) * BN;
 		fz_bar_wait(bb.empty(v, st), (unsigned)((j / ST) & 1) ^ 1u);
-		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + st * TB, v ? Vb : Kb, (j % nsteps) * BN, N, D, lane);
+		if constexpr (FZ_ATTN_WGMMA && FZ_ATTN_TMA && BN % 128 == 0) {
+			if (tma && n0 + BN <= N) {
+				if (lane == 0) {
+					if (v) fz_attn_tma<DB, BN, 1>(sv0 + st * TB, &tm->b, rowb + n0, bb.full(1, st));
+					else fz_attn_tma<DB, BN, 0>(sk0 + st * TB, &tm->a, rowb + n0, bb.full(0, st));
+				} else fz_bar_arrive(bb.full(v, st));
+				continue;
+			}
+		}
+		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + st * TB, v ? Vb : Kb, n0, N, D, lane);
 		fz_attn_publish(bb.full(v, st));
 	}
 }
@@ -1136,8 +1180,8 @@ __device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD
    (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
 template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
-__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, unsigned short *X, const unsigned short *Q,
-	const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
+__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const fz_tile_maps *tm, unsigned short *X,
+	const unsigned short *Q, const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
 {
 	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 1 + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
@@ -1180,7 +1224,7 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #if FZ_ATTN_WGMMA
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C == 2 ? 56 : C == 3 ? 40 : 120));
 #endif
-		fz_attn_copy<DB, BN, BM, ST, NP>(bb, sq, sk0, sv0, Q + b * M * D, K + b * N * D, V + b * N * D, m0, M, N, D, nsteps, t);
+		fz_attn_copy<DB, BN, BM, ST, NP>(bb, sq, sk0, sv0, Q + b * M * D, K + b * N * D, V + b * N * D, tm, b * N, m0, M, N, D, nsteps, t);
 		return;
 	}
 #if FZ_ATTN_WGMMA
@@ -1268,19 +1312,19 @@ struct attention_causal_f0_row {
 	}
 };
 
-extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d64(const __grid_constant__ fz_attention_causal_args a)
+extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d64(const __grid_constant__ fz_attention_causal_args a, const __grid_constant__ fz_tile_maps tm)
 {
-	fz_attn<1, 64, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 64, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
-extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d128(const __grid_constant__ fz_attention_causal_args a)
+extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d128(const __grid_constant__ fz_attention_causal_args a, const __grid_constant__ fz_tile_maps tm)
 {
-	fz_attn<1, 128, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 128, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d256(const __grid_constant__ fz_attention_causal_args a)
 {
-	fz_attn<1, 256, 32, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 256, 32, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (const fz_tile_maps *)0, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
 /* u variant: 7 kernels */

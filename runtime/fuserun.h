@@ -209,7 +209,8 @@ typedef struct fz_kernel_info {
 	int grid_reduction;
 	int smem;                          /* dynamic shared memory it asks for (bytes; 0: none) */
 	int tma[2];                        /* tile kernels: the tensors (indices) read as A and B,
-	                                      whose tensor maps are its second parameter; -1: none */
+	                                      whose tensor maps are its second parameter (attention
+	                                      kernels: K and V); -1: none */
 	const char *across;                /* tensors whose first dimension is the space's first size,
 	                                      read at rows other than the point's (x(j), x(i + 1),
 	                                      x(g(i))), comma-separated; "" none. fz_shard_plan refuses

@@ -354,9 +354,11 @@ static int parse_kernel(parser *p, char **t, int n)
 			long long v;
 			if (!strict_count(t[i] + 5, 1 << 20, &v) || v == 0) return bad(p, "kernel %s: bad %s (1 to 1048576 bytes)", t[2], t[i]);
 			k->smem = (int)v;
-		} else if (!strncmp(t[i], "tma=", 4) && k->tma[0] < 0) { /* tma=A,B: tile kernels; tensors listed before, rank 2 (3: batched), 16-bit */
+		} else if (!strncmp(t[i], "tma=", 4) && k->tma[0] < 0) { /* tma=A,B: tile and attention kernels; tensors listed before,
+		                                                             rank 2 (3: batched), 16-bit */
 			const char *b2 = strchr(t[i] + 4, ',');
-			if (!b2 || strcmp(k->mode, "tile")) return bad(p, "kernel %s: bad %s (tile kernels: tma=A,B)", t[2], t[i]);
+			if (!b2 || (strcmp(k->mode, "tile") && strcmp(k->mode, "attention")))
+				return bad(p, "kernel %s: bad %s (tile and attention kernels: tma=A,B)", t[2], t[i]);
 			for (int j = 0; j < 2; j++) {
 				const char *nm = j ? b2 + 1 : t[i] + 4;
 				size_t len = j ? strlen(nm) : (size_t)(b2 - nm);

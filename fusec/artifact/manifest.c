@@ -49,7 +49,9 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 		for (int e = 0; e < k->at.nent; e++) { /* an attention kernel: its entry points, one a head-size bucket */
 			fprintf(out, "kernel %s %s %s block=%d", p->fused ? "fused" : "unfused", k->at.entry[e], kernel_mode_name[k->mode], k->par.block);
 			if (k->nspace) fputs(" space=", out), dim_write_list(m, f, k->space, k->nspace, ",", out);
-			fprintf(out, " smem=%d\n", k->at.smem[e]);
+			fprintf(out, " smem=%d", k->at.smem[e]);
+			if (attn_tma(&k->at, e)) fprintf(out, " tma=%s,%s", m->tensor[k->at.k].name, m->tensor[k->at.v].name);
+			fputc('\n', out);
 		}
 		if (k->mode == KM_ATTN) continue;
 		fprintf(out, "kernel %s %s %s block=%d", p->fused ? "fused" : "unfused", k->name,

@@ -152,14 +152,15 @@ void cuda_kern_attn(Cx *cx)
 	epi_functor(cx);
 	row_functor(cx);
 	for (int e = 0; e < at->nent; e++) {
-		fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const __grid_constant__ fz_%s_args a)\n{\n",
-		        k->par.block, at->minb[e], at->entry[e], fname);
+		const int tma = attn_tma(at, e);
+		fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const __grid_constant__ fz_%s_args a%s)\n{\n",
+		        k->par.block, at->minb[e], at->entry[e], fname, tma ? ", const __grid_constant__ fz_tile_maps tm" : "");
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, ", et == ET_BF16, at->db[e],
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, %s, ", et == ET_BF16, at->db[e],
 		        at->bn[e], at->stages, at->block_m / 64, at->causal, bat, at->out != 0, k->name, k->name, at->causal ? "zin" : "z",
-		        k->name, k->name);
+		        k->name, k->name, tma ? "&tm" : "(const fz_tile_maps *)0");
 		if (at->out) fprintf(out, "(unsigned short *)a.t_%s, ", m->tensor[at->out - 1].name);
 		else fputs("(unsigned short *)0, ", out);
 		fprintf(out, "a.t_%s, a.t_%s, a.t_%s, ", m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);

@@ -319,7 +319,8 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->at.causal = causal(&c, &k->at.csel);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
-		              "copying K and V into three stages of shared memory (two on mma.sync) by cp.async, two computing 64 rows of m each and "
+		              "copying K and V into three stages of shared memory (two on mma.sync), by TMA on sm_90a for 128-column steps (the "
+		              "runtime's tensor maps, its second parameter) and cp.async otherwise, two computing 64 rows of m each and "
 		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "
 		              "head sizes over 128); sm_90a wgmma, the second product of the step before in flight during this "
 		              "step's softmax; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators; the row max and sum carried "

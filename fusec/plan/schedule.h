@@ -193,6 +193,10 @@ typedef struct AttnPlan {
 	int smem[ATTN_MAX_ENTRY]; /* dynamic shared memory of each, bytes */
 	char *entry[ATTN_MAX_ENTRY]; /* their names (the namer's) */
 } AttnPlan;
+/* entry e takes the runtime's tensor maps of K (boxes of 64 x 128 rows) and
+   V (64 x 64), its second parameter (manifest tma=K,V): its steps are whole
+   boxes of K. attn.cuh copies by TMA on sm_90a, where the maps were made */
+static inline int attn_tma(const AttnPlan *at, int e) { return at->bn[e] % 128 == 0; }
 
 /* a kernel signature: MODE.HASH12 (plan_tune.c) */
 #define PLAN_SIG_LEN 32
