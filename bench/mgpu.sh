@@ -6,6 +6,9 @@
 # one-kernel transfer entropy as a cross-check. Needs only a C compiler,
 # the CUDA headers and the committed generated/ (no fusec, NVRTC, re2c).
 #   sh bench/mgpu.sh            (about a minute; the lead's budget is 5)
+# DEVICES=1,2,4 picks the device counts; PROCS=1 (the default) also runs
+# transfer entropy one process per GPU for each count above 1, through
+# runtime/tool/fuserun-launch.sh (issue 26; PROCS=0 skips it).
 # Writes $OUT/mgpu.md (a table), $OUT/mgpu.txt (the raw output) when $OUT is
 # set, else build/mgpu/. Exit 0: measured and every result identical;
 # 1: a failure or a difference; 2: no GPU or no NCCL (said plainly).
@@ -20,6 +23,7 @@ TE_REPS=${TE_REPS:-20}
 SPIKE_N=${SPIKE_N:-4194304}
 SPIKE_STEPS=${SPIKE_STEPS:-100}
 DEVICES=${DEVICES:-1,2}
+PROCS=${PROCS:-1}
 mkdir -p $B "$R" || exit 1
 log=$R/mgpu.txt
 table=$R/mgpu.md
@@ -54,6 +58,19 @@ for n in $TE_SIZES; do
 	if [ $rc = 2 ]; then say "mgpu: no GPU to run on: nothing measured"; exit 2; fi
 	[ $rc = 0 ] || status=1
 done
+# one process per GPU: rank 0's lines; its one-device and one-kernel lines
+# repeat the in-process ones and are kept out of the table ("(procs) ")
+if [ "$PROCS" = 1 ]; then
+	for d in $(echo "$DEVICES" | tr ',' ' '); do
+		[ "$d" -gt 1 ] || continue
+		for n in $TE_SIZES; do
+			timeout 180 sh runtime/tool/fuserun-launch.sh -n "$d" --grace 20 $B/te_mgpu generated "$n" procs "$TE_REPS" > $B/step.txt 2>&1
+			rc=$?
+			sed '/^result .* procs=yes /!s/^result /(procs) result /' $B/step.txt | tee -a "$log"
+			[ $rc = 0 ] || status=1
+		done
+	done
+fi
 timeout 240 $B/spiking_mgpu generated "$SPIKE_N" "$SPIKE_STEPS" "$DEVICES" > $B/step.txt 2>&1
 rc=$?
 cat $B/step.txt | tee -a "$log"
@@ -70,7 +87,7 @@ grep -q 'cannot load the NCCL library' "$log" && status=2
 	grep '^result ' "$log" | while read -r _ what rest; do
 		v() { printf '%s\n' "$rest" | tr ' ' '\n' | sed -n "s/^$1=//p" | head -1; }
 		case $what in
-		te) echo "| transfer entropy (sharded) | $(v N) | $(v devices) | $(v ms) (kernels $(v kernel_ms)) | $(v speedup) | $(v speedup_vs_best_1gpu) | - | $(v identical_to_1) | te = $(v te) |" ;;
+		te) echo "| transfer entropy (sharded$([ "$(v procs)" = yes ] && echo ', one process per GPU')) | $(v N) | $(v devices) | $(v ms) (kernels $(v kernel_ms)) | $(v speedup) | $(v speedup_vs_best_1gpu) | - | $(v identical_to_1) | te = $(v te) |" ;;
 		te_one_kernel) echo "| transfer entropy (one kernel) | $(v N) | 1 | $(v ms) (kernel $(v kernel_ms)) | - | - | - | - (rel. diff. $(grep "^result te N=$(v N) " "$log" | head -1 | tr ' ' '\n' | sed -n 's/^vs_one_kernel=//p')) | te = $(v te) |" ;;
 		spiking) echo "| spiking step | $(v N) | $(v devices) | $(v step_ms) (compute $(v compute_ms), exchange $(v exchange_ms)) | $(v speedup) | - | $(v exchange_share) | $(v identical_to_1) | $(v spikes) spikes in $(v steps) steps, checked $(v history) |" ;;
 		esac

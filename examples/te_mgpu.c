@@ -11,7 +11,11 @@
  *
  * usage: te_mgpu [ARTIFACT_DIR [N [DEVICES [REPS]]]]   (default generated 65536 1,2 20)
  * DEVICES: device counts to run, comma-separated; counts beyond what the
- * machine has are skipped with a message. Prints one "result" line per
+ * machine has are skipped with a message. DEVICES "procs": this process is
+ * one rank of a job of one process per GPU (fz_group_join: RANK,
+ * WORLD_SIZE, LOCAL_RANK and FUSERUN_NCCL_ID_FILE, as fuserun-launch sets
+ * them): the ranks run the sharded estimator together, then rank 0 alone
+ * runs it on one device and the one-kernel estimator, and compares. Prints one "result" line per
  * count (parsed by bench/mgpu.sh). Exit 0 ok, 1 results differ or a
  * failure, 2 no GPU. */
 #include <math.h>
@@ -62,14 +66,15 @@ static double gauss(void)
 }
 
 typedef struct result {
-	int devices;
+	int devices, rank, procs;
 	double ms, kernel_ms, te, te_partials;
 	double *psi;
 } result;
 
 #define FAIL(...) do { fprintf(stderr, "te_mgpu: " __VA_ARGS__); fputc('\n', stderr); goto out; } while (0)
 
-/* one device count: open, shard, time, fetch */
+/* one device count: open (D = 0: join the job's other processes), shard,
+   time, fetch */
 static int run_count(const char *dir, int D, long long N, const float *xn, const float *xp, const float *yp, int reps, result *res)
 {
 	char err[FZ_ERRMSG_SIZE], path[4096];
@@ -77,11 +82,13 @@ static int run_count(const char *dir, int D, long long N, const float *xn, const
 	fz_sharded *s = NULL;
 	fz_event *ev[FZ_MAX_GROUP][2] = {{0}};
 	double *wall = calloc((size_t)reps, sizeof *wall), *kern = calloc((size_t)reps, sizeof *kern);
-	int rc = 1;
-	res->devices = D;
+	int rc = 1, L = 0; /* L: the devices this process drives */
+	res->devices = D, res->procs = D == 0;
 	res->psi = malloc((size_t)N * sizeof *res->psi);
 	if (!wall || !kern || !res->psi) FAIL("out of memory");
-	if (fz_group_open(D, NULL, &g, err)) FAIL("%d devices: %s", D, err);
+	if (D && fz_group_open(D, NULL, &g, err)) FAIL("%d devices: %s", D, err);
+	if (!D && fz_group_join(NULL, &g, err)) FAIL("%s", err);
+	L = fz_group_size(g), res->devices = fz_group_ranks(g), res->rank = fz_group_rank(g, 0);
 	fz_transfer_entropy_shard_args a;
 	memset(&a, 0, sizeof a);
 	a.n_M = N, a.n_N = N;
@@ -94,19 +101,19 @@ static int run_count(const char *dir, int D, long long N, const float *xn, const
 		FAIL("%s", fz_sharded_error(s));
 	if (fz_sharded_put(s, "xn", xn, (size_t)N * 4) || fz_sharded_put(s, "xp", xp, (size_t)N * 4) || fz_sharded_put(s, "yp", yp, (size_t)N * 4))
 		FAIL("%s", fz_sharded_error(s));
-	for (int r = 0; r < D; r++)
+	for (int r = 0; r < L; r++)
 		for (int k = 0; k < 2; k++)
 			if (fz_event_create(fz_group_device(g, r), &ev[r][k])) FAIL("%s", fz_device_error(fz_group_device(g, r)));
 	/* a timed run: the launches, the kernels, and the estimate's partial sums
 	   combined on the host (what a caller needs for te) */
 	for (int i = -3; i < reps; i++) { /* three warm-ups */
 		double t0 = now_ms(), part = 0;
-		for (int r = 0; r < D; r++) fz_event_record(fz_group_device(g, r), ev[r][0], fz_group_stream(g, r));
+		for (int r = 0; r < L; r++) fz_event_record(fz_group_device(g, r), ev[r][0], fz_group_stream(g, r));
 		if (fz_sharded_run(s)) FAIL("%s", fz_sharded_error(s));
-		for (int r = 0; r < D; r++) fz_event_record(fz_group_device(g, r), ev[r][1], fz_group_stream(g, r));
+		for (int r = 0; r < L; r++) fz_event_record(fz_group_device(g, r), ev[r][1], fz_group_stream(g, r));
 		if (fz_sharded_get(s, "psi_sum", &part, 8)) FAIL("%s", fz_sharded_error(s));
 		double t1 = now_ms(), k = 0;
-		for (int r = 0; r < D; r++) { /* the slowest device's kernel time */
+		for (int r = 0; r < L; r++) { /* the slowest device's kernel time */
 			float ms = 0;
 			if (fz_event_elapsed(fz_group_device(g, r), ev[r][0], ev[r][1], &ms)) FAIL("%s", fz_device_error(fz_group_device(g, r)));
 			if (ms > k) k = ms;
@@ -122,7 +129,7 @@ static int run_count(const char *dir, int D, long long N, const float *xn, const
 	res->ms = median(wall, reps), res->kernel_ms = median(kern, reps);
 	rc = 0;
 out:
-	for (int r = 0; g && r < D; r++)
+	for (int r = 0; g && r < L; r++)
 		for (int k = 0; k < 2; k++) fz_event_destroy(fz_group_device(g, r), ev[r][k]);
 	fz_sharded_destroy(s);
 	fz_group_close(g);
@@ -206,6 +213,19 @@ int main(int argc, char **argv)
 	}
 	result res[8];
 	int nres = 0, status = 0;
+	if (!strcmp(list, "procs")) { /* the job's ranks together, then rank 0 on one device for the comparison */
+		memset(res, 0, 2 * sizeof res[0]);
+		status = run_count(dir, 0, N, xn, xp, yp, reps, &res[1]);
+		if (!status && res[1].rank != 0) {
+			printf("te_mgpu: rank %d of %d done\n", res[1].rank, res[1].devices);
+			free(res[1].psi), free(xn), free(xp), free(yp);
+			return 0;
+		}
+		if (!status) status = run_count(dir, 1, N, xn, xp, yp, reps, &res[0]);
+		nres = status ? 0 : 2;
+		if (status) free(res[0].psi), free(res[1].psi);
+		list = "";
+	}
 	for (const char *c = list; *c && nres < 8;) {
 		int D = atoi(c);
 		while (*c && *c != ',') c++;
@@ -237,9 +257,9 @@ int main(int argc, char **argv)
 		if (!same) status = 1;
 		uint64_t bits;
 		memcpy(&bits, &res[i].te, 8);
-		printf("result te N=%lld devices=%d ms=%.4f kernel_ms=%.4f speedup=%.3f te=%.17g te_bits=%016llx identical_to_%d=%s "
+		printf("result te N=%lld devices=%d%s ms=%.4f kernel_ms=%.4f speedup=%.3f te=%.17g te_bits=%016llx identical_to_%d=%s "
 		       "te_partials=%.17g vs_one_kernel=%.3g speedup_vs_best_1gpu=%.3f\n",
-		       N, res[i].devices, res[i].ms, res[i].kernel_ms, res[0].ms / res[i].ms, res[i].te,
+		       N, res[i].devices, res[i].procs ? " procs=yes" : "", res[i].ms, res[i].kernel_ms, res[0].ms / res[i].ms, res[i].te,
 		       (unsigned long long)bits, res[0].devices, same ? "yes" : "NO", res[i].te_partials,
 		       single ? fabs(res[i].te - te1) / fmax(fabs(te1), 1e-300) : -1.0, best1 > 0 ? best1 / res[i].ms : 0.0);
 	}

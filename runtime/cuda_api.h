@@ -42,6 +42,7 @@
 	X(cuStreamCreate, NULL, (CUstream *stream, unsigned int flags)) \
 	X(cuStreamDestroy_v2, NULL, (CUstream stream)) \
 	X(cuStreamSynchronize, NULL, (CUstream stream)) \
+	X(cuStreamQuery, NULL, (CUstream stream)) \
 	X(cuEventCreate, NULL, (CUevent *event, unsigned int flags)) \
 	X(cuEventDestroy_v2, NULL, (CUevent event)) \
 	X(cuEventRecord, NULL, (CUevent event, CUstream stream)) \

@@ -228,6 +228,21 @@ int fz_stream_sync(fz_device *d, fz_stream *s)
 	IN_CTX(d, CU(d->err, cuStreamSynchronize, ST(s)));
 }
 
+/* 0: the stream's work is done; 1: not yet (a wait that must stay bounded
+   polls this instead of blocking in cuStreamSynchronize) */
+int fr_stream_ready(fz_device *d, fz_stream *s, int *done)
+{
+	*done = 0;
+	int rc = fr_enter(d, d->err);
+	if (rc) return rc;
+	CUresult r = fr_cu->cuStreamQuery(ST(s));
+	fr_leave(d);
+	if (r == CUDA_ERROR_NOT_READY) return FZ_OK;
+	rc = cu_ok(d->err, "cuStreamQuery", r);
+	*done = !rc;
+	return rc;
+}
+
 int fz_event_create(fz_device *d, fz_event **out)
 {
 	if (!d || !out) return FZ_ERR_INVALID;

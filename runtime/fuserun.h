@@ -167,6 +167,7 @@ enum {
 	FZ_ERR_NCCL,           /* an NCCL call failed, now or asynchronously (a peer lost) */
 	FZ_ERR_SHARD,          /* the fusion cannot be sharded over that size (fz_shard_plan says why) */
 	FZ_ERR_STALL,          /* a persistent pipeline's barrier waited past its watchdog (the message names the phase) */
+	FZ_ERR_TIMEOUT,        /* a joined group's bounded wait expired: a peer process never answered (the message names the wait) */
 	FZ_ERR_COUNT_
 };
 /* a static description of the code (never NULL) */
@@ -538,10 +539,12 @@ void fz_group_unload(fz_group *g, fz_artifact **arts);
 void fz_group_range(long long n, int size, int rank, long long *lo, long long *hi);
 
 /* Collectives, queued on the ranks' streams (NCCL, bytes moved as they are;
-   with one rank, device copies). send[r], recv[r]: buffers on rank r.
+   with one rank, device copies). send[r], recv[r]: buffers on local rank r
+   (one of them in a joined group).
    allgather: every recv[k] gets send[0] .. send[size-1], `bytes` each, in
-   rank order. allgatherv: send[r] has bytes[r] (the host knows them), and
-   every recv[k] gets them packed in rank order (sum of bytes). */
+   rank order. allgatherv: rank r sends bytes[r] (the host knows them: one
+   entry per rank of the job, the same in every process), and every recv[k]
+   gets them packed in rank order (sum of bytes). */
 int fz_group_allgather(fz_group *g, const fz_ptr *send, const fz_ptr *recv, size_t bytes);
 int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, const fz_ptr *recv);
 
@@ -555,6 +558,42 @@ enum { FZ_COMBINE_SUM = 0, FZ_COMBINE_MIN = 1, FZ_COMBINE_MAX = 2 };
 /* type: a manifest type (f64 f32 i64 i32); waits for the ranks' streams;
    ranks with partial[r] == 0 take no part; result: one value of the type */
 int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int op, void *result);
+
+/* ---- one process per GPU, joined through NCCL (join.c) ------------- */
+
+/* A process of a job that runs one process per GPU (on one host or many)
+   opens its one device and joins a communicator of `nranks` ranks through
+   NCCL's own bootstrap, from a unique id: rank 0 makes it
+   (ncclGetUniqueId) and writes it, as 256 hex digits, to id_file
+   atomically (a temporary file renamed); the others wait for that file
+   (bounded by timeout_ms) and read it. Or every rank is given the id in
+   id_hex (a launcher that called ncclGetUniqueId itself and lives while
+   the ranks join: fz_nccl_unique_id). The result is a group whose
+   fz_group_size is 1 (the ranks this process drives) and fz_group_ranks
+   nranks; everything above works on it the same: collectives take the
+   local rank's buffers (allgatherv's bytes: one entry per rank of the
+   job), fz_group_combine folds every process's partial in rank order (the
+   same bits in every process), and a sharded fusion runs this rank's
+   range. Every wait for a peer is bounded by timeout_ms: the id, the
+   join, a collective or a sync that a dead peer would block end in
+   FZ_ERR_TIMEOUT or FZ_ERR_NCCL naming the wait, and, where the ranks
+   joined through an id file on one host, the ranks that have exited. */
+typedef struct fz_join_opts {
+	int rank, nranks;    /* -1: from RANK and WORLD_SIZE (as torchrun exports them) */
+	int device;          /* the ordinal to open; -1: LOCAL_RANK, else rank */
+	const char *id_file; /* NULL: FUSERUN_NCCL_ID_FILE */
+	const char *id_hex;  /* NULL: FUSERUN_NCCL_ID; one of the two is needed (id_file wins) */
+	int timeout_ms;      /* 0: FUSERUN_JOIN_TIMEOUT_MS, else 60000 */
+} fz_join_opts;
+#define FZ_MAX_WORLD 1024
+void fz_join_defaults(fz_join_opts *opts);   /* every field "from the environment" */
+int fz_group_join(const fz_join_opts *opts, fz_group **out, char *errbuf);
+int fz_group_ranks(const fz_group *g);          /* the job's ranks (fz_group_size in one process) */
+int fz_group_rank(const fz_group *g, int local); /* the job-wide rank of a local rank, -1 if none */
+/* A fresh NCCL unique id as 256 hex digits and a NUL (loads libnccl). The
+   id names a bootstrap root inside this process: keep it alive until
+   every rank has joined. */
+int fz_nccl_unique_id(char hex[2 * 128 + 1], char *errbuf);
 
 /* ---- a fusion sharded across a group (shard.c) --------------------- */
 

@@ -10,18 +10,11 @@
 #include "internal.h"
 #include "nccl_api.h"
 
-struct fz_group {
-	int n;
-	fz_device *dev[FZ_MAX_GROUP];
-	fz_stream *stream[FZ_MAX_GROUP];
-	fr_ncclComm_t comm[FZ_MAX_GROUP];
-	const fr_nccl *nccl;   /* NULL with one rank */
-	int failed;            /* the first failure of a collective or a sync; the group is unusable */
-	char err[FZ_ERRMSG_SIZE];
-};
 
 const char *fz_group_error(const fz_group *g) { return g ? g->err : "no group handle"; }
 int fz_group_size(const fz_group *g) { return g ? g->n : 0; }
+int fz_group_ranks(const fz_group *g) { return g ? g->world : 0; }
+int fz_group_rank(const fz_group *g, int r) { return g && r >= 0 && r < g->n ? g->first + r : -1; }
 fz_device *fz_group_device(const fz_group *g, int r) { return g && r >= 0 && r < g->n ? g->dev[r] : NULL; }
 fz_stream *fz_group_stream(const fz_group *g, int r) { return g && r >= 0 && r < g->n ? g->stream[r] : NULL; }
 
@@ -53,7 +46,7 @@ static int usable(fz_group *g)
 /* the group's message from a rank's device handle */
 static void copy_device_error(fz_group *g, int r)
 {
-	fr_err(g->err, 0, "device %d (rank %d): %s", g->dev[r]->ordinal, r, fz_device_error(g->dev[r]));
+	fr_err(g->err, 0, "device %d (rank %d): %s", g->dev[r]->ordinal, g->first + r, fz_device_error(g->dev[r]));
 }
 
 void fz_group_close(fz_group *g)
@@ -61,6 +54,13 @@ void fz_group_close(fz_group *g)
 	if (!g) return;
 	for (int r = 0; r < g->n; r++)
 		if (g->comm[r] && g->nccl) {
+			/* a joined communicator is non-blocking: finalized (its peers'
+			   last operations complete, a bounded wait) before it is freed */
+			if (g->joined && !g->failed) {
+				fr_ncclResult_t nr = g->nccl->ncclCommFinalize(g->comm[r]);
+				if (nr != FR_NCCL_SUCCESS && nr != FR_NCCL_IN_PROGRESS) g->failed = FZ_ERR_NCCL;
+				else fr_join_settle(g, "ncclCommFinalize");
+			}
 			/* a failed group may have a peer that will never answer: abort, do not wait */
 			if (g->failed) g->nccl->ncclCommAbort(g->comm[r]);
 			else g->nccl->ncclCommDestroy(g->comm[r]);
@@ -69,6 +69,7 @@ void fz_group_close(fz_group *g)
 		if (g->stream[r]) fz_stream_destroy(g->dev[r], g->stream[r]);
 		fz_device_close(g->dev[r]);
 	}
+	free(g->peers);
 	free(g);
 }
 
@@ -95,6 +96,7 @@ int fz_group_open(int n, const int *ordinals, fz_group **out, char *err)
 		rc = fz_device_open(ord[r], &g->dev[r], err);
 		if (!rc) {
 			g->n = r + 1;
+			g->world = g->n;
 			rc = fz_stream_create(g->dev[r], &g->stream[r]);
 			if (rc) fr_err(err, rc, "device %d: %s", ord[r], fz_device_error(g->dev[r]));
 		}
@@ -148,8 +150,10 @@ static int async_errors(fz_group *g)
 		if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, "ncclCommGetAsyncError", nr));
 		if (e != FR_NCCL_SUCCESS && e != FR_NCCL_IN_PROGRESS) {
 			char call[64];
-			snprintf(call, sizeof call, "rank %d (device %d) communicator", r, g->dev[r]->ordinal);
-			return fail(g, fr_nccl_error(g->nccl, g->err, call, e));
+			snprintf(call, sizeof call, "rank %d (device %d) communicator", g->first + r, g->dev[r]->ordinal);
+			fail(g, fr_nccl_error(g->nccl, g->err, call, e));
+			if (g->joined) fr_join_blame(g);
+			return g->failed;
 		}
 	}
 	return FZ_OK;
@@ -158,6 +162,7 @@ static int async_errors(fz_group *g)
 int fz_group_sync(fz_group *g)
 {
 	int rc = usable(g);
+	if (!rc && g->joined) return fr_join_sync(g); /* bounded: a peer may be gone */
 	for (int r = 0; !rc && r < g->n; r++) {
 		rc = fz_stream_sync(g->dev[r], g->stream[r]);
 		if (rc) copy_device_error(g, r), fail(g, rc);
@@ -170,6 +175,7 @@ static int group_end(fz_group *g, int rc, const char *what)
 {
 	fr_ncclResult_t nr = g->nccl->ncclGroupEnd();
 	if (rc) return rc;
+	if (nr == FR_NCCL_IN_PROGRESS && g->joined) return fr_join_settle(g, what); /* a non-blocking communicator */
 	if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, what, nr));
 	return async_errors(g);
 }
@@ -182,7 +188,7 @@ int fz_group_allgather(fz_group *g, const fz_ptr *send, const fz_ptr *recv, size
 	for (int r = 0; r < g->n; r++)
 		if ((!send[r] || !recv[r]) && bytes) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_allgather: rank %d has a null buffer", r);
 	if (!bytes) return FZ_OK;
-	if (g->n == 1) {
+	if (g->world == 1) {
 		if (send[0] == recv[0]) return FZ_OK;
 		rc = fz_copy_on_device(g->dev[0], recv[0], send[0], bytes, g->stream[0]);
 		if (rc) copy_device_error(g, 0), fail(g, rc);
@@ -204,12 +210,13 @@ int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, co
 	if (rc) return rc;
 	if (!send || !recv || !bytes) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_allgatherv: a NULL argument");
 	size_t total = 0;
-	for (int r = 0; r < g->n; r++) {
-		if (!recv[r] || (bytes[r] && !send[r])) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_allgatherv: rank %d has a null buffer", r);
+	for (int r = 0; r < g->n; r++)
+		if (!recv[r] || (bytes[g->first + r] && !send[r])) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_allgatherv: rank %d has a null buffer", g->first + r);
+	for (int r = 0; r < g->world; r++) {
 		if (total + bytes[r] < total) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_allgatherv: the sizes overflow");
 		total += bytes[r];
 	}
-	if (g->n == 1) {
+	if (g->world == 1) {
 		if (!bytes[0] || send[0] == recv[0]) return FZ_OK;
 		rc = fz_copy_on_device(g->dev[0], recv[0], send[0], bytes[0], g->stream[0]);
 		if (rc) copy_device_error(g, 0), fail(g, rc);
@@ -220,7 +227,7 @@ int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, co
 	fr_ncclResult_t nr = g->nccl->ncclGroupStart();
 	if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, "ncclGroupStart", nr));
 	size_t off = 0;
-	for (int root = 0; !rc && root < g->n; off += bytes[root], root++) {
+	for (int root = 0; !rc && root < g->world; off += bytes[root], root++) {
 		if (!bytes[root]) continue;
 		for (int r = 0; !rc && r < g->n; r++) {
 			nr = g->nccl->ncclBroadcast((const void *)(uintptr_t)send[r], (void *)(uintptr_t)(recv[r] + off), bytes[root], FR_NCCL_INT8,
@@ -232,6 +239,31 @@ int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, co
 }
 
 /* ---- fixed-order combination ---- */
+
+/* a joined group: each process's 16-byte record (mine) all-gathered through
+   the device into all[], one a rank in rank order */
+static int exchange(fz_group *g, const unsigned char *mine, unsigned char *all)
+{
+	fz_device *d = g->dev[0];
+	size_t total = 16 * (size_t)g->world;
+	fz_ptr buf = 0;
+	int rc = fz_alloc(d, 16 + total, &buf);
+	if (!rc) rc = fz_copy_to_device(d, buf, mine, 16, g->stream[0]);
+	if (rc) {
+		copy_device_error(g, 0);
+		fz_free(d, buf);
+		return fail(g, rc);
+	}
+	fz_ptr send[1] = {buf}, recv[1] = {buf + 16};
+	rc = fz_group_allgather(g, send, recv, 16);
+	if (!rc) {
+		rc = fz_copy_to_host(d, all, buf + 16, total, g->stream[0]);
+		if (rc) copy_device_error(g, 0), fail(g, rc);
+	}
+	if (!rc) rc = fz_group_sync(g);
+	fz_free(d, buf);
+	return rc;
+}
 
 #define FOLD(T, acc, v, op) ((op) == FZ_COMBINE_SUM ? (T)((acc) + (v)) : (op) == FZ_COMBINE_MIN ? ((v) < (acc) ? (v) : (acc)) : ((v) > (acc) ? (v) : (acc)))
 
@@ -245,23 +277,26 @@ int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int o
 	int kind = !strcmp(type, "f64") ? 0 : !strcmp(type, "f32") ? 1 : !strcmp(type, "i64") ? 2 : !strcmp(type, "i32") ? 3 : -1;
 	if (kind < 0) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_combine: type %s; f64, f32, i64 or i32", type);
 	size_t size = kind == 0 || kind == 2 ? 8 : 4;
-	unsigned char val[FZ_MAX_GROUP][8];
-	int have[FZ_MAX_GROUP] = {0}, any = 0;
+	unsigned char val[FZ_MAX_WORLD][16]; /* per rank: 8 bytes of value, a flag at byte 8 */
+	int any = 0;
+	memset(val, 0, sizeof val);
 	for (int r = 0; !rc && r < g->n; r++) {
 		if (!partial[r]) continue;
-		rc = fz_copy_to_host(g->dev[r], val[r], partial[r], size, g->stream[r]);
+		rc = fz_copy_to_host(g->dev[r], val[g->first + r], partial[r], size, g->stream[r]);
 		if (rc) copy_device_error(g, r), fail(g, rc);
-		have[r] = 1, any = 1;
+		val[g->first + r][8] = 1;
 	}
 	if (!rc) rc = fz_group_sync(g);
+	if (!rc && g->world > g->n) rc = exchange(g, val[g->first], val[0]); /* every process gets every partial */
 	if (rc) return rc;
+	for (int r = 0; r < g->world; r++) any |= val[r][8];
 	if (!any) return fr_err(g->err, FZ_ERR_INVALID, "fz_group_combine: no rank has a partial");
 	double d = 0;
 	float f = 0;
 	long long l = 0;
 	int i = 0, first = 1;
-	for (int r = 0; r < g->n; r++) { /* rank order: the same bits every run */
-		if (!have[r]) continue;
+	for (int r = 0; r < g->world; r++) { /* rank order: the same bits every run */
+		if (!val[r][8]) continue;
 		if (kind == 0) { double v; memcpy(&v, val[r], 8); d = first ? v : FOLD(double, d, v, op); }
 		else if (kind == 1) { float v; memcpy(&v, val[r], 4); f = first ? v : FOLD(float, f, v, op); }
 		else if (kind == 2) { long long v; memcpy(&v, val[r], 8); l = first ? v : op == FZ_COMBINE_SUM ? (long long)((unsigned long long)l + (unsigned long long)v) : FOLD(long long, l, v, op); }

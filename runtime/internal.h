@@ -5,6 +5,7 @@
 
 #include "cuda_api.h"
 #include "fuserun.h"
+#include "nccl_api.h"
 
 struct fz_device {
 	CUdevice dev;
@@ -48,6 +49,33 @@ typedef struct fr_entry {
 int fr_run_op(fz_artifact *a, const fz_op *op, int k, const void *args, fz_stream *stream, int i);
 /* Fills a->entry from the PTX text (pipeline.c); FZ_OK or FZ_ERR_NO_MEMORY. */
 int fr_ptx_entries(fz_artifact *a, const char *ptx, char *err);
+
+/* A group (group.c): the ranks this process drives. In one process they
+   are the whole world (first 0, world n); a process joined to others
+   (join.c) drives one rank, first, of world. */
+struct fz_group {
+	int n;                 /* local ranks: dev[], stream[], comm[] */
+	int world, first;      /* every process's ranks; the global rank of local rank 0 */
+	int joined;            /* fz_group_join: peers are other processes, every wait bounded */
+	int timeout_ms;        /* joined: the bound of a wait for a peer */
+	char *peers;           /* joined through an id file: its path (the ranks' pid files sit beside it), else NULL */
+	fz_device *dev[FZ_MAX_GROUP];
+	fz_stream *stream[FZ_MAX_GROUP];
+	fr_ncclComm_t comm[FZ_MAX_GROUP];
+	const fr_nccl *nccl;   /* NULL with one rank in all */
+	int failed;            /* the first failure of a collective or a sync; the group is unusable */
+	char err[FZ_ERRMSG_SIZE];
+};
+/* join.c: a joined group's bounded waits. settle: NCCL calls on a
+   non-blocking communicator return ncclInProgress; polls until it is done.
+   sync: each local stream finished, polling NCCL's asynchronous errors.
+   blame: appends to g->err which peers have exited (same host, through
+   the id file's pid files). All return FZ_OK or the failure, g->err set. */
+int fr_join_settle(fz_group *g, const char *what);
+int fr_join_sync(fz_group *g);
+void fr_join_blame(fz_group *g);
+/* device.c: *done = 1 when the stream's work is finished (cuStreamQuery) */
+int fr_stream_ready(fz_device *d, fz_stream *s, int *done);
 
 /* Writes a message into err (FZ_ERRMSG_SIZE bytes; NULL: none); returns code. */
 int fr_err(char *err, int code, const char *fmt, ...)

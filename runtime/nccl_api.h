@@ -12,6 +12,21 @@
 typedef struct fr_ncclComm *fr_ncclComm_t;   /* ncclComm_t: an opaque pointer */
 typedef int fr_ncclResult_t;                 /* ncclResult_t (an enum: int-sized) */
 typedef int fr_ncclDataType_t;               /* ncclDataType_t */
+/* ncclUniqueId: 128 opaque bytes (NCCL_UNIQUE_ID_BYTES), passed by value */
+#define FR_NCCL_ID_BYTES 128
+typedef struct { char internal[FR_NCCL_ID_BYTES]; } fr_ncclUniqueId;
+/* ncclConfig_t as NCCL 2.14 laid it out (size, magic and version first):
+   NCCL reads only the fields of the version the caller names, so this
+   prefix is valid for every later 2.x. We set blocking = 0 (a join that
+   returns at once and is polled: our waits are bounded) and leave the
+   rest undefined (INT_MIN / NULL), as NCCL_CONFIG_INITIALIZER does. */
+typedef struct fr_ncclConfig {
+	size_t size;
+	unsigned int magic;   /* 0xcafebeef */
+	unsigned int version; /* NCCL_VERSION(2,14,0) = 21400 */
+	int blocking, cgaClusterSize, minCTAs, maxCTAs;
+	const char *netName;
+} fr_ncclConfig;
 
 /* ncclResult_t */
 enum {
@@ -33,7 +48,11 @@ enum { FR_NCCL_INT8 = 0, FR_NCCL_INT32 = 2, FR_NCCL_FLOAT64 = 8 };
 	X(ncclGetVersion, fr_ncclResult_t, (int *version)) \
 	X(ncclGetErrorString, const char *, (fr_ncclResult_t result)) \
 	X(ncclCommInitAll, fr_ncclResult_t, (fr_ncclComm_t *comms, int ndev, const int *devlist)) \
+	X(ncclGetUniqueId, fr_ncclResult_t, (fr_ncclUniqueId *id)) \
+	X(ncclCommInitRankConfig, fr_ncclResult_t, (fr_ncclComm_t *comm, int nranks, fr_ncclUniqueId id, int rank, \
+	                                            fr_ncclConfig *config)) \
 	X(ncclCommDestroy, fr_ncclResult_t, (fr_ncclComm_t comm)) \
+	X(ncclCommFinalize, fr_ncclResult_t, (fr_ncclComm_t comm)) \
 	X(ncclCommAbort, fr_ncclResult_t, (fr_ncclComm_t comm)) \
 	X(ncclCommGetAsyncError, fr_ncclResult_t, (fr_ncclComm_t comm, fr_ncclResult_t *error)) \
 	X(ncclGroupStart, fr_ncclResult_t, (void)) \

@@ -27,7 +27,7 @@ RT_SOFILE    := libfuserun.so.$(RT_VERSION)
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
-               runtime/nccl_api.c runtime/group.c runtime/shard.c \
+               runtime/nccl_api.c runtime/group.c runtime/join.c runtime/shard.c \
                runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c runtime/pipeline.c \
                runtime/recipe.c runtime/call.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
@@ -39,7 +39,7 @@ RT_SANT_OBJ := $(RT_TOOL_SRC:runtime/tool/%.c=build/rt/sant/%.o)
 RT_EXAMPLES := bin/active_inference bin/spiking bin/te_mgpu bin/spiking_mgpu
 
 .PHONY: runtime runtime-examples check-runtime install-runtime
-runtime: lib/libfuserun.a lib/libfuserun.so bin/fuserun
+runtime: lib/libfuserun.a lib/libfuserun.so bin/fuserun bin/fuserun-launch
 runtime-examples: $(RT_EXAMPLES)
 
 # the library: position-independent objects for both archives
@@ -68,6 +68,12 @@ build/rt/tool/%.o: runtime/tool/%.c
 bin/fuserun: $(RT_TOOL_OBJ) lib/libfuserun.a
 	@mkdir -p $(@D)
 	$(CC) $(CFLAGS) $(RT_TOOL_OBJ) lib/libfuserun.a $(RT_LIBS) -o $@
+
+# the launcher of one process per GPU (fuserun bench --procs runs it from
+# fuserun's directory)
+bin/fuserun-launch: runtime/tool/fuserun-launch.sh
+	@mkdir -p $(@D)
+	cp $< $@ && chmod 755 $@
 
 # examples: applications of the library and two generated headers each
 # (after the artifacts are regenerated: their headers are included; later
@@ -110,6 +116,10 @@ build/rt/libfakenccl.so: runtime/tests/fake_nccl.c
 # the group runtime's tests: a fake libcuda with several devices and a fake
 # libnccl (runtime/tests/mgpu.sh)
 build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/test_shard.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
+	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
+# one process per GPU: each process of a job one rank, started by
+# fuserun-launch (runtime/tests/join.sh)
+build/rt/test_join: build/rt/sant/test_join.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
 	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 build/rt/libnocuda.so: runtime/tests/no_cuda.c
 	@mkdir -p $(@D)
@@ -154,8 +164,8 @@ build/rt/test_call: build/rt/sant/test_call.o build/rt/sant/call_table.o build/r
 	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 
 RT_TEST_BINS := build/rt/fuzz_manifest build/rt/test_runtime build/rt/fuserun-san build/rt/libfakecuda.so build/rt/libnocuda.so \
-                build/rt/test_group build/rt/libfakenccl.so build/rt/test_call \
-                lib/libfuserun.a lib/libfuserun.so bin/fuserun $(RT_EXAMPLES)
+                build/rt/test_group build/rt/libfakenccl.so build/rt/test_call build/rt/test_join \
+                lib/libfuserun.a lib/libfuserun.so bin/fuserun bin/fuserun-launch $(RT_EXAMPLES)
 check-runtime: $(RT_TEST_BINS)
 	@sh runtime/tests/run.sh
 
@@ -164,11 +174,11 @@ check-runtime: $(RT_TEST_BINS)
 # LD_LIBRARY_PATH), the docs. DESTDIR stages it; PREFIX is where it runs.
 RT_LIBDIR := $(PREFIX)/lib
 RT_DOCDIR := $(PREFIX)/share/doc/fuserun
-install-runtime: bin/fusec bin/fuserun lib/libfuserun.a lib/$(RT_SOFILE) runtime/fuserun.h runtime/fuserun.pc.in \
+install-runtime: bin/fusec bin/fuserun bin/fuserun-launch lib/libfuserun.a lib/$(RT_SOFILE) runtime/fuserun.h runtime/fuserun.pc.in \
                  runtime/README.md dsl/README.md dsl/MATH.md
 	$(INSTALL) -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(RT_LIBDIR)/pkgconfig $(DESTDIR)$(PREFIX)/include \
 	  $(DESTDIR)$(RT_DOCDIR)/runtime $(DESTDIR)$(RT_DOCDIR)/dsl
-	$(INSTALL) -m 755 bin/fusec bin/fuserun $(DESTDIR)$(PREFIX)/bin/
+	$(INSTALL) -m 755 bin/fusec bin/fuserun bin/fuserun-launch $(DESTDIR)$(PREFIX)/bin/
 	$(INSTALL) -m 644 lib/libfuserun.a $(DESTDIR)$(RT_LIBDIR)/
 	$(INSTALL) -m 755 lib/$(RT_SOFILE) $(DESTDIR)$(RT_LIBDIR)/
 	ln -sf $(RT_SOFILE) $(DESTDIR)$(RT_LIBDIR)/$(RT_SONAME)

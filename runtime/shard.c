@@ -199,7 +199,8 @@ int fz_sharded_create(fz_group *g, const char *manifest, const char *size, const
 	for (int k = 0; k < s->info->nsizes; k++)
 		if (!strcmp(s->info->sizes[k], size)) s->size = k;
 	s->extent = size_value(s->info, args, s->size);
-	for (int r = 0; r < n; r++) fz_group_range(s->extent, n, r, &s->lo[r], &s->hi[r]);
+	/* in a joined group this process's one rank gets its part of the job's range */
+	for (int r = 0; r < n; r++) fz_group_range(s->extent, fz_group_ranks(g), fz_group_rank(g, r), &s->lo[r], &s->hi[r]);
 	for (int i = 0; i < FZ_MAX_TENSORS; i++) s->view[i] = -1, s->combine[i] = FZ_COMBINE_SUM;
 	*out = s;
 	return FZ_OK;
@@ -289,7 +290,7 @@ static int realize(fz_sharded *s)
 	}
 	for (int r = 0; rc && r < n; r++)
 		if (fz_device_error(fz_group_device(s->g, r))[0]) {
-			fr_err(s->err, rc, "rank %d: %s", r, fz_device_error(fz_group_device(s->g, r)));
+			fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, r), fz_device_error(fz_group_device(s->g, r)));
 			break;
 		}
 	/* a failure part-way frees what it allocated: the next put or run starts
@@ -323,7 +324,7 @@ int fz_sharded_put(fz_sharded *s, const char *name, const void *host, size_t byt
 		} else {
 			rc = fz_copy_to_device(d, s->buf[i][r], host, want, NULL);
 		}
-		if (rc) fr_err(s->err, rc, "rank %d: %s", r, fz_device_error(d));
+		if (rc) fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, r), fz_device_error(d));
 	}
 	return rc;
 }
@@ -338,7 +339,26 @@ int fz_sharded_run(fz_sharded *s)
 		int nops = s->ops_fn(s->args[r], s->sm[r], ops, FZ_MAX_KERNELS);
 		if (nops < 0) return fr_err(s->err, FZ_ERR_INVALID, "rank %d: the op list does not fit %d ops", r, FZ_MAX_KERNELS);
 		rc = fz_run(s->arts[r], ops, nops, s->args[r], s->args_size, fz_group_stream(s->g, r));
-		if (rc) fr_err(s->err, rc, "rank %d: %s", r, fz_artifact_error(s->arts[r]));
+		if (rc) fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, r), fz_artifact_error(s->arts[r]));
+	}
+	return rc;
+}
+
+/* a split output of a joined group: the other processes' rows live on
+   their devices only, so it is all-gathered first (every process takes
+   part) and read from this rank's whole copy */
+static int get_joined(fz_sharded *s, int i, void *host, unsigned long long bytes)
+{
+	fz_ptr full[FZ_MAX_GROUP];
+	fz_device *d = fz_group_device(s->g, 0);
+	int rc = fz_sharded_gather(s, s->info->tensors[i].name, full);
+	if (!rc && bytes) {
+		rc = fz_copy_to_host(d, host, full[0], bytes, fz_group_stream(s->g, 0));
+		if (rc) fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, 0), fz_device_error(d));
+	}
+	if (!rc) {
+		rc = fz_group_sync(s->g);
+		if (rc) fr_err(s->err, rc, "%s", fz_group_error(s->g));
 	}
 	return rc;
 }
@@ -361,6 +381,7 @@ int fz_sharded_get(fz_sharded *s, const char *name, void *host, size_t bytes)
 		if (rc) fr_err(s->err, rc, "%s", fz_group_error(s->g));
 		return rc;
 	}
+	if (!rc && s->place[i] == FZ_PLACE_SPLIT && fz_group_ranks(s->g) > n) return get_joined(s, i, host, want);
 	for (int r = 0; !rc && r < n; r++) {
 		fz_device *d = fz_group_device(s->g, r);
 		if (s->place[i] == FZ_PLACE_SPLIT) {
@@ -369,7 +390,7 @@ int fz_sharded_get(fz_sharded *s, const char *name, void *host, size_t bytes)
 		} else if (r == 0) {
 			rc = fz_copy_to_host(d, host, s->buf[i][r], want, fz_group_stream(s->g, r));
 		}
-		if (rc) fr_err(s->err, rc, "rank %d: %s", r, fz_device_error(d));
+		if (rc) fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, r), fz_device_error(d));
 	}
 	if (!rc) {
 		rc = fz_group_sync(s->g);
@@ -386,15 +407,19 @@ int fz_sharded_gather(fz_sharded *s, const char *name, fz_ptr *full)
 	const fz_tensor_info *t = &s->info->tensors[i];
 	if (s->place[i] != FZ_PLACE_SPLIT || t->role == FZ_TEMP || s->view[i] >= 0)
 		return fr_err(s->err, FZ_ERR_INVALID, "fz_sharded_gather: %s is not a split tensor held here", name);
-	int rc = realize(s);
+	int rc = realize(s), world = fz_group_ranks(s->g);
 	unsigned long long row = row_bytes(s->info, s->tmpl, i), want = whole_bytes(s->info, s->tmpl, i);
-	size_t bytes[FZ_MAX_GROUP];
+	size_t bytes[FZ_MAX_WORLD];
 	fz_ptr send[FZ_MAX_GROUP];
+	for (int r = 0; r < world; r++) { /* every rank's part, this process's or not */
+		long long lo, hi;
+		fz_group_range(s->extent, world, r, &lo, &hi);
+		bytes[r] = (size_t)(row * (unsigned long long)(hi - lo));
+	}
 	for (int r = 0; !rc && r < n; r++) {
-		bytes[r] = (size_t)(row * (unsigned long long)(s->hi[r] - s->lo[r]));
 		send[r] = s->buf[i][r];
 		if (!s->full[i][r]) rc = fz_alloc(fz_group_device(s->g, r), want, &s->full[i][r]);
-		if (rc) fr_err(s->err, rc, "rank %d: %s", r, fz_device_error(fz_group_device(s->g, r)));
+		if (rc) fr_err(s->err, rc, "rank %d: %s", fz_group_rank(s->g, r), fz_device_error(fz_group_device(s->g, r)));
 	}
 	if (!rc) {
 		rc = fz_group_allgatherv(s->g, send, bytes, s->full[i]);

@@ -476,6 +476,14 @@ API CUresult cuStreamDestroy_v2(CUstream s)
 	free(s), nstreams--;
 	return CUDA_SUCCESS;
 }
+/* everything ran when it was queued: a stream is always done */
+API CUresult cuStreamQuery(CUstream s)
+{
+	(void)s;
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	return CUDA_SUCCESS;
+}
 API CUresult cuStreamSynchronize(CUstream s)
 {
 	(void)s;

@@ -25,6 +25,10 @@ real=$(ls /usr/local/cuda/lib64/libnccl.so.2 /usr/lib/x86_64-linux-gnu/libnccl.s
 if [ -n "$real" ]; then
 	out=$(FUSERUN_NCCL=$real FUSERUN_LIBCUDA=$(pwd)/$B/libfakecuda.so FAKECUDA_DEVICES=0 $B/test_group --load-nccl 2>&1)
 	printf '%s' "$out" | grep -q "NCCL 2\." && ok "the toolkit's libnccl loads with every entry point" || bad "the toolkit's libnccl ($real) loads" "$out"
+	# and makes a unique id on the CPU (fz_nccl_unique_id: its bootstrap root's address)
+	out=$(FUSERUN_NCCL=$real timeout 30 $B/test_join generated id 2>&1)
+	printf '%s\n' "$out" | grep -q "^[0-9a-f]\{256\}\$" && ok "the toolkit's libnccl makes a unique id of 256 hex digits" ||
+		bad "the toolkit's libnccl makes a unique id ($real)" "$out"
 fi
 
 # the examples and the bench script: no driver, one fake device, two, no NCCL
@@ -79,11 +83,15 @@ expect "bench/mgpu.sh without a GPU exits cleanly, saying so" 2 "no GPU to run o
 # on two fake devices (no kernel runs: results differ, exit 1) the table has
 # the one-kernel estimator first and each sharded row's speed-up against the
 # best one-GPU time
-M="env $F $N FAKECUDA_DEVICES=2 TE_SIZES=64 TE_REPS=2 SPIKE_N=2000 SPIKE_STEPS=3 OUT=$T/bench2"
+M="env $F $N FAKECUDA_DEVICES=2 TE_SIZES=64 TE_REPS=2 SPIKE_N=2000 SPIKE_STEPS=3 OUT=$T/bench2 TMPDIR=$(pwd)/$T"
 expect "bench/mgpu.sh: the one-kernel estimator first in its table" "0 1" \
 	"^| what |[^|]*|.*|---[-|]* | transfer entropy (one kernel) | 64 | 1 | [0-9.]* (kernel [0-9.]*) |" -- sh -c "$M sh bench/mgpu.sh >/dev/null 2>&1; tr '\n' ' ' < $T/bench2/mgpu.md"
 expect "bench/mgpu.sh: the sharded rows' speed-up against the best one-GPU time" 0 \
 	"| transfer entropy (sharded) | 64 | 2 | [0-9.]* (kernels [0-9.]*) | [0-9.]* | [0-9.]* | - |" -- cat $T/bench2/mgpu.md
+expect "bench/mgpu.sh: transfer entropy one process per GPU through the launcher" 0 \
+	"| transfer entropy (sharded, one process per GPU) | 64 | 2 | [0-9.]* (kernels [0-9.]*) | [0-9.]* | [0-9.]* | - |" -- cat $T/bench2/mgpu.md
+# one process per GPU: fuserun-launch, fz_group_join, the bounded waits
+. "$(dirname "$0")/join.sh"
 rm -rf "$T"
 echo "mgpu: $pass passed, $fail failed"
 [ $fail = 0 ]

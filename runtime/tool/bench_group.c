@@ -2,11 +2,16 @@
  * this host (fz_sharded over the outermost size of its kernels), timed
  * beside the same on one device in the same run, the outputs of both
  * compared bit for bit. Refused, with the reason, for a fusion the manifest
- * shows cannot be sharded (runtime/README.md). */
+ * shows cannot be sharded (runtime/README.md). With --procs, one process a
+ * device: fuserun runs fuserun-launch on its own command line, each process
+ * joins the job (fz_group_join) and runs the sharded variant, and rank 0
+ * then runs the one-device baseline and reports. */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "tensors.h"
 #include "tool.h"
@@ -37,27 +42,39 @@ static void shard_size(const fz_artifact_info *info, char *size)
 	else snprintf(size, FZ_MAX_NAME + 1, "%s", info->nsizes ? info->sizes[0] : "");
 }
 
-/* one group of `devices`: the median wall time of a run (launches to every
-   device finished), and every output copied back into out[] */
-static int time_group(const fr_opts *o, const rt_case *c, const char *size, int devices, double *ms, void **out)
+/* opens the devices, or joins the job (join: its rank into *rank) */
+static int open_group(const fr_opts *o, int devices, int join, int *rank, fz_group **g)
+{
+	char err[FZ_ERRMSG_SIZE];
+	int ordinals[FZ_MAX_GROUP], e;
+	for (int r = 0; r < devices; r++) ordinals[r] = o->device + r;
+	e = join ? fz_group_join(NULL, g, err) : fz_group_open(devices, ordinals, g, err);
+	if (e && join) fprintf(stderr, "fuserun: --procs: %s\n", err);
+	else if (e)
+		fprintf(stderr, "fuserun: %s%d device%s from %d: %s\n", e == FZ_ERR_NO_DRIVER ? "no usable GPU: " : "", devices,
+		        devices == 1 ? "" : "s", o->device, err);
+	else if (join && fz_group_ranks(*g) != devices)
+		fprintf(stderr, "fuserun: --procs: the job has %d ranks (WORLD_SIZE), --devices says %d\n", fz_group_ranks(*g), devices), e = 1;
+	if (!e && rank) *rank = fz_group_rank(*g, 0);
+	return e;
+}
+
+/* one group of `devices` (join: this process's rank of a job of them): the
+   median wall time of a run (launches to this process's devices finished),
+   and every output copied back into out[] */
+static int time_group(const fr_opts *o, const rt_case *c, const char *size, int devices, int join, int *rank, double *ms, void **out)
 {
 	char err[FZ_ERRMSG_SIZE];
 	const fz_artifact_info *info = c->info;
 	fz_group *g = NULL;
 	fz_sharded *s = NULL;
 	double *t = calloc((size_t)o->reps, sizeof *t);
-	int rc = EXIT_ERROR, ordinals[FZ_MAX_GROUP];
-	for (int r = 0; r < devices; r++) ordinals[r] = o->device + r;
+	int rc = EXIT_ERROR;
 	if (!t) {
 		fprintf(stderr, "fuserun: out of memory\n");
 		goto out;
 	}
-	int e = fz_group_open(devices, ordinals, &g, err);
-	if (e) {
-		fprintf(stderr, "fuserun: %s%d device%s from %d: %s\n", e == FZ_ERR_NO_DRIVER ? "no usable GPU: " : "", devices,
-		        devices == 1 ? "" : "s", o->device, err);
-		goto out;
-	}
+	if (open_group(o, devices, join, rank, &g)) goto out;
 	if (fz_sharded_create(g, info->manifest, size, info->layout, c->args, info->args_size, c->spec->scratch[0], c->spec->ops[0], &s, err)) {
 		fprintf(stderr, "fuserun: %s\n", err);
 		goto out;
@@ -134,8 +151,16 @@ int cmd_bench_devices(const fr_opts *o)
 	for (int v = 0; v < 2; v++)
 		for (int i = 0; i < info.ntensors; i++)
 			if ((c.t[i].ti->role == FZ_OUTPUT || c.t[i].ti->role == FZ_INOUT) && !(out[v][i] = calloc(1, c.t[i].bytes))) goto out;
-	/* one device, then the group: the same inputs, the same code path */
-	if (time_group(o, &c, size, 1, &ms[0], out[0]) || time_group(o, &c, size, o->devices, &ms[1], out[1])) goto out;
+	/* one device, then the group: the same inputs, the same code path; with
+	   --procs the job first (every rank at once), then rank 0 alone */
+	int rank = 0;
+	if (o->procs && time_group(o, &c, size, o->devices, 1, &rank, &ms[1], out[1])) goto out;
+	if (rank) { /* rank 0 reports */
+		rc = EXIT_PASS;
+		goto out;
+	}
+	if (time_group(o, &c, size, 1, 0, NULL, &ms[0], out[0]) || (!o->procs && time_group(o, &c, size, o->devices, 0, NULL, &ms[1], out[1])))
+		goto out;
 	/* split outputs must be the same bits; a combined reduction may differ
 	   in its last bits (partials folded in device order) */
 	int same = 1, combined_same = 1;
@@ -149,13 +174,15 @@ int cmd_bench_devices(const fr_opts *o)
 	double speedup = ms[1] > 0 ? ms[0] / ms[1] : 0;
 	if (o->json) {
 		printf("{\"command\": \"bench\", \"fusion\": "), json_str(stdout, info.fusion);
-		printf(", \"sharded_over\": \"%s\", \"devices\": %d, \"reps\": %d, \"one_device_ms\": ", size, o->devices, o->reps);
+		printf(", \"sharded_over\": \"%s\", \"devices\": %d, \"processes\": %d, \"reps\": %d, \"one_device_ms\": ", size, o->devices,
+		       o->procs ? o->devices : 1, o->reps);
 		json_num(stdout, ms[0]), printf(", \"devices_ms\": "), json_num(stdout, ms[1]);
 		printf(", \"speedup\": "), json_num(stdout, speedup);
 		printf(", \"identical\": %s, \"reductions_identical\": %s}\n", same ? "true" : "false", combined_same ? "true" : "false");
 	} else {
 		printf("bench %s sharded over %s: median of %d runs (wall time, launches to every device finished)\n", info.fusion, size, o->reps);
-		printf("  1 device  %10.4f ms\n  %d devices %10.4f ms   speed-up %.2fx; outputs %s%s\n", ms[0], o->devices, ms[1], speedup,
+		printf("  1 device  %10.4f ms\n  %d devices %10.4f ms%s   speed-up %.2fx; outputs %s%s\n", ms[0], o->devices, ms[1],
+		       o->procs ? " (one process each; rank 0's time)" : "", speedup,
 		       same ? "identical" : "DIFFER", combined_same ? "" : " (reductions combined in device order differ in their last bits)");
 	}
 	rc = same ? EXIT_PASS : EXIT_MISMATCH;
@@ -166,4 +193,44 @@ out:
 	if (have_spec) fr_spec_unload(&spec);
 	fz_artifact_info_free(&info);
 	return rc;
+}
+
+/* fuserun-launch -n N -- fuserun ARGS...: FUSERUN_LAUNCH, else the
+   launcher beside this fuserun (bin/, or the installed bin/) */
+int bench_relaunch(const fr_opts *o, int argc, char **argv)
+{
+	char self[PATH_MAX], launch[PATH_MAX + 32], n[16];
+	ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+	const char *env = getenv("FUSERUN_LAUNCH");
+	if (len <= 0) {
+		fprintf(stderr, "fuserun: --procs: cannot find this program (/proc/self/exe)\n");
+		return EXIT_ERROR;
+	}
+	self[len] = 0;
+	if (env && *env) snprintf(launch, sizeof launch, "%s", env);
+	else {
+		char *slash = strrchr(self, '/');
+		snprintf(launch, sizeof launch, "%.*s/fuserun-launch", slash ? (int)(slash - self) : 1, slash ? self : ".");
+	}
+	if (access(launch, R_OK)) {
+		fprintf(stderr, "fuserun: --procs: no launcher %s (make builds bin/fuserun-launch; FUSERUN_LAUNCH may name it)\n", launch);
+		return EXIT_ERROR;
+	}
+	char **av = calloc((size_t)argc + 8, sizeof *av);
+	if (!av) return EXIT_ERROR;
+	int k = 0;
+	snprintf(n, sizeof n, "%d", o->devices);
+	av[k++] = "sh", av[k++] = launch, av[k++] = "-n", av[k++] = n, av[k++] = "--", av[k++] = self;
+	char seed[32];
+	int seeded = 0;
+	for (int i = 1; i < argc; i++) av[k++] = argv[i], seeded |= !strcmp(argv[i], "--seed");
+	if (!seeded) { /* every rank the same inputs: this process's seed, not each its own */
+		snprintf(seed, sizeof seed, "%llu", o->seed);
+		av[k++] = "--seed", av[k++] = seed;
+	}
+	fflush(NULL);
+	execv("/bin/sh", av);
+	fprintf(stderr, "fuserun: --procs: cannot run /bin/sh %s\n", launch);
+	free(av);
+	return EXIT_ERROR;
 }

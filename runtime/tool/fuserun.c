@@ -1,7 +1,7 @@
 /* fuserun: lists, validates and times fusec artifacts.
  *   fuserun list ARTIFACT [--json]
  *   fuserun validate ARTIFACT --size N=... [--seed S] [--device D] [--recipe] [--json] [-v]
- *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--devices N] [--recipe] [--json]
+ *   fuserun bench ARTIFACT --size N=... [--reps R] [--seed S] [--device D] [--devices N [--procs]] [--recipe] [--json]
  * ARTIFACT is a .manifest path, or a fusion name found as generated/NAME.manifest.
  * ARTIFACT may be any fusec artifact: validate and bench compile its header
  * and float64 reference with the system C compiler (refso.c).
@@ -22,7 +22,7 @@ static void usage(FILE *f)
 {
 	fputs("usage: fuserun list ARTIFACT [--json]\n"
 	      "       fuserun validate ARTIFACT --size NAME=VALUE[,NAME=VALUE...]... [--seed S] [--device D] [--recipe] [--json] [-v]\n"
-	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N] [--recipe] [--json]\n"
+	      "       fuserun bench ARTIFACT --size NAME=VALUE... [--reps R] [--seed S] [--device D] [--devices N [--procs]] [--recipe] [--json]\n"
 	      "       fuserun --help | --version\n"
 	      "ARTIFACT: a fusec .manifest, or a fusion name (generated/NAME.manifest).\n"
 	      "list verifies the artifact (no GPU needed) and prints its kernels, parameters, targets and plan.\n"
@@ -30,7 +30,9 @@ static void usage(FILE *f)
 	      "compares each output with the float64 reference; bench times them (median of R >= 1 runs,\n"
 	      "default 100, after 10 warm-ups) against the device's copy bandwidth; with --devices N the fused\n"
 	      "variant sharded across devices D .. D+N-1 over its kernels' outermost size, beside 1 device\n"
-	      "(runtime/README.md: which fusions can be sharded; FUSERUN_NCCL names libnccl).\n"
+	      "(runtime/README.md: which fusions can be sharded; FUSERUN_NCCL names libnccl); with --procs\n"
+	      "one process per device, started by fuserun-launch (beside fuserun, or FUSERUN_LAUNCH) and\n"
+	      "joined through NCCL, rank 0 reporting.\n"
 	      "Exit: 0 ok; 1 a mismatch (validate) or a refused artifact (list); 2 a usage error, a refused\n"
 	      "artifact (validate, bench), no GPU/driver, no C compiler or another failure.\n"
 	      "validate and bench compile the artifact's header and reference with a C compiler\n"
@@ -72,8 +74,8 @@ static int takes(int (*run)(const fr_opts *), const char *a)
 	const int size = !strcmp(a, "--size") || !strcmp(a, "-s") || !strncmp(a, "--size=", 7) || (a[0] != '-' && strchr(a, '='));
 	if (run == cmd_list)
 		return !size && strcmp(a, "--seed") && strcmp(a, "--reps") && strcmp(a, "--device") && strcmp(a, "--devices") &&
-		       strcmp(a, "--recipe");
-	if (run == cmd_validate) return strcmp(a, "--reps") && strcmp(a, "--devices");
+		       strcmp(a, "--recipe") && strcmp(a, "--procs");
+	if (run == cmd_validate) return strcmp(a, "--reps") && strcmp(a, "--devices") && strcmp(a, "--procs");
 	return 1;
 }
 
@@ -165,6 +167,7 @@ int main(int argc, char **argv)
 		if (!takes(run, a)) bad = usage_error("%s takes no %s", cmd, strchr(a, '=') && a[0] != '-' ? "sizes" : a);
 		else if (!strcmp(a, "--json")) o.json = 1;
 		else if (!strcmp(a, "--recipe")) o.recipe = 1;
+		else if (!strcmp(a, "--procs")) o.procs = 1;
 		else if (!strcmp(a, "-v") || !strcmp(a, "--verbose")) o.verbose = 1;
 		else if (!strcmp(a, "--size") || !strcmp(a, "-s")) bad = !val ? usage_error("%s needs NAME=VALUE%s", a, "") : add_sizes(&o, val), i++;
 		else if (!strncmp(a, "--size=", 7)) bad = add_sizes(&o, a + 7);
@@ -185,6 +188,11 @@ int main(int argc, char **argv)
 		fprintf(stderr, "fuserun: --recipe and --devices: the sharded run uses the header's op lists\n");
 		return EXIT_ERROR;
 	}
+	if (o.procs && !o.devices) {
+		fprintf(stderr, "fuserun: --procs needs --devices N (the processes, one a device)\n");
+		return EXIT_ERROR;
+	}
+	if (o.procs && !getenv("WORLD_SIZE") && o.artifact) return bench_relaunch(&o, argc, argv);
 	if (!o.artifact) {
 		fprintf(stderr, "fuserun %s: no artifact given\n", cmd);
 		usage(stderr);

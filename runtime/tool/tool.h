@@ -15,6 +15,7 @@ typedef struct fr_opts {
 	unsigned long long seed;
 	int reps, device, json, verbose;
 	int devices;                    /* bench --devices N: sharded across N devices (0: not asked) */
+	int procs;                      /* bench --procs: one process per device, joined (fuserun-launch starts them) */
 	int recipe;                     /* --recipe: the op lists from the manifest's launch recipe (fz_recipe_ops), not NAME.h */
 } fr_opts;
 
@@ -25,6 +26,9 @@ int cmd_list(const fr_opts *o);
 int cmd_validate(const fr_opts *o);
 int cmd_bench(const fr_opts *o);
 int cmd_bench_devices(const fr_opts *o);   /* bench_group.c */
+/* bench --procs outside a job: runs fuserun-launch with this command line
+   (bench_group.c); returns only on failure, with the exit status */
+int bench_relaunch(const fr_opts *o, int argc, char **argv);
 
 /* the value of every size of the artifact from the --size options; prints
    what is missing or unknown and returns nonzero */
