@@ -1819,7 +1819,7 @@ static int fusec_inprocess(const char *spec, const char *out)
 	die_set_spec(spec);
 	if (source_load(&fe.src, spec, stderr)) return 10;
 	static const char *const archs[] = {"sm_80", "sm_90", "sm_90a", "sm_100", "sm_120"};
-	ArtifactOpts ao = {out, archs, 5, NULL};
+	ArtifactOpts ao = {out, archs, 5, NULL, NULL};
 	int rc = frontend_check(&fe, stderr, 20) ? 10 : artifact_write(&fe, &ao);
 	frontend_free(&fe);
 	return rc == 10 ? 10 : rc == ARTIFACT_OK ? 0 : rc == ARTIFACT_USER_ERROR ? 11 : 3;
