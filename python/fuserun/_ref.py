@@ -49,9 +49,38 @@ class Reference:
                 raise RuntimeError(f"fuserun: no C compiler: cannot run '{cc}': {e}") from None
             if r.returncode:
                 raise RuntimeError(f"fuserun: compiling {m.fusion}_ref.c failed:\n{r.stderr}")
-            return ctypes.CDLL(so)
+            lib = ctypes.CDLL(so)
+            self._check_shapes(lib)
+            return lib
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
+
+    def _check_shapes(self, lib):
+        """The shapes the reference was written for (its fz_NAME_ref_shapes)
+        against the manifest's, as fuserun checks them (fr_spec_check_shapes):
+        a manifest re-hashed with another shape, and its header edited to
+        match, must not get arrays sized for a reference that reads others."""
+        m = self.manifest
+        n = len(m.tensors)
+        try:  # one row past the manifest's count is already wrong; the table ends with {0, 0}
+            tab = ((ctypes.c_char_p * 2) * (n + 2)).in_dll(lib, f"fz_{m.fusion}_ref_shapes")
+        except ValueError:
+            raise RuntimeError(f"fuserun: {m.fusion}_ref.c has no fz_{m.fusion}_ref_shapes table: "
+                               "an artifact older than fusec's shape checks") from None
+        got = {}
+        for row in tab:
+            if row[0] is None:
+                break
+            got[row[0].decode()] = row[1].decode() if row[1] is not None else "(none)"
+        for t in m.tensors:
+            want = ",".join(t.dims) or "-"
+            if got.get(t.name) != want:
+                raise RuntimeError(f"fuserun: {m.fusion}: the reference reads {'temp' if t.role == 'temp' else 'param'} "
+                                   f"{t.name} with shape {got.get(t.name, '(not in its table)')}, the manifest's is "
+                                   f"{want}: header and manifest disagree")
+        if len(got) != n:
+            raise RuntimeError(f"fuserun: {m.fusion}: the reference's shape table has {'more' if len(got) > n else 'fewer'} "
+                               f"rows than the manifest's {n} params and temps: header and manifest disagree")
 
     def __call__(self, *inputs, **sizes):
         """The outputs (float64, or the integer type), one array or a tuple

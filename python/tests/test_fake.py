@@ -267,6 +267,26 @@ else:
     As, xv, zv = rng.standard_normal((6, 5)), rng.standard_normal(5), rng.standard_normal(6)
     yv, sv = r(As, xv, zv, 0.5, 2.0)
     check("reference gemv_axpby_sum: scalars and two outputs", np.allclose(yv, 0.5 * As @ xv + 2.0 * zv) and np.isclose(sv, yv.sum()), "differs")
+    # a reference written for other shapes than its manifest's (the file's
+    # hash and the manifest's re-made to match) is refused before any array
+    tmp = tempfile.mkdtemp(prefix="fuserun-test-")
+    try:
+        for f in os.listdir(GEN):
+            if f.startswith("relu.") or f == "relu_ref.c":
+                shutil.copy(os.path.join(GEN, f), tmp)
+        ref = os.path.join(tmp, "relu_ref.c")
+        old = open(ref, "rb").read()
+        new = old.replace(b'{"y", "N"}', b'{"y", "N,N"}', 1)
+        open(ref, "wb").write(new)
+        path = os.path.join(tmp, "relu.manifest")
+        text = open(path, "rb").read().replace(hashlib.sha256(old).hexdigest().encode(), hashlib.sha256(new).hexdigest().encode(), 1)
+        body = text[:text.rindex(b"manifest-sha256 ")]
+        open(path, "wb").write(body + b"manifest-sha256 " + hashlib.sha256(body).hexdigest().encode() + b"\n")
+        check("a reference edited to other shapes: the edit took", new != old and b'{"y", "N,N"}' in new, "relu_ref.c's table")
+        raises("a reference written for other shapes than the manifest's", RuntimeError,
+               ["the reference reads param y with shape N,N", "the manifest's is N"], fuserun.reference, path)
+    finally:
+        shutil.rmtree(tmp)
 
 # real torch, when installed: fuserun's dtypes are torch's
 try:
