@@ -65,6 +65,19 @@ if command -v python3 >/dev/null 2>&1; then
 		grep ' error ' "$T/dry" >>"$T/err"
 		bad "corpus/randchain contract" "harness.py --dry-run on randchain.py's chains"
 	fi
+	# table.py on made-up results: ours against compile, and against the best
+	# peer (here the eager chain's CUDA graph), each ratio and its geomean
+	mkdir -p "$T/tab"
+	printf 'relu_mask time N=1000\n' >"$T/tab/plan.txt"
+	printf 'relu_mask N=1000 PASS x fused=0.0100ms unfused=0.0200ms launches=1/2 copy=3.0TB/s\n' >"$T/tab/ours.txt"
+	printf '{"copy_bw": 3e12, "device": "x", "torch": "y"}\n{"chain": "relu_mask", "sizes": {"N": 1000}, "bytes": 1e6, "eager_ms": 0.02, "graph_ms": 0.009, "compile_ms": 0.0125}\n' >"$T/tab/peers.jsonl"
+	if python3 bench/corpus/table.py "$T/tab" >"$T/tab/t.md" 2>"$T/err" &&
+		grep -q '| 0.0200 | 0.0090 | 0.0125 | 0.80 | graph | 1.11 |' "$T/tab/t.md" &&
+		grep -q '^geomean ours/best peer .*: 1.111 over 1 chain-sizes$' "$T/tab/t.md"; then ok
+	else
+		tail -5 "$T/tab/t.md" >>"$T/err"
+		bad "corpus/table.py" "the best peer (graph) and its ratio are not in the table"
+	fi
 	for s in bench/corpus/table.py bench/corpus/harness.py bench/corpus/randchain.py; do
 		python3 -m py_compile "$s" 2>"$T/err" && ok || bad "corpus/$s" "does not compile"
 	done

@@ -14,7 +14,8 @@ usage: harness.py [options] [NAME...]          (default: every chain)
   --gen DIR        the artifacts' folder, for the manifests (default bench/corpus/gen);
                    without a manifest the spec is read with `fusec --emit=ir`
   --fusec PATH     (default bin/fusec)
-  --no-eager       time torch.compile only
+  --no-eager       time torch.compile only (no eager, no graph)
+  --no-graph       do not time the eager chain replayed as a captured CUDA graph
   --no-compile     time eager only
   --budget S       stop starting new measurements after S seconds (the rest
                    are recorded as skipped)
@@ -299,6 +300,7 @@ def main():
     ap.add_argument('--gen', default=os.path.join(HERE, 'gen'))
     ap.add_argument('--fusec', default=os.path.join(HERE, '..', '..', 'bin', 'fusec'))
     ap.add_argument('--no-eager', action='store_true')
+    ap.add_argument('--no-graph', action='store_true')
     ap.add_argument('--no-compile', action='store_true')
     ap.add_argument('--budget', type=float, default=0)
     ap.add_argument('--precompile', action='store_true')
@@ -336,7 +338,7 @@ def plan(a, names):
                 print('%s time %s' % (n, size_text(d)))
             continue
         for d in mod.SIZES:
-            what = [w for w, off in (('eager', a.no_eager), ('compile', a.no_compile)) if not off]
+            what = [w for w, off in (('eager', a.no_eager), ('graph', a.no_eager or a.no_graph), ('compile', a.no_compile)) if not off]
             print('%s [%s] %s: %s, %.1f MiB; inputs: %s' % (n, s.family, size_text(d), '+'.join(what),
                                                           traffic_bytes(s, d) / 2 ** 20,
                                                           '; '.join(input_plan(s, d))))
@@ -415,6 +417,27 @@ def for_each_size(a, n, t0, fn_size, emit):
         torch.cuda.empty_cache()
 
 
+def graph(fn, inp, r):
+    """The eager chain captured once in a CUDA graph and replayed (issue 28:
+    where launches dominate, what an expert does): graph_ms, or graph_error
+    when the chain cannot be captured (a host sync, a data-dependent shape)."""
+    import torch
+    from triton.testing import do_bench
+    try:
+        s = torch.cuda.Stream()
+        s.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(s):  # warm-up off the capture: allocator pools, lazy inits
+            for _ in range(3):
+                fn(inp)
+        torch.cuda.current_stream().wait_stream(s)
+        g = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(g):
+            fn(inp)
+        r['graph_ms'] = do_bench(g.replay, warmup=25, rep=100, return_mode='median')
+    except Exception as e:  # noqa: BLE001 (recorded, the run goes on)
+        r['graph_error'] = '%s: %s' % (type(e).__name__, str(e).split('\n')[0][:200])
+
+
 def timing(a, names):
     import torch
     from triton.testing import do_bench
@@ -435,6 +458,8 @@ def timing(a, names):
     def bench(s, d, fn, inp, r):
         if not a.no_eager:
             r['eager_ms'] = do_bench(lambda: fn(inp), warmup=25, rep=100, return_mode='median')
+        if not a.no_eager and not a.no_graph:
+            graph(fn, inp, r)
         if not a.no_compile:
             cf = torch.compile(fn, dynamic=False)
             t = time.time()
