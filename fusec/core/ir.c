@@ -205,6 +205,14 @@ static void write_cast(ExprWriter *w, const Expr *x, FILE *f)
 	fputs("))", f);
 }
 
+/* whether e is written as a double in f64 arithmetic: an f64 value, or a
+   float element or scalar, converted where it is read (ir_write_expr) */
+static int reads_double(const ExprWriter *w, int e)
+{
+	const Expr *x = &w->m->expr[e];
+	return x->type == ET_F64 || ((x->op == IR_LOAD || x->op == IR_SCALAR) && elem_info[x->type].is_float);
+}
+
 /* fn(a) or fn(a, b), its operands converted where CUDA's overloads would
    make the call ambiguous */
 static void write_call(ExprWriter *w, const Expr *x, const char *fn, FILE *f)
@@ -215,12 +223,13 @@ static void write_call(ExprWriter *w, const Expr *x, const char *fn, FILE *f)
 	   match (int, long long), and NVRTC refuses the ambiguous call */
 	const int widen = w->cuda && (x->op == IR_MINF || x->op == IR_MAXF) && !elem_info[x->type].is_float &&
 	                  w->m->expr[x->a].type != w->m->expr[x->b].type;
-	/* an integer argument of a CUDA math function in f64 (ceil(n), pow(x, n)):
-	   its float and double overloads (and pow's int exponent) match alike, and
-	   NVRTC refuses the ambiguous call; the reference's C functions convert */
+	/* an argument of a CUDA math function in f64 that is not a double (ceil(n),
+	   pow(x, n), fmax(d, f) of an f32 scalar): its float and double overloads
+	   (and pow's int exponent) match alike, and NVRTC refuses the ambiguous
+	   call; the reference's C functions convert to double, and so do we */
 	const int dbl = w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && strncmp(fn, "fz_", 3);
-	const int ca = widen || (dbl && !elem_info[w->m->expr[x->a].type].is_float);
-	const int cb = ar >= 2 && (widen || (dbl && !elem_info[w->m->expr[x->b].type].is_float));
+	const int ca = widen || (dbl && !reads_double(w, x->a));
+	const int cb = ar >= 2 && (widen || (dbl && !reads_double(w, x->b)));
 	const char *cast = widen ? "(long long)(" : "(double)(";
 	fprintf(f, "%s(%s", fn, ca ? cast : "");
 	ir_write_expr(w, x->a, f);
@@ -240,9 +249,10 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		fprintf(f, "((long long)%sn_%s)", w->cuda ? "a." : "", w->m->fusion[x->fusion].sym[x->sym]);
 		return;
 	case IR_LOAD:
+	case IR_SCALAR:
 		if (w->cuda && w->compute == ET_F64 && elem_info[x->type].is_float && x->type != ET_F64) {
-			/* an f32 (or 16-bit) element in f64 arithmetic is converted where it is
-			   read, as the reference reads it (dsl/README 9.2): xn(i) - xn(j) of two
+			/* an f32 (or 16-bit) element or scalar in f64 arithmetic is converted
+			   where it is read, as the reference reads it (dsl/README 9.2): xn(i) - xn(j) of two
 			   f32 values is exact in f64 and rounded in f32, which moved
 			   transfer_entropy's counts across near-ties (issue 27) */
 			fputs("((double)", f);
@@ -253,7 +263,6 @@ void ir_write_expr(ExprWriter *w, int e, void *out)
 		w->leaf(w, e, out);
 		return;
 	case IR_INDEX:
-	case IR_SCALAR:
 		w->leaf(w, e, out);
 		return;
 	case IR_CAST:
