@@ -831,7 +831,7 @@ __device__ __forceinline__ void fz_attn_zstep(const Z &zf, float (&s)[BN / 8][4]
    FlashAttention's mask on the diagonal steps only */
 template <int BAT, int BN, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_softmax(const Z &zf, const ZI &zi, float (&s)[BN / 8][4], float (&corr)[2], float (&mrow)[2],
-	float (&lrow)[2], long long b, long long r0, long long n0, long long M, long long N, int lane)
+	float (&lrow)[2], long long b, long long r0, long long n0, long long M, long long N, float L, int lane)
 {
 	if (n0 + BN <= N && r0 + 8 < M) {
 		if (CAUSAL && n0 + BN - 1 <= r0) fz_attn_zstep<BAT, BN>(zi, s, b, r0, n0, lane);
@@ -861,12 +861,12 @@ __device__ __forceinline__ void fz_attn_softmax(const Z &zf, const ZI &zi, float
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 1));
 		mx[r] = fmaxf(mx[r], __shfl_xor_sync(0xffffffffu, mx[r], 2));
 		const float m = mx[r] == FZ_ATTN_NINF ? 0.f : mx[r]; /* a row with nothing yet: exponentials of -inf */
-		corr[r] = fz_ex2((mrow[r] - m) * FZ_ATTN_L2E), base[r] = m * FZ_ATTN_L2E, mrow[r] = mx[r];
+		corr[r] = fz_ex2((mrow[r] - m) * L), base[r] = m * L, mrow[r] = mx[r];
 	}
 #pragma unroll
 	for (int j = 0; j < BN / 8; ++j)
 #pragma unroll
-		for (int q = 0; q < 4; ++q) s[j][q] = fz_ex2(fmaf(s[j][q], FZ_ATTN_L2E, -base[q >> 1]));
+		for (int q = 0; q < 4; ++q) s[j][q] = fz_ex2(fmaf(s[j][q], L, -base[q >> 1]));
 	/* the row sums as a tree too */
 #pragma unroll
 	for (int j = 0; j < BN / 8; ++j) t[j][0] = s[j][0] + s[j][1], t[j][1] = s[j][2] + s[j][3];
@@ -1010,7 +1010,7 @@ template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	long long nsteps, long long, unsigned, int lane)
+	long long nsteps, long long, unsigned, float L, int lane)
 {
 	static_assert(OD == DB, "one walk");
 	constexpr unsigned TB = BN * DB * 2u;
@@ -1026,7 +1026,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<0>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, 0));
-		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, 0, M, N, lane);
+		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, 0, M, N, L, lane);
 		fz_attn_pack<ET, BN>(a, s); /* O is 0: nothing to rescale */
 	}
 	for (long long j = 1; j < nsteps; ++j) {
@@ -1040,7 +1040,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<1>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
-		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN, M, N, lane);
+		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN, M, N, L, lane);
 		fz_attn_pin(s, lrow); /* the exponentials before the wait, not sunk after it */
 		fz_wg_wait<0>(o);
 		if (lane == 0) fz_bar_arrive(bb.empty(1, sp));
@@ -1063,7 +1063,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	long long nsteps, long long j0, unsigned dv, int lane)
+	long long nsteps, long long j0, unsigned dv, float L, int lane)
 {
 	constexpr unsigned TB = BN * DB * 2u;
 	constexpr int SB = DB > 128 ? 16 : DB > 64 ? (BN < 32 ? BN : 32) : (BN < 64 ? BN : 64);
@@ -1086,7 +1086,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 			float s[SB / 8][4], corr[2];
 			unsigned a[SB / 16][4];
 			fz_attn_scores<ET, DB, SB, 64, QR, BN>(s, qf, sq, sk0 + st * TB + h * SB * 128, w, lane);
-			fz_attn_softmax<BAT, SB, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, lane);
+			fz_attn_softmax<BAT, SB, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, L, lane);
 			fz_attn_rescale<OD>(o, corr);
 			fz_attn_pack<ET, SB>(a, s);
 			fz_attn_pv<ET, OD, SB, BN>(o, a, sv0 + st * TB + dv + h * SB * 128, lane);
@@ -1170,6 +1170,26 @@ __device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD
 	}
 }
 
+/* A computing warpgroup's 64 rows of Q negated in shared memory, once
+   they have landed (a factor zc < 0 folded into the exponent as |zc|),
+   visible to wgmma and to the warpgroup's ldmatrix before any product */
+template <int DB> __device__ __forceinline__ void fz_attn_negq(const fz_attn_bars &bb, unsigned sq, int c, int t)
+{
+	fz_bar_wait(bb.q, 0);
+#pragma unroll
+	for (int i = 0; i < DB / 16; ++i) {
+		const unsigned p = sq + 16u * (unsigned)(t + 128 * i);
+		unsigned x0, x1, x2, x3;
+		asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(x0), "=r"(x1), "=r"(x2), "=r"(x3) : "r"(p) : "memory");
+		asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(p), "r"(x0 ^ 0x80008000u), "r"(x1 ^ 0x80008000u),
+			"r"(x2 ^ 0x80008000u), "r"(x3 ^ 0x80008000u) : "memory");
+	}
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+	asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
+#endif
+	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
+}
+
 /* The whole kernel: ET 0 f16, 1 bf16; DB the head-size bucket; BN the
    columns of n a step; C computing warpgroups of 64 rows of m each (BM =
    64 C rows a block), sharing each step's K and V tiles, and one copying;
@@ -1180,8 +1200,9 @@ __device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD
    (a 64 x DB tile a computing warpgroup),
    ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
 template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
-__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const fz_tile_maps *tm, unsigned short *X,
-	const unsigned short *Q, const unsigned short *K, const unsigned short *V, long long M, long long N, long long D, long long NB)
+__device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const fz_tile_maps *tm, float zc,
+	unsigned short *X, const unsigned short *Q, const unsigned short *K, const unsigned short *V, long long M, long long N, long long D,
+	long long NB)
 {
 	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 1 + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
@@ -1232,6 +1253,12 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #endif
 	const int c = wg - 1, w = t >> 5;
 	const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);
+	/* z = S zc folded into the exponent (zc 1: z as the functors give it):
+	   exp(z - max z) = exp2(S' L - max S' L), S' = S sign(zc), L = |zc|
+	   log2(e) (the least normal float for 0, so that a masked -inf still
+	   gives 0); S' from Q negated for zc < 0 */
+	const float za = fabsf(zc), L = za == 0.f ? 1.17549435e-38f : FZ_ATTN_L2E * za;
+	if (zc < 0.f) fz_attn_negq<DB>(bb, sq + c * (64 * DB * 2), c, t);
 	float mrow[2], lrow[2];
 #pragma unroll 1
 	for (int pass = 0; pass < NP; ++pass) {
@@ -1242,7 +1269,9 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #pragma unroll
 			for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
 		fz_attn_compute<ET, DB, OD, BN, ST, BAT, FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2, CAUSAL>(zf, zi, o, mrow, lrow, bb, sq + c * (64 * DB * 2), sk0, sv0, b, r0, M, N, nsteps,
-			pass * nsteps, pass * (OD / 64) * (BN * 128), lane);
+			pass * nsteps, pass * (OD / 64) * (BN * 128), L, lane);
+#pragma unroll
+		for (int r = 0; r < 2; ++r) mrow[r] *= za; /* the max of z itself */
 #pragma unroll
 		for (int r = 0; r < 2; ++r) {
 			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
@@ -1274,11 +1303,19 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 
 /* f variant: 1 kernel */
 
+struct attention_causal_f0_zc {
+	const fz_attention_causal_args &a;
+	__device__ __forceinline__ float operator()() const
+	{
+		return (float)(((float)a.t_scale));
+	}
+};
+
 struct attention_causal_f0_z {
 	const fz_attention_causal_args &a;
 	__device__ __forceinline__ float operator()(const long long s0, const long long s1, const long long s2, const float v_acc_) const
 	{
-		const float v_z = (float)(((s2 <= s1) ? (v_acc_ * ((float)a.t_scale)) : (-1e+30f)));
+		const float v_z = (float)(((s2 <= s1) ? v_acc_ : __int_as_float(0xff800000)));
 		return (float)(v_z);
 	}
 };
@@ -1287,7 +1324,7 @@ struct attention_causal_f0_zin {
 	const fz_attention_causal_args &a;
 	__device__ __forceinline__ float operator()(const long long s0, const long long s1, const long long s2, const float v_acc_) const
 	{
-		const float v_z = (float)((v_acc_ * ((float)a.t_scale)));
+		const float v_z = (float)(v_acc_);
 		return (float)(v_z);
 	}
 };
@@ -1314,17 +1351,17 @@ struct attention_causal_f0_row {
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d64(const __grid_constant__ fz_attention_causal_args a, const __grid_constant__ fz_tile_maps tm)
 {
-	fz_attn<1, 64, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 64, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, attention_causal_f0_zc{a}(), (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d128(const __grid_constant__ fz_attention_causal_args a, const __grid_constant__ fz_tile_maps tm)
 {
-	fz_attn<1, 128, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 128, 128, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, &tm, attention_causal_f0_zc{a}(), (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_f0_d256(const __grid_constant__ fz_attention_causal_args a)
 {
-	fz_attn<1, 256, 32, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (const fz_tile_maps *)0, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
+	fz_attn<1, 256, 32, 3, 2, 1, 1, 1>(attention_causal_f0_z{a}, attention_causal_f0_zin{a}, attention_causal_f0_epi{a}, attention_causal_f0_row{a}, (const fz_tile_maps *)0, attention_causal_f0_zc{a}(), (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_T, a.n_D, a.n_B);
 }
 
 /* u variant: 7 kernels */

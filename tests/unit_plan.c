@@ -241,6 +241,31 @@ static void test_attention(void)
 		EXPECT(c.un.nk == 8 && c.un.k[0].mode == KM_TILE); /* the unfused variant: every stage alone */
 		/* O, 16-bit, the only tensor stored at (b, m, d): written in whole rows */
 		EXPECT(k->at.out == 1 + c.fe.mod.stmt[stmt(&c, "O")].out);
+		/* z = S sc: sc folded into the exponent, S its first operand */
+		EXPECT(k->at.zmul > 0 && c.fe.mod.expr[k->at.zmul].op == IR_MUL && k->at.zkeep == 1 && k->at.zstmt == stmt(&c, "z"));
+		EXPECT(c.fe.mod.expr[k->at.zc].op == IR_SCALAR);
+		done(&c);
+	}
+	/* the factor first, and one of sizes and constants: folded; a factor
+	   read at the point, or z more than the product: not */
+	if (attn_case(&c, "fold sc S", "D", "", "z(b,m,n) = (sc * 0.5) * s(b,m,n)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.zmul > 0 && c.fu.k[0].at.zkeep == 2);
+		done(&c);
+	}
+	if (attn_case(&c, "fold rsqrt D", "D", "", "z(b,m,n) = s(b,m,n) * rsqrt(f32(D))", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.zmul > 0 && c.fu.k[0].at.zkeep == 1);
+		done(&c);
+	}
+	if (attn_case(&c, "no fold: index", "D", "", "z(b,m,n) = s(b,m,n) * f32(m)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.zmul == 0);
+		done(&c);
+	}
+	if (attn_case(&c, "no fold: sum", "D", "", "z(b,m,n) = s(b,m,n) * sc + 1", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.zmul == 0);
+		done(&c);
+	}
+	if (attn_case(&c, "no fold: unscaled", "D", "", "z(b,m,n) = s(b,m,n)", ATTN_TAIL("bf16", ""))) {
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.zmul == 0);
 		done(&c);
 	}
 	/* a second 16-bit output at (b, m, d), or an f32 one: element by element */
@@ -269,10 +294,12 @@ static void test_attention(void)
 		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 1);
 		/* the mask's select, which the kernel takes as its first value inside the triangle */
 		EXPECT(c.fu.k[0].at.csel > 0 && c.fe.mod.expr[c.fu.k[0].at.csel].op == IR_SELECT);
+		/* its first value S sc: sc folded */
+		EXPECT(c.fu.k[0].at.zmul == c.fe.mod.expr[c.fu.k[0].at.csel].b);
 		done(&c);
 	}
 	if (attn_case(&c, "causal -1e3", "D", "", "z(b,m,n) = select(n <= m, s(b,m,n) * sc, -1e3)", ATTN_TAIL("bf16", ""))) {
-		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 0);
+		EXPECT(c.fu.k[0].mode == KM_ATTN && c.fu.k[0].at.causal == 0 && c.fu.k[0].at.zmul == 0); /* a select, no mask: not folded */
 		done(&c);
 	}
 	if (attn_case(&c, "anti-causal", "D", "", "z(b,m,n) = select(m <= n, s(b,m,n) * sc, -1e30)", ATTN_TAIL("bf16", ""))) {

@@ -237,10 +237,30 @@ static void write_call(ExprWriter *w, const Expr *x, const char *fn, FILE *f)
 	fputs(ar >= 2 ? (cb ? "))" : ")") : (ca ? "))" : ")"), f);
 }
 
+/* ExprWriter.fold_mul and select_ninf: 1 when e was written so */
+static int write_folded(ExprWriter *w, int e, void *out)
+{
+	const Expr *x = &w->m->expr[e];
+	if (e == w->fold_mul) {
+		ir_write_expr(w, w->fold_keep == 1 ? x->a : x->b, out);
+		return 1;
+	}
+	if (e != w->select_ninf) return 0;
+	fputc('(', (FILE *)out);
+	ir_write_expr(w, x->a, out);
+	fputs(" ? ", (FILE *)out);
+	w->cond++;
+	ir_write_expr(w, x->b, out);
+	fputs(w->cuda ? " : __int_as_float(0xff800000))" : " : -INFINITY)", (FILE *)out);
+	w->cond--;
+	return 1;
+}
+
 void ir_write_expr(ExprWriter *w, int e, void *out)
 {
 	const Expr *x = &w->m->expr[e];
 	FILE *f = out;
+	if ((w->fold_mul > 0 || w->select_ninf > 0) && write_folded(w, e, out)) return;
 	switch (x->op) {
 	case IR_CONST:
 		write_const(w, x, f);

@@ -283,6 +283,11 @@ struct ExprWriter {
 	int (*eager_ok)(struct ExprWriter *w, int e);
 	int select_true;    /* > 0: a select known to take its first value there (the
 	                       causal mask's where every n <= m): written as that value */
+	int select_ninf;    /* > 0: a select written with -inf as its second value (the
+	                       causal mask's, its exponential 0 whatever the scale) */
+	int fold_mul;       /* > 0: a product written as its operand fold_keep (1: the */
+	int fold_keep;      /* first, 2: the second) alone: the attention kernel's z, its
+	                       scalar factor moved into the exponent (kern_attn.c) */
 	void *user;
 };
 void ir_write_expr(ExprWriter *w, int e, void *out);

@@ -84,6 +84,23 @@ static void z_functor(Cx *cx, const char *what)
 	functor_end(cx);
 }
 
+/* zc (AttnPlan.zmul): z's factor, the same at every point; the z functors
+   then give S where z is S times it (ExprWriter.fold_mul), and the causal
+   mask's -inf where z is its constant (its exponential 0 at any factor) */
+static void zc_functor(Cx *cx)
+{
+	const Module *m = cx->m;
+	const AttnPlan *at = &cx->k->at;
+	const Stmt *s = &m->stmt[at->zstmt];
+	functor_head(cx, "zc", "float", 0, "");
+	cuda_bind_point(cx, s, cx->k->nspace);
+	char *decls = NULL, *v = cuda_value_of(cx, s, at->zc, &decls);
+	cuda_put_decls(cx->out, decls, 2);
+	fprintf(cx->out, "\t\treturn (float)(%s);\n", v);
+	free(v), free(decls);
+	functor_end(cx);
+}
+
 /* epi: O at (b, m, d) in v_acc_, and the row's statistics; O's statements.
    With AttnPlan.out, the bits of that tensor's element there are its value
    (fz_ov): the kernel stores them, a row at a time */
@@ -143,12 +160,16 @@ void cuda_kern_attn(Cx *cx)
 		die("attention kernel %s: block %d, %d rows, %d dimensions, %d entries", k->name, k->par.block, at->block_m,
 		    k->nspace, at->nent);
 	cx->w.compute = ET_F32, cx->w.half = 0;
+	if (at->zmul) zc_functor(cx);
+	cx->w.fold_mul = at->zmul, cx->w.fold_keep = at->zkeep, cx->w.select_ninf = at->zmul && at->causal ? at->csel : 0;
 	z_functor(cx, "z");
+	cx->w.select_ninf = 0;
 	if (at->causal) {
 		cx->w.select_true = at->csel;
 		z_functor(cx, "zin");
 		cx->w.select_true = 0;
 	}
+	cx->w.fold_mul = cx->w.fold_keep = 0;
 	epi_functor(cx);
 	row_functor(cx);
 	for (int e = 0; e < at->nent; e++) {
@@ -161,6 +182,8 @@ void cuda_kern_attn(Cx *cx)
 		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, %s, ", et == ET_BF16, at->db[e],
 		        at->bn[e], at->stages, at->block_m / 64, at->causal, bat, at->out != 0, k->name, k->name, at->causal ? "zin" : "z",
 		        k->name, k->name, tma ? "&tm" : "(const fz_tile_maps *)0");
+		if (at->zmul) fprintf(out, "%s_zc{a}(), ", k->name);
+		else fputs("1.f, ", out);
 		if (at->out) fprintf(out, "(unsigned short *)a.t_%s, ", m->tensor[at->out - 1].name);
 		else fputs("(unsigned short *)0, ", out);
 		fprintf(out, "a.t_%s, a.t_%s, a.t_%s, ", m->tensor[at->q].name, m->tensor[at->k].name, m->tensor[at->v].name);

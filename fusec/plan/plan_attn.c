@@ -272,6 +272,42 @@ static int causal(const Scan *c, int *sel)
 	return ok;
 }
 
+/* Is e the same value at every point of the space: constants, sizes and
+   inputs of rank 0, combined? */
+static int invariant(const Scan *c, int e)
+{
+	if (!e) return 1;
+	const Expr *x = &c->m->expr[e];
+	if (x->op == IR_INDEX || x->op == IR_LOAD) return 0;
+	if (x->op == IR_SCALAR) return tkind(c, x->tensor) == T_INPUT;
+	return invariant(c, x->a) && invariant(c, x->b) && invariant(c, x->c);
+}
+
+/* z = S * c or c * S (causal: the mask's first value), S the product read
+   at the point, c invariant, in f32: the product and S's side in it, the
+   factor, and its statement in *at; 0 when z is not so. The kernel folds c
+   into the exponent, exp2(S c log2(e) - max), a multiply an element fewer */
+static int zfold(const Scan *c, AttnPlan *at)
+{
+	const Module *m = c->m;
+	const Stmt *s = &m->stmt[c->mx];
+	int e = s->rhs;
+	through(c, &e, &s);
+	if (at->causal) e = m->expr[at->csel].b, through(c, &e, &s);
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_MUL || x->type != ET_F32) return 0;
+	for (int k = 1; k <= 2; k++) {
+		const Expr *sv = &m->expr[k == 1 ? x->a : x->b];
+		const int f = k == 1 ? x->b : x->a;
+		if (sv->op != IR_LOAD || tkind(c, sv->tensor) != T_S || !at_pos(m, s, sv, c->nsp) || !invariant(c, f) ||
+		    m->expr[f].type != ET_F32)
+			continue;
+		at->zmul = e, at->zkeep = k, at->zc = f, at->zstmt = (int)(s - m->stmt);
+		return 1;
+	}
+	return 0;
+}
+
 static int attn_scan(Scan *c, int sid, int *v, int *end, const char **why)
 {
 	const Module *m = c->m;
@@ -318,6 +354,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.c1 = sid, k->at.mx = c.mx, k->at.sum = c.sum, k->at.c2 = c.c2;
 		k->at.q = q, k->at.k = kt, k->at.v = v, k->at.dh = m->index[c1->first_index + c1->nfree].range;
 		k->at.causal = causal(&c, &k->at.csel);
+		zfold(&c, &k->at);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
 		              "copying K and V into three stages of shared memory (two on mma.sync), by TMA on sm_90a for 128-column steps (the "
 		              "runtime's tensor maps, its second parameter) and cp.async otherwise, two computing 64 rows of m each and "

@@ -93,6 +93,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			dim_write(m, f, k->at.dh, out);
 			fprintf(out, " block_m=%d stages=%d causal=%d", k->at.block_m, k->at.stages, k->at.causal);
 			if (k->at.out) fprintf(out, " rows_out=%s", m->tensor[k->at.out - 1].name);
+			if (k->at.zmul) fputs(" z_factor_in_exp", out);
 			for (int e = 0; e < k->at.nent; e++)
 				fprintf(out, " entry=%s:d%d:n%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.minb[e], k->at.smem[e]);
 		}
@@ -134,7 +135,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 960, "Kernel changed: compare the new field in kernel_same, then update 960");
+_Static_assert(sizeof(Kernel) == 976, "Kernel changed: compare the new field in kernel_same, then update 976");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -151,7 +152,8 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 static int attn_same(const AttnPlan *a, const AttnPlan *b)
 {
 	if (a->c1 != b->c1 || a->mx != b->mx || a->sum != b->sum || a->c2 != b->c2 || a->q != b->q || a->k != b->k ||
-	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->out != b->out || a->nent != b->nent)
+	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->out != b->out || a->nent != b->nent ||
+	    a->zmul != b->zmul || a->zkeep != b->zkeep || a->zc != b->zc || a->zstmt != b->zstmt)
 		return 0;
 	for (int e = 0; e < a->nent; e++)
 		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||

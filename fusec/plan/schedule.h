@@ -184,6 +184,10 @@ typedef struct AttnPlan {
 	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
 	int causal;               /* z is select(n <= m, .., C <= -1e30): blocks of keys past the rows' skipped */
 	int csel;                 /* causal: that select (an expr id), taken as its first value where every n <= m */
+	int zmul, zkeep, zc;      /* zmul > 0: z is S (operand zkeep, 1 or 2, of the product zmul) times zc, a
+	                             factor constant over the space (causal: the select's first value): folded
+	                             into the exponent, exp2(S c log2(e) - max), the kernel's Q negated for c < 0 */
+	int zstmt;                /* the statement holding zmul */
 	int out;                  /* 1 + the one tensor O's work stores, a 16-bit [(b,) m, d] written at its point
 	                             and nothing else stored there (O leaves in whole rows, attn.cuh); 0: none */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */

@@ -118,6 +118,12 @@ for s in $specs; do
 		for n in 16384 65536; do run $s N=$n --seed $$ --reps 10; done
 	fi
 	[ $s = transfer_entropy_shard ] && run $s M=4096 N=8192 --series coupled --seed $$ --reps 20
+	# z's factor folded into the exponent (attn.cuh): a scale below 0 (Q
+	# negated in shared memory) and of 0 (every row a plain mean of V)
+	for v in -0.7 0; do
+		[ $s = attention ] && run $s B=2 T=300 S=520 D=128 --scalar scale $v --seed $$
+		[ $s = attention_causal ] && run $s B=2 T=1031 D=64 --scalar scale $v --seed $$
+	done
 done
 if [ "$PHASE" != validate ] && { [ -n "$DRY" ] || command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; }; then
 	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)

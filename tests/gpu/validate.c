@@ -6,13 +6,15 @@
  *      lib/libfuserun.a -lcuda -ldl -lpthread -lm
  * (tests/gpu/build_driver.sh). It speaks the Driver API itself.
  * usage: validate SIZE=VALUE... [--seed S] [--reps R] [--ptx FILE] [--dir DIR] [--misalign] [--no-tma]
+ *        [--scalar NAME VALUE]
  * (--dir: the artifacts' folder, default generated/). Its inputs are
  * fuserun's (runtime/tool/tensors.c, rt_case_inputs, on the manifest that
  * libfuserun verified): from each param's domain=LO..HI, an integer input's
  * values line, else uniform, never by a param's name; --series fills
  * transfer_entropy's series by name, a check of known character. An inout
  * tensor (updated in place) is filled like an input before every run and
- * checked like an output. --misalign: every tensor one element past a
+ * checked like an output. --scalar: input scalar NAME is VALUE (attention's
+ * scale below 0 and at 0, folded into the exponent). --misalign: every tensor one element past a
  * 16-byte boundary, for the kernels' scalar fallbacks. --no-tma: tile
  * kernels load with plain loads. --flush: time as triton.testing.do_bench
  * times PyTorch (bench/peers.py): a 256 MB memset before each timed run, so
@@ -212,6 +214,10 @@ static int series_scalar(const T *t, double *v)
 	if (!strcmp(t->name, "off")) return *v = (double)(size_of("N") - size_of("M")), 1;
 	return 0;
 }
+
+static const char *scalar_name; /* --scalar NAME VALUE */
+static double scalar_given;
+static int scalar_used;
 
 static double gauss(void)
 {
@@ -591,6 +597,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "--time-only")) time_only = 1; /* sizes whose CPU reference would take minutes */
 		else if (!strcmp(argv[i], "--flush")) flush = 1; /* a cold L2 and the host's work hidden, as do_bench */
 		else if (!strcmp(argv[i], "--misalign")) misalign = 1; /* every tensor one element past a 16-byte boundary */
+		else if (!strcmp(argv[i], "--scalar") && i + 2 < argc) scalar_name = argv[i + 1], scalar_given = atof(argv[i + 2]), i += 2;
 		else if (!strcmp(argv[i], "--series") && i + 1 < argc) series = argv[++i];
 		else if (sscanf(argv[i], "%63[^=]=%lld", k, &v) == 2 && sym_index(k) >= 0) symval[sym_index(k)] = v;
 		else { fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
@@ -652,6 +659,7 @@ int main(int argc, char **argv)
 		if (!strcmp(t->kind, "input") && t->rank == 0) {
 			double v = get(t, rc.t[i].host, 0);
 			if (series) series_scalar(t, &v);
+			if (scalar_name && !strcmp(t->name, scalar_name)) v = scalar_given, scalar_used = 1;
 			put(t, t->host, 0, v);
 			v = get(t, t->host, 0);
 			if (is_float(t)) memcpy(&af[i], &v, 8), memcpy(&rf[rk++], &v, 8);
@@ -665,6 +673,7 @@ int main(int argc, char **argv)
 		void *view = t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref;
 		memcpy(&rf[rk++], &view, 8);
 	}
+	if (scalar_name && !scalar_used) { fprintf(stderr, "--scalar %s: no rank-0 input of that name\n", scalar_name); return 2; }
 	for (int i = 0; i < nsym; i++) memcpy(&af[nt + i], &symval[i], 8), memcpy(&rf[rk++], &symval[i], 8);
 	if (rk * 8 != (int)sizeof rargs) { fprintf(stderr, "reference args disagree with the manifest\n"); return 2; }
 	ref_args = &rargs;
