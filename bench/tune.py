@@ -22,6 +22,7 @@ SIZES and CHECK (bench/corpus/README.md), `build --spec-dir DIR NAME`, then
 `run` on a GPU and `table --merge` (tune/README.md).
 """
 import argparse
+import concurrent.futures
 import json
 import math
 import os
@@ -137,30 +138,41 @@ def run(a):
     cc = subprocess.run(['nvidia-smi', '--query-gpu=compute_cap', '--format=csv,noheader'], capture_output=True, text=True)
     arch = 'sm_' + cc.stdout.split('\n')[0].strip().replace('.', '') if cc.returncode == 0 else 'sm_90'
     out = open(os.path.join(WORK, 'times.jsonl'), 'w')
-    for ch in plan['chains']:
+    jobs = [(ch, tag) for ch in plan['chains'] for tag in ['base'] + [c['tag'] for c in ch['cands']]]
+
+    def build_one(job):  # the drivers first, all cores at once: the GPU half is serial
+        ch, tag = job
+        d = os.path.join(WORK, 'gen', ch['name'], tag)
+        return subprocess.run(['sh', 'tests/gpu/build_driver.sh', ch['name'], d, os.path.join(d, 'v'),
+                               '-L' + cu + '/lib64/stubs', '-lcuda'], capture_output=True, text=True, cwd=ROOT)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
+        builds = list(pool.map(build_one, jobs))
+
+    def validate_one(job):  # the float64 references run on the CPU: several at once too
+        (ch, tag), b = job
+        d = os.path.join(WORK, 'gen', ch['name'], tag)
+        if b.returncode:
+            return None
+        return all(subprocess.run([os.path.join(d, 'v')] + size_args(s) + ['--dir', d, '--seed', '11', '--reps', '2'],
+                                  capture_output=True, text=True).returncode == 0 for s in ch['check'] + [ch['sizes']])
+    with concurrent.futures.ThreadPoolExecutor(max_workers=max(2, (os.cpu_count() or 2) // 2)) as pool:
+        valid = list(pool.map(validate_one, zip(jobs, builds)))
+    for (ch, tag), b, ok in zip(jobs, builds, valid):  # timed one at a time, alone on the GPU
         n = ch['name']
-        for tag in ['base'] + [c['tag'] for c in ch['cands']]:
-            d = os.path.join(WORK, 'gen', n, tag)
-            exe = os.path.join(d, 'v')
-            b = subprocess.run(['sh', 'tests/gpu/build_driver.sh', n, d, exe, '-L' + cu + '/lib64/stubs', '-lcuda'],
-                               capture_output=True, text=True, cwd=ROOT)
-            rec = {'chain': n, 'tag': tag, 'arch': arch, 'bucket': ch['bucket']}
-            if b.returncode:
-                rec['error'] = 'driver: ' + b.stderr[:200]
-            else:
-                ok = True
-                for s in ch['check'] + [ch['sizes']]:
-                    v = subprocess.run([exe] + size_args(s) + ['--dir', d, '--seed', '11', '--reps', '2'], capture_output=True, text=True)
-                    ok &= v.returncode == 0
-                rec['valid'] = ok
-                t = subprocess.run([exe] + size_args(ch['sizes']) + ['--dir', d, '--flush', '--time-only', '--reps', str(a.reps)],
-                                   capture_output=True, text=True)
-                m = re.search(r' fused=([0-9.]+)ms', t.stdout)
-                if m:
-                    rec['ms'] = float(m.group(1))
-            out.write(json.dumps(rec) + '\n')
-            out.flush()
-            print(json.dumps(rec))
+        d = os.path.join(WORK, 'gen', n, tag)
+        rec = {'chain': n, 'tag': tag, 'arch': arch, 'bucket': ch['bucket']}
+        if b.returncode:
+            rec['error'] = 'driver: ' + b.stderr[:200]
+        else:
+            rec['valid'] = ok
+            t = subprocess.run([os.path.join(d, 'v')] + size_args(ch['sizes']) + ['--dir', d, '--flush', '--time-only', '--reps', str(a.reps)],
+                               capture_output=True, text=True)
+            m = re.search(r' fused=([0-9.]+)ms', t.stdout)
+            if m:
+                rec['ms'] = float(m.group(1))
+        out.write(json.dumps(rec) + '\n')
+        out.flush()
+        print(json.dumps(rec))
     return 0
 
 
