@@ -226,7 +226,7 @@ static const char *const tensor_pool[] = {
 	"switch", "case", "goto", "union", "struct", "void", "long", "short", "register", "volatile", "inline", "restrict",
 	"bool", "true", "false", "half", "dim3", "atomicAdd", "printf", "malloc", "free", "calloc", "off", "parts", "base",
 	"ops", "max_ops", "sm", "scratch", "lse", "part", "count", "elt", "lane", "warp", "tile", "smem", "shm", "_x", "x_",
-	"y_0", "s0_0", "fz_vl0", "v_x_0", "cv_i_0", "i_i0", "acc_0", "p_x", "run_x", "fz_ix", "fz_uni",
+	"y_0", "s0_0", "fz_vl0", "v_x_0", "cv_i_0", "i_i0", "acc_0", "p_x", "run_x", "fz_ix", "fz_uni", "cos", "fz_siluf",
 };
 static const char *const index_pool[] = {
 	"i", "j", "k", "l", "m", "n", "p", "q", "r", "s", "c", "d", "e", "h", "b", "o", "z", "ii", "jj", "kk",
@@ -524,7 +524,7 @@ static int pick_readable(Ctx *c, int cls, int big)
 static const char *const float_lits[] = {"0.5", "1.0", "2.0", "3.25", "1e-3", "0.0", "2.5e1", "1e30", "0.125", "7.0"};
 static const char *const int_lits[] = {"0", "1", "2", "3", "5", "7"};
 static const char *const fun1[] = {"exp", "log", "sqrt", "rsqrt", "abs", "tanh", "sigmoid", "relu", "gelu", "erf", "digamma",
-                                   "sin", "cos", "exp2", "log2", "log1p", "expm1", "floor", "ceil", "f32", "f64"};
+                                   "sin", "cos", "exp2", "log2", "log1p", "expm1", "floor", "ceil", "f32", "f64", "silu"};
 
 static int gen_num(Ctx *c, int depth, int want, Str *o);
 

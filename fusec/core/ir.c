@@ -104,6 +104,14 @@ int ir_expr_uses_index(const Module *m, int e, int ix)
 	return ir_expr_uses_index(m, x->a, ix) || ir_expr_uses_index(m, x->b, ix) || ir_expr_uses_index(m, x->c, ix);
 }
 
+/* Does any expression of the module apply op? (helpers emitted on use) */
+int ir_uses_op(const Module *m, IrOp op)
+{
+	for (int e = 1; e < m->nexpr; e++)
+		if (m->expr[e].op == op) return 1;
+	return 0;
+}
+
 int dim_same(Dim a, Dim b)
 {
 	return a.sym == b.sym && (a.sym >= 0 || a.value == b.value) && a.add == b.add &&

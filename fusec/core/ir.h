@@ -57,6 +57,7 @@ int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec
 	X(GELU, 1, "gelu") X(ERF, 1, "erf") X(DIGAMMA, 1, "digamma") \
 	X(SIN, 1, "sin") X(COS, 1, "cos") X(EXP2, 1, "exp2") X(LOG2, 1, "log2") \
 	X(LOG1P, 1, "log1p") X(EXPM1, 1, "expm1") X(FLOOR, 1, "floor") X(CEIL, 1, "ceil") \
+	X(SILU, 1, "silu") \
 	X(POW, 2, "pow") X(MINF, 2, "min") X(MAXF, 2, "max") X(SELECT, 3, "select") \
 	X(CAST, 1, "cast")
 
@@ -73,6 +74,7 @@ int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec
 	X(SIN, 1, "sin", "sinf") X(COS, 1, "cos", "cosf") X(EXP2, 1, "exp2", "exp2f") \
 	X(LOG2, 1, "log2", "log2f") X(LOG1P, 1, "log1p", "log1pf") X(EXPM1, 1, "expm1", "expm1f") \
 	X(FLOOR, 1, "floor", "floorf") X(CEIL, 1, "ceil", "ceilf") \
+	X(SILU, 1, "fz_silu", "fz_siluf") \
 	X(POW, 2, "pow", "powf") X(MINF, 2, NULL, NULL) X(MAXF, 2, NULL, NULL) \
 	X(SELECT, 3, NULL, NULL)
 
@@ -263,6 +265,7 @@ int ir_add_index(Module *m);
 int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off);
 /* Does expression e read index ix anywhere (subscripts, operands)? */
 int ir_expr_uses_index(const Module *m, int e, int ix);
+int ir_uses_op(const Module *m, IrOp op);
 
 void ir_print(const Module *m, void *file);
 /* Writes an expression as C (used by printers and backends). The callback

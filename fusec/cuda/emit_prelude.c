@@ -122,4 +122,14 @@ static const char prelude_after[] =
 	"}\n"
 	"\n";
 
-void cuda_prelude(FILE *out) { fputs(prelude, out), fputs(emit_row_lanes_fn, out), fputs(prelude_after, out); }
+/* helpers written only where a module calls them, so that adding one leaves
+   every other artifact's text as it was */
+static const char prelude_silu[] =
+	"__device__ __forceinline__ float fz_siluf(float x) { return x / (1.0f + fz_expf(-x)); }\n"
+	"__device__ __forceinline__ double fz_silu(double x) { return x / (1.0 + exp(-x)); }\n";
+
+void cuda_prelude(const Module *m, FILE *out)
+{
+	fputs(prelude, out), fputs(emit_row_lanes_fn, out), fputs(prelude_after, out);
+	if (ir_uses_op(m, IR_SILU)) fputs(prelude_silu, out);
+}

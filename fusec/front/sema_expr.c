@@ -5,6 +5,17 @@
 
 /* Pass 1: find the indices of a statement and the ranges the tensors they
  * subscript give them. */
+
+/* X(i) where X has another rank; a tensor named like a built-in function
+   hides it (sema_declare_tensor), so exp(x(i)) may mean the function */
+static void rank_mismatch(Sema *s, int node, int t, int nargs)
+{
+	const Tensor *tt = &s->m->tensor[t];
+	diag_error(s->d, N(s, node)->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank,
+	           nargs, nargs == 1 ? "ex" : "ices");
+	if (sema_builtin_find(s, node))
+		diag_note(s->d, tt->off, "the tensor '%.*s' declared here hides the built-in function of that name", NAMEF(s, node));
+}
 void sema_collect_indices(Sema *s, int e)
 {
 	if (!e) return;
@@ -31,8 +42,7 @@ void sema_collect_indices(Sema *s, int e)
 		              sema_shape_failed(s, t);
 		for (int a = x->a; a; a = N(s, a)->next) nargs++;
 		if (t >= 0 && !unknown && nargs != s->m->tensor[t].rank && !s->rank_error) {
-			diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, e),
-			           s->m->tensor[t].rank, nargs, nargs == 1 ? "ex" : "ices");
+			rank_mismatch(s, e, t, nargs);
 			s->rank_error = 1;
 			return;
 		}
@@ -190,7 +200,9 @@ static int build_call(Sema *s, int node)
 			diag_error(s->d, x->off, "cast '%.*s' takes 1 argument, not %d", NAMEF(s, node), nargs);
 			return 0;
 		}
-		if (!args[0] || !need_number(s, args[0], "a cast")) return 0;
+		if (!args[0]) return 0;
+		/* a comparison cast to a number is 1 or 0, as in C (i32(x > 0), a mask) */
+		if (ET(s, args[0]) != ET_BOOL && !need_number(s, args[0], "a cast")) return 0;
 		ElemType to = is_float((ElemType)ty) ? (ty == ET_F64 ? ET_F64 : s->compute) : (ElemType)ty;
 		return mk(s, IR_CAST, to, x->off, args[0], 0, 0);
 	}
@@ -247,13 +259,15 @@ static int build_load(Sema *s, int node, int t)
 		if (is_float(ET(s, e)) || ET(s, e) == ET_BOOL) {
 			diag_error(s->d, N(s, a)->off, "type mismatch: a subscript must be an integer, not %s",
 			           ET(s, e) == ET_BOOL ? "a boolean" : "a float");
+			if (ok && sema_builtin_find(s, node))
+				diag_note(s->d, tt->off, "the tensor '%.*s' declared here hides the built-in function of that name", NAMEF(s, node));
 			ok = 0;
 		}
 		if (nargs < MAX_RANK) args[nargs] = e;
 	}
 	if (sema_shape_failed(s, t)) return 0; /* its declaration's error is reported */
 	if (nargs != tt->rank) {
-		diag_error(s->d, x->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank, nargs, nargs == 1 ? "ex" : "ices");
+		rank_mismatch(s, node, t, nargs);
 		return 0;
 	}
 	if (!ok) return 0;

@@ -300,6 +300,7 @@ void host_reference(const Module *m, int fusion, FILE *out)
 	fprintf(out, "#include \"%s.h\"\n\n", f->name);
 	fputs("#if defined(__GNUC__)\n#pragma GCC diagnostic ignored \"-Wunused-function\"\n#pragma GCC diagnostic ignored \"-Wunused-variable\"\n#endif\n\n", out);
 	fputs(ref_helpers, out);
+	if (ir_uses_op(m, IR_SILU)) fputs("static double fz_silu(double x) { return x / (1.0 + exp(-x)); }\n", out);
 	if (fusion_float_to_int(m, f)) fputs(ref_f2i, out); /* only where used: the shipped references stay as they were */
 	ref_shapes(m, f, out);
 	fprintf(out, "\nint fz_%s_reference(const fz_%s_ref_args *a)\n{\n\tint bad = 0;\n", f->name, f->name);
