@@ -339,7 +339,7 @@ static inline int fz_active_inference_step_unfused_run(fz_artifact *art, const f
 }
 #endif
 
-/* ---- pipeline active_inference_once: one step of active_inference_step in one cooperative launch of 256-thread blocks ---- */
+/* ---- pipeline active_inference_once: one step of active_inference_step in one cooperative launch of 512-thread blocks ---- */
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
 /* a phase of a pipeline step: a launch's virtual grid, or a memset */
@@ -364,7 +364,7 @@ typedef struct fz_active_inference_once_params {
 	fz_pipe_op op[32];
 } fz_active_inference_once_params;
 
-#define FZ_active_inference_once_BLOCK 256
+#define FZ_active_inference_once_BLOCK 512
 
 /* The pipeline's scratch: the fused variant's, the carried outputs' second
    buffers, the pipeline's whole-grid partials (if any), the barrier's
@@ -375,11 +375,11 @@ static inline unsigned long long fz_active_inference_once_scratch(fz_active_infe
 	const fz_active_inference_step_args *a = &p->a;
 	(void)a;
 	unsigned long long parts = 0;
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6)) * 1 * 8);
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(32LL * (1LL * a->n_M), 512, (long long)sm * 6)) * 1 * 8);
 	unsigned long long cnt = 256;
 	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
-	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 7) / 8)));
-	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 1024, (long long)sm * 6)) * 1 * 8);
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 15) / 16)));
+	parts = fz_max_u64(parts, (unsigned long long)(fz_grid(1LL * a->n_N, 2048, (long long)sm * 6)) * 1 * 8);
 	if (base) p->a.ws_part = base + off;
 	off += fz_align(parts);
 	if (base) p->a.ws_count = base + off;
@@ -395,31 +395,31 @@ static inline int fz_active_inference_once_ops(const fz_active_inference_step_ar
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* active_inference_once_k0: row */
-		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 256, (long long)sm * 6);
+		unsigned long long gx = fz_grid(32LL * (1LL * a->n_M), 512, (long long)sm * 6);
 		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 512, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_once_k1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 8, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 16, 0);
 		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 512, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* active_inference_once_k2: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 1024, (long long)sm * 6);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 2048, (long long)sm * 6);
 		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "active_inference_once_k2";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 512, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -453,7 +453,7 @@ static inline unsigned long long fz_active_inference_once_blocks(const fz_active
 	unsigned long long want = 1;
 	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
 		const fz_pipe_op *o = &p->op[i];
-		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
+		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 511) / 512
 			: o->kernel >= 0 && o->kernel < 3 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
 		if (n > want) want = n;
 	}

@@ -383,7 +383,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_b
 	}
 }
 
-/* pipeline belief_steps: T steps of belief_update, 2 phase kernels at 256 threads a block, one cooperative launch */
+/* pipeline belief_steps: T steps of belief_update, 2 phase kernels at 512 threads a block, one cooperative launch */
 
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
@@ -420,12 +420,15 @@ __device__ __forceinline__ void fz_red_add_release(unsigned int *p, unsigned int
    it orders the other threads' writes); the block knows which way bit 31
    must turn (*sense, read at kernel start: it cannot flip before this
    block arrives) and polls with acquire loads, reading the status word
-   and the timer every 16th poll. */
+   and the timer every 16th poll. A grid of one block meets at
+   __syncthreads alone (it orders the block's global writes too): no
+   other block can be waited on, so nothing can stall there. */
 __device__ __noinline__ int fz_grid_barrier(fz_pipe_ctl *c, unsigned int *sense, unsigned int step, unsigned int op,
                                             unsigned long long budget_ns)
 {
 	__shared__ unsigned int fz_stop;
 	__syncthreads();
+	if (gridDim.x == 1) return 0;
 	if (threadIdx.x == 0) {
 		fz_red_add_release(&c->count, blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u);
 		const unsigned int want = *sense ^ 0x80000000u;
@@ -496,10 +499,10 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 {
 	const long long total = a.n_N;
 #define FZ_SLICES 32
-	const int fz_lane = threadIdx.x % 8, fz_slice = threadIdx.x / 8; /* 8 points a block */
+	const int fz_lane = threadIdx.x % 16, fz_slice = threadIdx.x / 16; /* 16 points a block */
 	const long long fz_chunk = (a.n_M + gridDim.y - 1) / gridDim.y;
 	const long long fz_lo = (long long)blockIdx.y * fz_chunk, fz_hi = fz_lo + fz_chunk < a.n_M ? fz_lo + fz_chunk : a.n_M;
-	for (long long pb = (long long)blockIdx.x * 8; pb < total; pb += (long long)gridDim.x * 8) {
+	for (long long pb = (long long)blockIdx.x * 16; pb < total; pb += (long long)gridDim.x * 16) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
@@ -508,7 +511,7 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 		for (long long r1_m = fz_lo + fz_slice; r1_m < fz_hi; r1_m += FZ_SLICES) {
 			acc_grad = fz_op<FZ_SUM>(acc_grad, (float)((__ldg(&a.t_W[((long long)(r1_m) * a.n_N + (long long)(s0))]) * (a.t_e[(long long)(r1_m)]))));
 		}
-		__shared__ float fz_m_grad[FZ_SLICES][8];
+		__shared__ float fz_m_grad[FZ_SLICES][16];
 		fz_m_grad[fz_slice][fz_lane] = acc_grad;
 		__syncthreads();
 		acc_grad = fz_m_grad[0][fz_lane];
@@ -516,7 +519,7 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 		__syncthreads();
 		if (gridDim.y > 1) {
 			unsigned long long *const fz_part = (unsigned long long *)a.ws_part;
-			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 8;
+			unsigned int *const fz_cnt = (unsigned int *)a.ws_count + 16 + pb / 16;
 			if (fz_slice == 0 && fz_live) {
 				*(float *)&fz_part[((long long)blockIdx.y * total + p) * 1 + 0] = acc_grad;
 			}
@@ -543,12 +546,29 @@ static __device__ void belief_steps_k1(const fz_belief_update_args a, const uint
 #undef threadIdx
 #undef blockDim
 
-extern "C" __global__ void __launch_bounds__(256, 3) belief_steps(const __grid_constant__ fz_belief_steps_params p)
+__device__ __forceinline__ bool fz_belief_steps_ws(const fz_pipe_op &o)
+{
+	return o.kind != 1 && (((0x0u >> o.kernel) & 1u) || (((0x2u >> o.kernel) & 1u) && o.gy > 1u));
+}
+__device__ __forceinline__ bool fz_belief_steps_waits(unsigned int pend, const fz_pipe_op &nx)
+{
+	if (nx.kind == 1 || (pend & 0x80000000u)) return true;
+	unsigned int dep = 0xffffu;
+	switch (nx.kernel) {
+	case 0: dep = 0x3u; break;
+	case 1: dep = 0x3u; break;
+	default: break;
+	}
+	return (pend & dep) != 0u || ((pend & 0x40000000u) && fz_belief_steps_ws(nx));
+}
+
+extern "C" __global__ void __launch_bounds__(512, 1) belief_steps(const __grid_constant__ fz_belief_steps_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */
 	if (threadIdx.x == 0) fz_sense = fz_ld_acquire(&c->count) & 0x80000000u;
 	const long long T = p.steps;
+	unsigned int fz_pend = 0; /* the phases since the last grid barrier (fz_*_waits) */
 	for (long long t = 0; t < T; t++) {
 		fz_belief_update_args a = p.a;
 		/* the carried buffers trade places: step t writes the final buffer when
@@ -564,9 +584,8 @@ extern "C" __global__ void __launch_bounds__(256, 3) belief_steps(const __grid_c
 				const dim3 g(o.gx, o.gy, 1u);
 				switch (o.kernel) {
 				case 0:
-					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {
-						belief_steps_k0(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, threadIdx, blockDim);
-					}
+					for (unsigned long long vb = (unsigned long long)(threadIdx.x / 256) * gridDim.x + blockIdx.x; vb < nb; vb += (unsigned long long)gridDim.x * 2)
+						belief_steps_k0(a, make_uint3((unsigned int)(vb % o.gx), (unsigned int)(vb / o.gx), 0u), g, make_uint3(threadIdx.x % 256, 0u, 0u), dim3(256, 1u, 1u));
 					break;
 				case 1:
 					for (unsigned long long vb = blockIdx.x; vb < nb; vb += gridDim.x) {
@@ -577,9 +596,13 @@ extern "C" __global__ void __launch_bounds__(256, 3) belief_steps(const __grid_c
 				default: break;
 				}
 			}
+			fz_pend |= o.kind == 1 ? 0x80000000u : (1u << o.kernel) | (fz_belief_steps_ws(o) ? 0x40000000u : 0u);
 			if (t == 0 && i == p.stall_op && (int)blockIdx.x == p.stall_block) return;
-			if ((t + 1 < T || i + 1 < p.nops) && fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns))
-				return;
+			if (t + 1 == T && i + 1 == p.nops) break;
+			/* a barrier only where the next phase depends on one since the last */
+			if (!fz_belief_steps_waits(fz_pend, p.op[i + 1 < p.nops ? i + 1 : 0])) continue;
+			if (fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns)) return;
+			fz_pend = 0;
 		}
 	}
 }

@@ -284,7 +284,7 @@ static inline int fz_belief_update_unfused_run(fz_artifact *art, const fz_belief
 }
 #endif
 
-/* ---- pipeline belief_steps: T steps of belief_update in one cooperative launch of 256-thread blocks ---- */
+/* ---- pipeline belief_steps: T steps of belief_update in one cooperative launch of 512-thread blocks ---- */
 #ifndef FZ_PIPE_DEFINED
 #define FZ_PIPE_DEFINED
 /* a phase of a pipeline step: a launch's virtual grid, or a memset */
@@ -309,7 +309,7 @@ typedef struct fz_belief_steps_params {
 	fz_pipe_op op[32];
 } fz_belief_steps_params;
 
-#define FZ_belief_steps_BLOCK 256
+#define FZ_belief_steps_BLOCK 512
 
 /* The pipeline's scratch: the fused variant's, the carried outputs' second
    buffers, the pipeline's whole-grid partials (if any), the barrier's
@@ -324,7 +324,7 @@ static inline unsigned long long fz_belief_steps_scratch(fz_belief_steps_params 
 	unsigned long long parts = 0;
 	unsigned long long cnt = 256;
 	parts = fz_max_u64(parts, (unsigned long long)(fz_split(1LL * a->n_N, a->n_M, sm)) * (unsigned long long)(1LL * a->n_N) * 1 * 8);
-	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 7) / 8)));
+	cnt = fz_max_u64(cnt, fz_align(64ull + 4ull * (((unsigned long long)(1LL * a->n_N) + 15) / 16)));
 	if (base) p->a.ws_part = base + off;
 	off += fz_align(parts);
 	if (base) p->a.ws_count = base + off;
@@ -349,13 +349,13 @@ static inline int fz_belief_steps_ops(const fz_belief_update_args *a, int sm, fz
 		}
 	}
 	{ /* belief_steps_k1: point */
-		unsigned long long gx = fz_grid(1LL * a->n_N, 8, 0);
+		unsigned long long gx = fz_grid(1LL * a->n_N, 16, 0);
 		const unsigned long long gy = fz_split(1LL * a->n_N, a->n_M, sm);
 		if (gx && gy) {
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "belief_steps_k1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = (unsigned int)gy, ops[n].grid[2] = 1;
-			ops[n].block = 256, ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = 512, ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	return n;
@@ -385,11 +385,11 @@ static inline int fz_belief_steps_prepare(fz_belief_steps_params *p, long long s
    needs no more. */
 static inline unsigned long long fz_belief_steps_blocks(const fz_belief_steps_params *p)
 {
-	static const unsigned int per[2] = {1, 1};
+	static const unsigned int per[2] = {2, 1};
 	unsigned long long want = 1;
 	for (int i = 0; i < p->nops && i < (int)(sizeof p->op / sizeof p->op[0]); i++) {
 		const fz_pipe_op *o = &p->op[i];
-		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 255) / 256
+		const unsigned long long n = o->kind == 1 ? (o->bytes / 4 + 511) / 512
 			: o->kernel >= 0 && o->kernel < 2 ? ((unsigned long long)o->gx * o->gy + per[o->kernel] - 1) / per[o->kernel] : 1;
 		if (n > want) want = n;
 	}

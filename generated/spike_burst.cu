@@ -476,12 +476,15 @@ __device__ __forceinline__ void fz_red_add_release(unsigned int *p, unsigned int
    it orders the other threads' writes); the block knows which way bit 31
    must turn (*sense, read at kernel start: it cannot flip before this
    block arrives) and polls with acquire loads, reading the status word
-   and the timer every 16th poll. */
+   and the timer every 16th poll. A grid of one block meets at
+   __syncthreads alone (it orders the block's global writes too): no
+   other block can be waited on, so nothing can stall there. */
 __device__ __noinline__ int fz_grid_barrier(fz_pipe_ctl *c, unsigned int *sense, unsigned int step, unsigned int op,
                                             unsigned long long budget_ns)
 {
 	__shared__ unsigned int fz_stop;
 	__syncthreads();
+	if (gridDim.x == 1) return 0;
 	if (threadIdx.x == 0) {
 		fz_red_add_release(&c->count, blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u);
 		const unsigned int want = *sense ^ 0x80000000u;
@@ -629,12 +632,29 @@ static __device__ void spike_burst_once_k1(const fz_spike_burst_args a, const ui
 #undef threadIdx
 #undef blockDim
 
+__device__ __forceinline__ bool fz_spike_burst_once_ws(const fz_pipe_op &o)
+{
+	return o.kind != 1 && (((0x0u >> o.kernel) & 1u) || (((0x0u >> o.kernel) & 1u) && o.gy > 1u));
+}
+__device__ __forceinline__ bool fz_spike_burst_once_waits(unsigned int pend, const fz_pipe_op &nx)
+{
+	if (nx.kind == 1 || (pend & 0x80000000u)) return true;
+	unsigned int dep = 0xffffu;
+	switch (nx.kernel) {
+	case 0: dep = 0x3u; break;
+	case 1: dep = 0x3u; break;
+	default: break;
+	}
+	return (pend & dep) != 0u || ((pend & 0x40000000u) && fz_spike_burst_once_ws(nx));
+}
+
 extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_once(const __grid_constant__ fz_spike_burst_once_params p)
 {
 	fz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;
 	__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */
 	if (threadIdx.x == 0) fz_sense = fz_ld_acquire(&c->count) & 0x80000000u;
 	const long long T = p.steps;
+	unsigned int fz_pend = 0; /* the phases since the last grid barrier (fz_*_waits) */
 	for (long long t = 0; t < T; t++) {
 		fz_spike_burst_args a = p.a;
 		for (int i = 0; i < p.nops; i++) {
@@ -658,9 +678,13 @@ extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_once(const __gr
 				default: break;
 				}
 			}
+			fz_pend |= o.kind == 1 ? 0x80000000u : (1u << o.kernel) | (fz_spike_burst_once_ws(o) ? 0x40000000u : 0u);
 			if (t == 0 && i == p.stall_op && (int)blockIdx.x == p.stall_block) return;
-			if ((t + 1 < T || i + 1 < p.nops) && fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns))
-				return;
+			if (t + 1 == T && i + 1 == p.nops) break;
+			/* a barrier only where the next phase depends on one since the last */
+			if (!fz_spike_burst_once_waits(fz_pend, p.op[i + 1 < p.nops ? i + 1 : 0])) continue;
+			if (fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns)) return;
+			fz_pend = 0;
 		}
 	}
 }

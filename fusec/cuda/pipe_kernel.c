@@ -72,12 +72,15 @@ static const char pipe_device_library[] =
 	"   it orders the other threads' writes); the block knows which way bit 31\n"
 	"   must turn (*sense, read at kernel start: it cannot flip before this\n"
 	"   block arrives) and polls with acquire loads, reading the status word\n"
-	"   and the timer every 16th poll. */\n"
+	"   and the timer every 16th poll. A grid of one block meets at\n"
+	"   __syncthreads alone (it orders the block's global writes too): no\n"
+	"   other block can be waited on, so nothing can stall there. */\n"
 	"__device__ __noinline__ int fz_grid_barrier(fz_pipe_ctl *c, unsigned int *sense, unsigned int step, unsigned int op,\n"
 	"                                            unsigned long long budget_ns)\n"
 	"{\n"
 	"\t__shared__ unsigned int fz_stop;\n"
 	"\t__syncthreads();\n"
+	"\tif (gridDim.x == 1) return 0;\n"
 	"\tif (threadIdx.x == 0) {\n"
 	"\t\tfz_red_add_release(&c->count, blockIdx.x == 0 ? 0x80000000u - (gridDim.x - 1) : 1u);\n"
 	"\t\tconst unsigned int want = *sense ^ 0x80000000u;\n"
@@ -110,6 +113,21 @@ static const char pipe_device_library[] =
 	"}\n"
 	"#endif\n\n";
 
+/* fz_P_ws (phase o uses the workspace) and fz_P_waits (phase nx must wait
+   at a grid barrier for the phases in pend: bit k a kernel, bit 30 one
+   that used the workspace, bit 31 a memset), from PipePlan.dep */
+static void pipe_waits(const PipePlan *pp, FILE *out)
+{
+	const char *P = pp->pl->name;
+	fprintf(out, "__device__ __forceinline__ bool fz_%s_ws(const fz_pipe_op &o)\n{\n", P);
+	fprintf(out, "\treturn o.kind != 1 && (((0x%xu >> o.kernel) & 1u) || (((0x%xu >> o.kernel) & 1u) && o.gy > 1u));\n}\n", pp->tails,
+	        pp->splits);
+	fprintf(out, "__device__ __forceinline__ bool fz_%s_waits(unsigned int pend, const fz_pipe_op &nx)\n{\n", P);
+	fputs("\tif (nx.kind == 1 || (pend & 0x80000000u)) return true;\n\tunsigned int dep = 0xffffu;\n\tswitch (nx.kernel) {\n", out);
+	for (int k = 0; k < pp->s.nk; k++) fprintf(out, "\tcase %d: dep = 0x%xu; break;\n", k, pp->dep[k]);
+	fprintf(out, "\tdefault: break;\n\t}\n\treturn (pend & dep) != 0u || ((pend & 0x40000000u) && fz_%s_ws(nx));\n}\n\n", P);
+}
+
 void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 {
 	const Pipeline *pl = pp->pl;
@@ -126,12 +144,14 @@ void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 	cuda_bodies(m, s, written, out);
 	free(written);
 	fputs("#undef blockIdx\n#undef gridDim\n#undef threadIdx\n#undef blockDim\n\n", out);
+	pipe_waits(pp, out);
 	fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const __grid_constant__ fz_%s_params p)\n{\n", block,
 	        pp->min_blocks, pl->name, pl->name);
 	fputs("\tfz_pipe_ctl *const c = (fz_pipe_ctl *)p.ctl;\n", out);
 	fputs("\t__shared__ unsigned int fz_sense; /* bit 31 of the barrier word as this launch found it */\n", out);
 	fputs("\tif (threadIdx.x == 0) fz_sense = fz_ld_acquire(&c->count) & 0x80000000u;\n", out);
 	fputs("\tconst long long T = p.steps;\n", out);
+	fputs("\tunsigned int fz_pend = 0; /* the phases since the last grid barrier (fz_*_waits) */\n", out);
 	fputs("\tfor (long long t = 0; t < T; t++) {\n", out);
 	fprintf(out, "\t\tfz_%s_args a = p.a;\n", f->name);
 	if (pl->ncarry)
@@ -170,8 +190,12 @@ void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out)
 	}
 	fputs("\t\t\t\tdefault: break;\n\t\t\t\t}\n", out);
 	fputs("\t\t\t}\n", out);
+	fprintf(out, "\t\t\tfz_pend |= o.kind == 1 ? 0x80000000u : (1u << o.kernel) | (fz_%s_ws(o) ? 0x40000000u : 0u);\n", pl->name);
 	fputs("\t\t\tif (t == 0 && i == p.stall_op && (int)blockIdx.x == p.stall_block) return;\n", out);
-	fputs("\t\t\tif ((t + 1 < T || i + 1 < p.nops) && fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns))\n", out);
-	fputs("\t\t\t\treturn;\n", out);
+	fputs("\t\t\tif (t + 1 == T && i + 1 == p.nops) break;\n", out);
+	fputs("\t\t\t/* a barrier only where the next phase depends on one since the last */\n", out);
+	fprintf(out, "\t\t\tif (!fz_%s_waits(fz_pend, p.op[i + 1 < p.nops ? i + 1 : 0])) continue;\n", pl->name);
+	fputs("\t\t\tif (fz_grid_barrier(c, &fz_sense, (unsigned int)t, (unsigned int)i, (unsigned long long)p.watchdog_ns)) return;\n", out);
+	fputs("\t\t\tfz_pend = 0;\n", out);
 	fputs("\t\t}\n\t}\n}\n\n", out);
 }

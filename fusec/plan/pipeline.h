@@ -23,6 +23,18 @@ typedef struct PipePlan {
 	int block;              /* threads a block of the launch */
 	int min_blocks;         /* __launch_bounds__: blocks an SM must hold */
 	unsigned char split[FZ_PIPE_MAX_KERNELS];
+	/* Which phases must wait for which (plan_pipe_deps.c): bit j of dep[k]
+	   when kernel k touches device memory that kernel j writes, or writes
+	   what j reads (a carried output and its input are one tensor). The
+	   launch puts a grid barrier before a phase only where a phase since
+	   the last barrier is one of those, or where both use the workspace:
+	   the kernels in `tails` (a whole-grid fold) always, those in `splits`
+	   when their grid has a y (a reduction split across blocks). */
+	unsigned int dep[FZ_PIPE_MAX_KERNELS];
+	unsigned int tails, splits;
 } PipePlan;
+
+/* fills pp's dep, tails and splits from its schedule (plan_pipe_deps.c) */
+void plan_pipe_deps(const Module *m, PipePlan *pp);
 
 #endif
