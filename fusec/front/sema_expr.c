@@ -61,7 +61,7 @@ void sema_collect_indices(Sema *s, int e)
 				sema_collect_indices(s, a);
 				if (t >= 0 && !unknown && pos < s->m->tensor[t].rank && !s->no_ranges && s->naff < (int)(sizeof s->aff / sizeof s->aff[0])) {
 					struct Aff f = {.slot = -1, .slot2 = -1, .ssym = -1};
-					if (sema_affine_subscript(s, a, &f)) {
+					if (sema_affine_subscript(s, a, &f) || sema_fixed_subscript(s, a)) {
 						f.dim = s->m->tensor[t].dim[pos], f.tensor = t, f.pos = pos, f.node = a;
 						s->aff[s->naff++] = f;
 					}

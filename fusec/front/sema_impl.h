@@ -71,7 +71,7 @@ typedef struct Sema {
 	struct { unsigned off, len; int done; } undef[MAX_IDX]; /* this statement's undefined names */
 	int nundef;
 	struct Aff {           /* an affine subscript of this statement (see sema_affine_ranges) */
-		int slot, slot2;   /* a*i + b, or i*S + c (slot2 = c, ssym = S) */
+		int slot, slot2;   /* a*i + b, or i*S + c (slot2 = c, ssym = S); slot -1: fixed */
 		int64_t a, b;
 		int ssym;
 		Dim dim;           /* the dimension it subscripts */
@@ -149,6 +149,7 @@ int sema_sym_find(Sema *s, int node);
 int sema_is_index_name(Sema *s, int node);
 void sema_give_range(Sema *s, int node, int slot, Dim d);
 int sema_affine_subscript(Sema *s, int n, struct Aff *f);
+int sema_fixed_subscript(Sema *s, int n);
 int sema_affine_ranges(Sema *s, int guarded, int target_known);
 
 /* sema_expr.c */

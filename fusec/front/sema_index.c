@@ -118,6 +118,38 @@ int sema_affine_subscript(Sema *s, int n, struct Aff *f)
 	return 0;
 }
 
+/* Is subscript n the same at every point: numbers, constants and sizes
+ * only (x(5), x(N - 1), x(OFF))? No index proves it in range, so it must
+ * be proved by itself (fixed_proved): the GPU does not check subscripts. */
+static int fixed(Sema *s, int n)
+{
+	const Node *x = N(s, n);
+	switch (x->kind) {
+	case AST_NUM: return x->flag && x->num <= 9e15;
+	case AST_REF: return !x->flag && !x->a && (int_value(s, n, &(int64_t){0}) || sema_sym_find(s, n) >= 0);
+	case AST_UNARY: return x->op != OP_NOT && fixed(s, x->a);
+	case AST_BINARY: return (x->op == OP_ADD || x->op == OP_SUB || x->op == OP_MUL || x->op == OP_DIV || x->op == OP_MOD) &&
+		                fixed(s, x->a) && fixed(s, x->b);
+	default: return 0;
+	}
+}
+
+int sema_fixed_subscript(Sema *s, int n)
+{
+	return fixed(s, n);
+}
+
+/* A fixed subscript within dimension d: a constant below a constant d, 0
+ * (a dimension is at least 1), or D - 1 of its own size D. */
+static int fixed_proved(Sema *s, int n, Dim d)
+{
+	const Node *x = N(s, n);
+	int64_t c;
+	if (int_value(s, n, &c)) return c == 0 || (d.sym < 0 && !dim_derived(d) && c >= 0 && c < d.value);
+	return x->kind == AST_BINARY && x->op == OP_SUB && int_value(s, x->b, &c) && c == 1 && d.sym >= 0 &&
+	       !dim_derived(d) && N(s, x->a)->kind == AST_REF && sema_sym_find(s, x->a) == d.sym;
+}
+
 /* The range of i that keeps a*i + b (or i*S + c) within dim: (D + a-1-b)/a,
  * or D/S. 0 when there is none (a derived or negative start). */
 static int aff_candidate(const struct Aff *f, Dim *r)
@@ -180,6 +212,7 @@ int sema_affine_ranges(Sema *s, int guarded, int target_known)
 	int bad = 0;
 	for (int i = 0; i < s->naff; i++) {
 		struct Aff *f = &s->aff[i];
+		if (f->slot < 0) continue; /* fixed: no index to give a range */
 		Slot *sl = &s->slot[f->slot];
 		Dim c;
 		if (sl->ragged || !aff_candidate(f, &c)) continue;
@@ -193,6 +226,16 @@ int sema_affine_ranges(Sema *s, int guarded, int target_known)
 	}
 	for (int i = 0; i < s->naff && !guarded; i++) {
 		const struct Aff *f = &s->aff[i];
+		if (f->slot < 0) {
+			if (fixed_proved(s, f->node, f->dim)) continue;
+			char d[64];
+			sema_dim_name(s, f->dim, d, sizeof d);
+			diag_error(s->d, N(s, leftmost(s, f->node))->off,
+			           "subscript %d of '%s' may fall outside its dimension %s: it is the same at every point and "
+			           "nothing proves it below %s (guard the statement with 'where')", f->pos + 1, s->m->tensor[f->tensor].name, d, d);
+			bad = 1;
+			continue;
+		}
 		const Slot *sl = &s->slot[f->slot], *s2 = f->slot2 >= 0 ? &s->slot[f->slot2] : NULL;
 		if (sl->ragged || (s2 && s2->ragged) || !sl->has_range || (s2 && !s2->has_range)) continue;
 		if (aff_proved(f, sl->range, s2 ? s2->range : sl->range)) continue;
