@@ -191,6 +191,7 @@ static void tile_case(const char *name, const char *ty, const char *prec, const 
 	EXPECT(k->path_why && strstr(k->path_why, why));
 	if (tile) {
 		EXPECT(k->par.a_mmajor == at && k->par.b_kmajor == bt && k->par.c_swapped == sw);
+		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : 64)); /* 128 bytes of k a stage */
 		EXPECT(k->tile_a == tensor(&c, ta) && k->tile_b == tensor(&c, ta[0] == 'A' ? "B" : "A"));
 	}
 	done(&c);

@@ -36,7 +36,7 @@ void cuda_kern_tile(Cx *cx)
 	ElemType et = m->tensor[ta].type;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
 	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
-	    k->par.tile_k != 64 || (et != ET_F16 && et != ET_BF16 && et != ET_F32) || m->tensor[tb].type != et)
+	    k->par.tile_k != (et == ET_F32 ? 32 : 64) || (et != ET_F16 && et != ET_BF16 && et != ET_F32) || m->tensor[tb].type != et)
 		die("tile kernel %s: block %d, tile %dx%d..%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
 		    k->par.tile_n, k->par.tile_n_min, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
 	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */

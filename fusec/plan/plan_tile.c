@@ -191,7 +191,10 @@ void plan_tile_shape(const Module *m, Kernel *k)
 			k->tile_a = k->tile_b, k->tile_b = t;
 			k->par.a_mmajor = k->par.b_kmajor = k->par.c_swapped = 1;
 		}
+		/* a stage holds 128 bytes of k: 64 16-bit elements, 32 tf32 ones */
+		const int es = m->tensor[k->tile_a].type == ET_F32 ? 4 : 2;
+		k->par.tile_k = 128 / es;
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
-		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
+		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * es + 2 * 64 * 36 * 4;
 	}
 }
