@@ -158,13 +158,14 @@ static int load_module(fz_artifact *a, const char *ptx, char *err)
 	return FZ_OK;
 }
 
-/* A tile kernel's second parameter: the tensor maps of A (boxes of 64 k x
-   128 rows) and B (64 n x 64 k rows; 64 k x 64 n rows when B is read as
-   B(n,k)), each over its tensor as stored, a batched operand's leading
-   dimensions flattened into rows, 128-byte swizzle, then a flag the
-   kernel reads: 1 when both were made. Without them (not sm_90a, or a row
-   or pointer not 16-byte aligned) the kernel loads with plain loads. The
-   layout is tile_gemm.cuh's struct fz_tile_maps. */
+/* A tile kernel's second parameter: the tensor maps of A and B, boxes 128
+   bytes wide (64 16-bit elements, 32 f32) by 128 rows (A) and 64 (B), or the
+   manifest's tma-rows= (an m- or n-major operand: a stage's k), each over its
+   tensor as stored, a batched operand's leading dimensions flattened into
+   rows, 128-byte swizzle, then a flag the kernel reads: 1 when both were
+   made. Without them (not sm_90a, or a row or pointer not 16-byte aligned)
+   the kernel loads with plain loads. The layout is tile_gemm.cuh's struct
+   fz_tile_maps. */
 typedef struct tile_maps {
 	CUtensorMap a, b;
 	unsigned long long ok;
@@ -175,8 +176,9 @@ static int encode_map(const fz_artifact_info *info, const void *args, int t, int
 	const fz_tensor_info *x = &info->tensors[t];
 	unsigned long long ptr;
 	long long dim[2] = {1, 1}; /* rows (a batched operand's leading dimensions flattened), row length */
+	const long long eb = x->elem_bytes;
 	memcpy(&ptr, (const char *)args + 8 * (size_t)t, 8);
-	if (x->rank < 2) return 0;
+	if (x->rank < 2 || (eb != 2 && eb != 4)) return 0;
 	for (int d = 0; d < x->rank; d++) {
 		/* a derived dimension (fusec never gives a tile operand one): no
 		   maps, rather than a map the buffer might not fill */
@@ -188,20 +190,23 @@ static int encode_map(const fz_artifact_info *info, const void *args, int t, int
 		if (d == x->rank - 1) dim[1] = v;
 		else if ((dim[0] *= v) >= (1ll << 31)) return 0;
 	}
-	if ((ptr & 15) || (dim[1] * 2) % 16) return 0;
-	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)dim[1] * 2};
-	cuuint32_t box[2] = {64, (cuuint32_t)box_rows}, es[2] = {1, 1};
-	return fr_cu->cuTensorMapEncodeTiled(map, strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16,
-	                                     2, (void *)(uintptr_t)ptr, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
+	if ((ptr & 15) || (dim[1] * eb) % 16) return 0;
+	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)(dim[1] * eb)};
+	cuuint32_t box[2] = {(cuuint32_t)(128 / eb), (cuuint32_t)box_rows}, es[2] = {1, 1};
+	CUtensorMapDataType ty = eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
+	                       : strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
+	return fr_cu->cuTensorMapEncodeTiled(map, ty, 2, (void *)(uintptr_t)ptr, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
 	                                     CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
 	                                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
 }
 
 static void make_tile_maps(const fz_artifact *a, const fz_kernel_info *k, const void *args, tile_maps *tm)
 {
+	const fr_store *st = a->info.storage_;
+	const int *rows = st->tma_rows[k - a->info.kernels];
 	memset(tm, 0, sizeof *tm);
-	tm->ok = a->target->specific && encode_map(&a->info, args, k->tma[0], 128, &tm->a) &&
-	         encode_map(&a->info, args, k->tma[1], 64, &tm->b);
+	tm->ok = a->target->specific && encode_map(&a->info, args, k->tma[0], rows[0], &tm->a) &&
+	         encode_map(&a->info, args, k->tma[1], rows[1], &tm->b);
 }
 
 static void release(fz_artifact *a)

@@ -299,6 +299,11 @@ typedef struct fz_values_info {
 int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *sizes, fz_values_info *out,
                      char *errbuf);
 
+/* "tf32" when the manifest says output `tensor` is computed through tf32
+   products (its line inexact NAME tf32: compare it with tf32's tolerance,
+   dsl/MATH.md), else NULL (also for a bad argument). */
+const char *fz_tensor_inexact(const fz_artifact_info *info, int tensor);
+
 /* The checks fz_run makes before launching anything, usable without a GPU:
    the args size, every launch naming a kernel of the artifact, every memset
    a non-null pointer, and (fz_check_sizes) every size symbol > 0. */

@@ -317,7 +317,7 @@ static int parse_values(parser *p, char **t, int n)
 }
 
 /* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic]
-   [across=T,...] [smem=B tma=A,B] */
+   [across=T,...] [smem=B tma=A,B [tma-rows=RA,RB]] */
 static int parse_kernel(parser *p, char **t, int n)
 {
 	fz_artifact_info *info = p->info;
@@ -334,7 +334,8 @@ static int parse_kernel(parser *p, char **t, int n)
 	if (!strict_count(t[4] + 6, 1024, &b) || b == 0) return bad(p, "kernel %s: bad %s (1 to 1024 threads)", t[2], t[4]);
 	k->block = (int)b;
 	k->tma[0] = k->tma[1] = -1;
-	int tuned = 0;
+	p->st->tma_rows[info->nkernels][0] = 128, p->st->tma_rows[info->nkernels][1] = 64;
+	int tuned = 0, rows = 0;
 	for (int i = 5; i < n; i++) {
 		if (!strncmp(t[i], "space=", 6) && !*k->space && t[i][6]) k->space = t[i] + 6;
 		else if (!strcmp(t[i], "grid-reduction=deterministic") && !k->grid_reduction) k->grid_reduction = 1;
@@ -364,10 +365,22 @@ static int parse_kernel(parser *p, char **t, int n)
 				size_t len = j ? strlen(nm) : (size_t)(b2 - nm);
 				for (int x = 0; x < info->ntensors; x++)
 					if (strlen(info->tensors[x].name) == len && !strncmp(info->tensors[x].name, nm, len)) k->tma[j] = x;
+				/* 16-bit, or f32 (tf32 tiles) */
 				if (k->tma[j] < 0 || info->tensors[k->tma[j]].rank < 2 || info->tensors[k->tma[j]].rank > 3 ||
-				    info->tensors[k->tma[j]].elem_bytes != 2)
-					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit tensor listed before it", t[2], t[i]);
+				    (info->tensors[k->tma[j]].elem_bytes != 2 && (info->tensors[k->tma[j]].elem_bytes != 4 || strcmp(k->mode, "tile") ||
+				                                                  strcmp(info->tensors[k->tma[j]].type, "f32"))))
+					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit (or, tile kernels, f32) tensor listed before it", t[2], t[i]);
 			}
+		} else if (!strncmp(t[i], "tma-rows=", 9) && !rows) { /* the maps' box rows (A, B) where not 128, 64: an
+		                                                      m- or n-major operand's (tile_gemm.cuh) */
+			long long ra, rb;
+			char *comma = strchr(t[i] + 9, ',');
+			if (!comma || strcmp(k->mode, "tile")) return bad(p, "kernel %s: bad %s (tile kernels: tma-rows=A,B)", t[2], t[i]);
+			*comma = 0;
+			int ok = strict_count(t[i] + 9, 256, &ra) && strict_count(comma + 1, 256, &rb);
+			*comma = ',';
+			if (!ok || ra == 0 || rb == 0) return bad(p, "kernel %s: bad %s (1 to 256 rows)", t[2], t[i]);
+			p->st->tma_rows[info->nkernels][0] = (int)ra, p->st->tma_rows[info->nkernels][1] = (int)rb, rows = 1;
 		} else if (!strncmp(t[i], "tuned=", 6) && t[i][6] && !tuned) { /* the tuning-table entry fusec took: said, not used */
 			tuned = 1;
 		} else return bad(p, "kernel %s: unknown or repeated attribute '%s'", t[2], t[i]);
@@ -453,6 +466,15 @@ static int parse_line(parser *p, char *line)
 	if (!strcmp(k, "temp")) return parse_tensor(p, t, n, 1);
 	if (!strcmp(k, "kernel")) return parse_kernel(p, t, n);
 	if (!strcmp(k, "values")) return parse_values(p, t, n);
+	if (!strcmp(k, "inexact")) { /* inexact NAME tf32: an output computed through tf32 products */
+		if (n != 3 || strcmp(t[2], "tf32")) return bad(p, "malformed inexact line (inexact NAME tf32)");
+		for (int i = 0; i < info->ntensors; i++)
+			if (!strcmp(info->tensors[i].name, t[1]) && info->tensors[i].role != FZ_INPUT && info->tensors[i].role != FZ_TEMP) {
+				st->inexact[i] = t[2];
+				return FZ_OK;
+			}
+		return bad(p, "inexact %s: no output of that name listed before it", t[1]);
+	}
 	if (info->format >= 2 && (!strcmp(k, "stored") || !strcmp(k, "parts") || !strcmp(k, "counter") || !strcmp(k, "op"))) {
 		char why[FZ_ERRMSG_SIZE];
 		return fr_recipe_line(info, st, t, n, why) ? bad(p, "%s", why) : FZ_OK;

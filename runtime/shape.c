@@ -89,3 +89,9 @@ int fz_tensor_shape_text(const fz_artifact_info *info, int tensor, char *buf, si
 	}
 	return (int)n;
 }
+
+const char *fz_tensor_inexact(const fz_artifact_info *info, int tensor)
+{
+	if (!info || !info->storage_ || tensor < 0 || tensor >= info->ntensors) return NULL;
+	return ((const fr_store *)info->storage_)->inexact[tensor];
+}

@@ -175,6 +175,41 @@ static void test_grid_fold(void)
 
 /* Matrix contractions: CUDA cores for f32 (and why), tensor cores for a
  * tensor_eligible bf16 one, the epilogue joined in registers. */
+/* One tile kernel's layout flags and operands, for each way of reading A and
+ * B, 16-bit and tf32; f32 without tf32 stays a CUDA-core matmul. */
+static void tile_case(const char *name, const char *ty, const char *prec, const char *a, const char *b, int tile, int at,
+	int bt, int sw, const char *ta, const char *why)
+{
+	Case c;
+	char text[512];
+	snprintf(text, sizeof text, "fusion tl(A: %s[%s], B: %s[%s]) -> (C: f32[M,N]) {\n"
+	         "  stage m [tensor_eligible, precision = %s] { acc(m,n) +=! A(%s) * B(%s) }\n"
+	         "  stage e { C(m,n) = acc(m,n) }\n}\n", ty, a[0] == 'm' ? "M,K" : "K,M", ty, b[0] == 'k' ? "K,N" : "N,K", prec, a, b);
+	if (!load(&c, name, text)) return;
+	const Kernel *k = &c.fu.k[0];
+	EXPECT(c.fu.nk == 1 && (k->mode == KM_TILE) == tile);
+	EXPECT(k->path_why && strstr(k->path_why, why));
+	if (tile) {
+		EXPECT(k->par.a_mmajor == at && k->par.b_kmajor == bt && k->par.c_swapped == sw);
+		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : 64)); /* 128 bytes of k a stage */
+		EXPECT(k->tile_a == tensor(&c, ta) && k->tile_b == tensor(&c, ta[0] == 'A' ? "B" : "A"));
+	}
+	done(&c);
+}
+
+static void tile_layouts(void)
+{
+	tile_case("bf16 A(k,m)", "bf16", "f32", "k,m", "k,n", 1, 1, 0, 0, "A", "A read as A(k,m)");
+	tile_case("bf16 A(k,m) B(n,k)", "bf16", "f32", "k,m", "n,k", 1, 1, 1, 0, "A", "A read as A(k,m), B read as B(n,k)");
+	tile_case("f16 B(n,k)", "f16", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "B read as B(n,k)");
+	/* tf32: wgmma reads it k-major from shared memory only: A(m,k) B(k,n) as C^T = B^T A^T */
+	tile_case("tf32 A(m,k) B(k,n)", "f32", "tf32", "m,k", "k,n", 1, 1, 1, 1, "B", "C^T = B^T A^T");
+	tile_case("tf32 A(m,k) B(n,k)", "f32", "tf32", "m,k", "n,k", 1, 0, 1, 0, "A", "tf32");
+	tile_case("tf32 A(k,m) B(n,k)", "f32", "tf32", "k,m", "n,k", 1, 1, 1, 0, "A", "A's fragments from registers");
+	tile_case("tf32 A(k,m) B(k,n)", "f32", "tf32", "k,m", "k,n", 1, 1, 0, 0, "A", "sm_90a mma.sync");
+	tile_case("f32 exact", "f32", "f32", "m,k", "k,n", 0, 0, 0, 0, "A", "CUDA cores: f32 operands, exact");
+}
+
 static void test_contractions(void)
 {
 	Case c;
@@ -201,8 +236,10 @@ static void test_contractions(void)
 		EXPECT(k->par.smem >= k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2);
 		EXPECT(k->path_why && strstr(k->path_why, "tensor cores"));
 		EXPECT(OP(&c, fu, "acc") == STEP_CONTRACT && STORAGE(&c, fu, "acc") == ST_REGISTERS);
+		EXPECT(!k->par.a_mmajor && !k->par.b_kmajor && !k->par.c_swapped);
 		done(&c);
 	}
+	tile_layouts();
 }
 
 /* Attention: the textbook chain in one KM_ATTN kernel; its variants; and

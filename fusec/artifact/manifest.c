@@ -35,6 +35,34 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 	free(by);
 }
 
+static int reads_any(const Module *m, int e, const unsigned char *taint, int first)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor >= first && taint[x->tensor - first]) return 1;
+	for (int i = 0; i < x->nargs; i++)
+		if (reads_any(m, x->args[i], taint, first)) return 1;
+	return reads_any(m, x->a, taint, first) || reads_any(m, x->b, taint, first) || reads_any(m, x->c, taint, first);
+}
+
+/* inexact NAME tf32: an output computed from a contraction its stage lets
+   read f32 operands as tf32 (precision = tf32), through any statements
+   after it, so a validator compares it with tf32's tolerance (dsl/MATH.md),
+   not f32's. Runtimes before it ignore the line (a key they do not know). */
+static void manifest_inexact(const Module *m, const Fusion *f, FILE *out)
+{
+	unsigned char *taint = xcalloc((size_t)f->ntensor + 1, 1);
+	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
+		for (int s = m->stage[sg].first_stmt; s < m->stage[sg].first_stmt + m->stage[sg].nstmt; s++) {
+			const Stmt *st = &m->stmt[s];
+			if (m->stage[sg].tf32 || reads_any(m, st->rhs, taint, f->first_tensor) || reads_any(m, st->mask, taint, f->first_tensor))
+				taint[st->out - f->first_tensor] = 1;
+		}
+	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
+		if (taint[i - f->first_tensor] && m->tensor[i].kind == TK_OUTPUT) fprintf(out, "inexact %s tf32\n", m->tensor[i].name);
+	free(taint);
+}
+
 /* The tensors k reads at other rows (plan/plan_across.c): a runtime
    sharding the kernel over its first dimension must refuse it. */
 static void kernel_across(const Module *m, const Kernel *k, FILE *out)
@@ -60,6 +88,12 @@ static void manifest_kernels(const Module *m, const Fusion *f, const Schedule *p
 		if (k->has_tail) fputs(" grid-reduction=deterministic", out);
 		kernel_across(m, k, out);
 		if (k->mode == KM_TILE) fprintf(out, " smem=%d tma=%s,%s", k->par.smem, m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
+		if (k->mode == KM_TILE) { /* the maps' box rows where not 128 (A) and 64 (B): an m- or n-major operand's
+		                             are a stage's k, 128 bytes of it (tile_gemm.cuh) */
+			const int ks = 128 / (m->tensor[k->tile_a].type == ET_F32 ? 4 : 2);
+			const int ra = k->par.a_mmajor ? ks : 128, rb = k->par.b_kmajor ? 64 : ks;
+			if (ra != 128 || rb != 64) fprintf(out, " tma-rows=%d,%d", ra, rb);
+		}
 		if (k->par.tuned) fprintf(out, " tuned=%s", k->par.tuned); /* the table entry (plan_tune.c); none: built-in */
 		fputc('\n', out);
 	}
@@ -113,6 +147,7 @@ void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 	fprintf(out, "layout %s\n", hex);
 	manifest_tensors(m, f, out);
 	manifest_values(m, fusion, out);
+	manifest_inexact(m, f, out);
 	manifest_kernels(m, f, fused, out);
 	manifest_kernels(m, f, unfused, out);
 	host_recipe(m, fused, out); /* what fz_call runs each variant by */

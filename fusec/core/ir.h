@@ -199,6 +199,8 @@ typedef struct Stage {
 	char *name;
 	unsigned attrs;
 	ElemType precision;      /* f32 unless the stage says */
+	int tf32;                /* precision = tf32: f32, but its tensor-core contraction may read its
+	                            f32 operands as tf32 (dsl/MATH.md); precision is ET_F32 */
 	int first_stmt, nstmt;
 	unsigned off;
 } Stage;

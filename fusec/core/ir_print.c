@@ -127,7 +127,7 @@ void ir_print(const Module *m, void *out)
 		for (int j = fu->first_tensor; j < fu->first_tensor + fu->ntensor; j++) ptensor(m, fu, &m->tensor[j], f);
 		for (int j = fu->first_stage; j < fu->first_stage + fu->nstage; j++) {
 			const Stage *s = &m->stage[j];
-			fprintf(f, "  stage %s precision %s", s->name, elem_info[s->precision].name);
+			fprintf(f, "  stage %s precision %s", s->name, s->tf32 ? "tf32" : elem_info[s->precision].name);
 			static const char *const an[] = {
 #define X(a, n) n,
 				ATTRS(X)

@@ -32,11 +32,11 @@ void cuda_kern_tile(Cx *cx)
 	const Stmt *c = &m->stmt[k->first_stmt];
 	const char *fname = m->fusion[cx->fusion].name;
 	FILE *out = cx->out;
-	const int ta = k->tile_a, tb = k->tile_b; /* A(m,k), and B(k,n) or B(n,k) */
+	const int ta = k->tile_a, tb = k->tile_b; /* A(m,k) or A(k,m), and B(k,n) or B(n,k) */
 	ElemType et = m->tensor[ta].type;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
 	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
-	    k->par.tile_k != 64 || (et != ET_F16 && et != ET_BF16) || m->tensor[tb].type != et)
+	    k->par.tile_k != (et == ET_F32 ? 32 : 64) || (et != ET_F16 && et != ET_BF16 && et != ET_F32) || m->tensor[tb].type != et)
 		die("tile kernel %s: block %d, tile %dx%d..%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
 		    k->par.tile_n, k->par.tile_n_min, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
 	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */
@@ -66,11 +66,19 @@ void cuda_kern_tile(Cx *cx)
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-	/* B read as B(n,k): the mainloop's k-major B (template argument BT);
-	   batched (BAT): the batch count last */
-	fprintf(out, "\tfz_tile_gemm<%d%s>(%s_epi{a}, tm, a.t_%s, a.t_%s, ", et == ET_BF16,
-	        bat ? (k->par.b_kmajor ? ", 1, 1" : ", 0, 1") : k->par.b_kmajor ? ", 1" : "", k->name, m->tensor[ta].name, m->tensor[tb].name);
-	cuda_dim(cx, k->space[bat], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1], out), fputs(", ", out);
+	/* ET: 0 f16, 1 bf16, 2 f32 read as tf32; B read as B(n,k): the
+	   mainloop's k-major B (template argument BT); batched (BAT): the
+	   batch count last; A read as A(k,m): AT; C^T computed: TC. Arguments
+	   left at their defaults are not written. */
+	const int targ[5] = {et == ET_F32 ? 2 : et == ET_BF16, k->par.b_kmajor, bat, k->par.a_mmajor, k->par.c_swapped};
+	int nt = 5;
+	while (nt > 1 && !targ[nt - 1]) nt--;
+	fputs("\tfz_tile_gemm<", out);
+	for (int i = 0; i < nt; i++) fprintf(out, "%s%d", i ? ", " : "", targ[i]);
+	/* swapped: the mainloop's M is C's N (tile_a is the tensor read as B) */
+	const int sw = k->par.c_swapped;
+	fprintf(out, ">(%s_epi{a}, tm, a.t_%s, a.t_%s, ", k->name, m->tensor[ta].name, m->tensor[tb].name);
+	cuda_dim(cx, k->space[bat + sw], out), fputs(", ", out), cuda_dim(cx, k->space[bat + 1 - sw], out), fputs(", ", out);
 	cuda_dim(cx, m->index[c->first_index + 2 + bat].range, out);
 	if (bat) fputs(", ", out), cuda_dim(cx, k->space[0], out);
 	fputs(");\n}\n\n", out);

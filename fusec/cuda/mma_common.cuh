@@ -71,9 +71,12 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 	       ((unsigned long long)(sbo >> 4) << 32) | (1ull << 62);
 }
 /* One wgmma instruction, m64 x N x k16, f32 accumulators d[N/2], for f16 or
-   bf16 (TY): the accumulators are its first N/2 operands (FZ_ACCn, FZ_OUTn),
-   then A's and B's descriptors, the scale-d flag and tnsp-b (1 reads B
-   n-major, B[K,N]; 0 k-major like A, B[N,K]), numbered after them (I0..I3). */
+   bf16 (ET 0, 1): the accumulators are its first N/2 operands (FZ_ACCn,
+   FZ_OUTn), then A's and B's descriptors, the scale-d flag, tnsp-b (1 reads B
+   n-major, B[K,N]; 0 k-major like A, B[N,K]) and tnsp-a (AT 1 reads A
+   m-major, A[K,M]), numbered after them (I0..I4). ET 2 is tf32, m64 x N x k8:
+   wgmma takes it only k-major on both sides (no tnsp operands), so AT must
+   be 0 and BT 1 there (tile_gemm.cuh sends the other layouts to mma.sync). */
 #define FZ_ACC8 "%0,%1,%2,%3,%4,%5,%6,%7"
 #define FZ_ACC16 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15"
 #define FZ_ACC32 "%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31"
@@ -85,19 +88,25 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 #define FZ_OUT32 FZ_O8(0), FZ_O8(8), FZ_O8(16), FZ_O8(24)
 #define FZ_OUT64 FZ_OUT32, FZ_O8(32), FZ_O8(40), FZ_O8(48), FZ_O8(56)
 #define FZ_OUT128 FZ_OUT64, FZ_O8(64), FZ_O8(72), FZ_O8(80), FZ_O8(88), FZ_O8(96), FZ_O8(104), FZ_O8(112), FZ_O8(120)
-#define FZ_WGMMA_ASM(N, TY, ACC, I0, I1, I2, I3, ...) \
+#define FZ_WGMMA_ASM(N, TY, ACC, I0, I1, I2, I3, I4, ...) \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k16.f32." TY "." TY \
-		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1, 0, %" I3 ";\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale), "n"(1 - BT))
-#define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, OUT) \
-	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, OUT); \
-	else FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, OUT)
-template <int ET, int BN, int BT> __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
+		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1, %" I4 ", %" I3 ";\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale), "n"(1 - BT), "n"(AT))
+#define FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, ...) \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32" \
+		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
+#define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, I4, OUT) \
+	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, I4, OUT); \
+	else if constexpr (ET == 1) FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, I4, OUT); \
+	else FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, OUT)
+template <int ET, int BN, int BT, int AT = 0>
+__device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
-	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", FZ_OUT128); }
-	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", FZ_OUT64); }
-	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", FZ_OUT32); }
-	else if constexpr (BN == 32) { FZ_WGMMA_N(32, FZ_ACC16, "16", "17", "18", "19", FZ_OUT16); }
-	else { FZ_WGMMA_N(16, FZ_ACC8, "8", "9", "10", "11", FZ_OUT8); }
+	static_assert(ET != 2 || (BT == 1 && AT == 0), "wgmma tf32 reads A and B k-major only");
+	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", "132", FZ_OUT128); }
+	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", "68", FZ_OUT64); }
+	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", "36", FZ_OUT32); }
+	else if constexpr (BN == 32) { FZ_WGMMA_N(32, FZ_ACC16, "16", "17", "18", "19", "20", FZ_OUT16); }
+	else { FZ_WGMMA_N(16, FZ_ACC8, "8", "9", "10", "11", "12", FZ_OUT8); }
 }
 /* The same with A from registers (a[4] each thread: its warp's 16 rows as
    an mma.sync m16k16 fragment) and B read n-major (B[K,N]), accumulating */

@@ -26,8 +26,11 @@ static void check_attrs(Sema *s, int stage_node, Stage *sg)
 		int v = N(s, a)->a;
 		if (bit == ATTR_PRECISION_BIT) {
 			int t = v && N(s, v)->kind == AST_IDENT ? elem_lookup(TXT(s, v), N(s, v)->len) : -1;
+			/* tf32 is no element type: an f32 stage whose tensor cores may
+			   read f32 operands as tf32 (checked in check_stage_claims) */
+			if (t < 0 && v && N(s, v)->kind == AST_IDENT && ast_name_eq(s->ast, v, "tf32")) t = ET_F32, sg->tf32 = 1;
 			if (t < 0 || !elem_info[t].is_float) {
-				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, bf16, f16");
+				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, tf32, bf16, f16");
 				continue;
 			}
 			sg->precision = (ElemType)t;
@@ -70,6 +73,9 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		else if (st->pattern == PAT_COMPACT)
 			diag_warning(s->d, st->off, "stage '%s' is marked 'deterministic', but this compaction is not: the list's order may differ between runs, its set and count do not (a fixed-order compaction is not implemented yet)", sg->name);
 	}
+	if (sg->tf32 && !(sg->attrs & ATTR(TENSOR_ELIGIBLE)))
+		diag_error(s->d, sg->off, "stage '%s' has precision tf32 but is not 'tensor_eligible': tf32 is for a tensor-core "
+		           "contraction over f32 operands (elsewhere f32 arithmetic is exact; use f32)", sg->name);
 	int reduces = has_red(m, sg, RED_SUM, RED_KMIN);
 	if (reduces && (sg->precision == ET_F16 || sg->precision == ET_BF16) && !(sg->attrs & ATTR(TENSOR_ELIGIBLE)))
 		diag_error(s->d, sg->off, "stage '%s' reduces, so it cannot have precision %s: accumulate in f32 or f64",
@@ -89,11 +95,19 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		   on the way in (the tensor cores' input; dsl/MATH.md) */
 		if (a == ET_F32 && (b == ET_F16 || b == ET_BF16) && f32_intermediate(m, c->contract_a)) a = b;
 		if (b == ET_F32 && (a == ET_F16 || a == ET_BF16) && f32_intermediate(m, c->contract_b)) b = a;
-		if (a != b || (a != ET_F16 && a != ET_BF16)) {
-			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type",
-			           sg->name, elem_info[a].name, elem_info[b].name);
+		/* f32 operands: on tensor cores as tf32 where the stage allows it
+		   (precision = tf32), else exact on CUDA cores (the planner says so) */
+		if (a != b || (a != ET_F16 && a != ET_BF16 && a != ET_F32)) {
+			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type "
+			           "(or f32 ones, read as tf32 with precision = tf32)", sg->name, elem_info[a].name, elem_info[b].name);
 			return;
 		}
+		if (sg->tf32 && a != ET_F32) {
+			diag_error(s->d, sg->off, "stage '%s' has precision tf32 but its operands are %s: tf32 is for f32 operands (use f32)",
+			           sg->name, elem_info[a].name);
+			return;
+		}
+		if (a == ET_F32) return; /* f32 accumulation, tf32 or exact */
 		if (!(sg->attrs & ATTR(PRECISION))) sg->precision = ET_F32;
 		if (sg->precision != ET_F32 && !(sg->precision == ET_F16 && a == ET_F16))
 			diag_error(s->d, sg->off, "a tensor-core stage over %s operands cannot have precision %s (use f32%s)",

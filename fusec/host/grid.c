@@ -114,10 +114,10 @@ static void ceil_div(const Fusion *f, Dim d, int b, HostSyntax s, FILE *out)
    width for that many blocks (fz_tile_bn) */
 static void tile_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 {
-	const int bat = k->nspace == 3;
+	const int bat = k->nspace == 3, sw = k->par.c_swapped; /* swapped: the mainloop's tiles are C^T's */
 	fn(s, "grid", out);
 	if (bat) dim_in(f, k->space[0], s, out), times(s, out);
-	ceil_div(f, k->space[bat], k->par.tile_m, s, out), times(s, out), ceil_div(f, k->space[bat + 1], k->par.tile_n_min, s, out);
+	ceil_div(f, k->space[bat + sw], k->par.tile_m, s, out), times(s, out), ceil_div(f, k->space[bat + 1 - sw], k->par.tile_n_min, s, out);
 	comma(s, out), fputc('1', out), comma(s, out), fputs(s == HS_C ? "sm)" : "$sm)", out);
 }
 

@@ -338,6 +338,9 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 	if (c1->pattern != PAT_CONTRACT || !(plan_tile_batched(m, c1) || (c1->nfree == 2 && plan_matmul_swapped(m, c1) >= 0)) ||
 	    !plan_tile_eligible(m, c1, &tw) || !plan_tile_operands(m, c1, &q, &kt, &bt))
 		return 0;
+	/* the attention kernel reads Q(b,m,d), 16-bit: a transposed Q or f32
+	   (tf32) operands stay a tile kernel's */
+	if (plan_tile_a_mmajor(m, c1) || m->tensor[q].type == ET_F32) return 0;
 	const size_t nt = (size_t)(p->last_tensor - p->first_tensor) + 1;
 	Scan c = {.m = m, .p = p, .nsp = c1->nfree, .mx = -1, .sum = -1, .c2 = -1, .kind = xcalloc(nt, 1), .writer = xcalloc(nt, sizeof(int))};
 	for (int i = 0; i < c.nsp; i++) c.sp[i] = m->index[c1->first_index + i].range;

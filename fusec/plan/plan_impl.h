@@ -53,6 +53,8 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why);
 void plan_tile_shape(const Module *m, Kernel *k);
 /* the inputs read as A and B, and whether B is read as B(n,k); 0 if an operand is no load */
 int plan_tile_operands(const Module *m, const Stmt *s, int *a, int *b, int *bt);
+/* Is a tensor-core contraction's A read as A(k,m), m contiguous? */
+int plan_tile_a_mmajor(const Module *m, const Stmt *s);
 
 /* plan_attn.c: does the fused variant's run of statements from sid (a
    tensor-core contraction) form an attention kernel? Then fills k's mode,

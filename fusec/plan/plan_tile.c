@@ -81,12 +81,46 @@ static int tile_b_kmajor(const Module *m, const Stmt *s)
 	return plain_load_b(m, t.sw ? s->contract_a : s->contract_b, t.ib, t.in, t.kx);
 }
 
+/* Is its A read as A(k,m), m contiguous (A^T B)? */
+int plan_tile_a_mmajor(const Module *m, const Stmt *s)
+{
+	TileIdx t = tile_idx(m, s);
+	return t.sw >= 0 && plain_load_b(m, t.sw ? s->contract_b : s->contract_a, t.ib, t.kx, t.im);
+}
+
+/* The tensor-core path's words for --explain, by batched, tf32 and layout */
+static const char *tile_path(int batched, int tf32, int at, int bt)
+{
+	static const char *const lay[2][2] = {{"", ", B read as B(n,k)"}, {", A read as A(k,m)", ", A read as A(k,m), B read as B(n,k)"}};
+	static const char *const lay_b[2][2] = {{"", ", B read as B(b,n,k)"}, {", A read as A(b,k,m)", ", A read as A(b,k,m), B read as B(b,n,k)"}};
+	static const char *const rows_past_k[2][2] = {{", or B(b,k,n) with K not a multiple of 64", ""},
+	                                              {", or A(b,k,m) or B(b,k,n) with K not a multiple of 64", ", or A(b,k,m) with K not a multiple of 64"}};
+	/* wgmma reads tf32 only k-major from shared memory: an m-major A from
+	   registers; A(m,k) B(k,n) as C^T = B^T A^T, B the m-major operand;
+	   A(k,m) B(k,n) would need both: mma.sync */
+	static const char *const tf32_how[2][2] = {{" computing C^T = B^T A^T (B's fragments from registers, A as the k-major operand)", ""},
+	                                           {"", " (A's fragments from registers)"}};
+	/* one buffer a combination: the text depends on it alone, and kernels
+	   keep the pointer (Kernel.path_why) */
+	static char bufs[2][2][2][2][768];
+	char *buf = bufs[batched][tf32][at][bt], w[320];
+	if (tf32 && at && !bt)
+		snprintf(w, sizeof w, "sm_90a mma.sync with plain loads (wgmma reads tf32 k-contiguous from shared memory, and neither operand is)");
+	else
+		snprintf(w, sizeof w, "sm_90a wgmma fed by TMA%s (plain loads when a row or pointer is not 16-byte aligned%s)", tf32 ? tf32_how[at][bt] : "",
+		         batched ? (tf32 && !at && !bt ? rows_past_k[1][1] : rows_past_k[at][bt]) : "");
+	snprintf(buf, sizeof bufs[0][0][0][0], "tensor cores%s%s%s: %s, one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with %s; f32 accumulators",
+	         tf32 ? ", tf32 (f32 operands read with 10-bit mantissas)" : "", batched ? ", batched (the persistent grid walks every batch's tiles)" : "",
+	         (batched ? lay_b : lay)[at][bt], w, tf32 && (at || !bt) ? "ldmatrix and 32-bit shared loads" : "ldmatrix");
+	return buf;
+}
+
 /* A matrix contraction goes to the tensor-core tile template when its stage
  * asks (tensor_eligible) and the operands are what the tensor cores take:
- * two input matrices of one 16-bit float type read as A(m,k) and B(k,n) or
- * B(n,k) (batched: A(b,m,k) and B(b,k,n) or B(b,n,k)), accumulated in f32,
- * unmasked. Otherwise the CUDA-core tile kernel (batched: a point kernel);
- * *why says which, for --explain. */
+ * two input matrices of one 16-bit float type, or f32 ones where the stage
+ * allows tf32, read as A(m,k) or A(k,m) and B(k,n) or B(n,k) (batched: the
+ * batch index first), accumulated in f32, unmasked. Otherwise the CUDA-core
+ * tile kernel (batched: a point kernel); *why says which, for --explain. */
 int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 {
 	TileIdx x = tile_idx(m, s);
@@ -94,36 +128,24 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 	int ea = x.sw ? s->contract_b : s->contract_a, eb = x.sw ? s->contract_a : s->contract_b;
 	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
 	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
-	int bt = plain_load_b(m, eb, ib, i1, kx);
-	if (!(m->stage[s->stage].attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
+	const Stage *sg = &m->stage[s->stage];
+	int bt = plain_load_b(m, eb, ib, i1, kx), at = plain_load_b(m, ea, ib, kx, i0);
+	if (!(sg->attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
 	else if (s->nindex != s->nfree + 1 || s->red != RED_SUM || s->mask) *why = "CUDA cores: not a plain sum over one index (masked contractions are not on tensor cores)";
 	else if (!input_load(m, ea) || !input_load(m, eb))
 		*why = "CUDA cores: an operand is an intermediate, not an input matrix (a prologue on an operand is not on "
 		       "tensor cores yet: the loaders copy inputs to shared memory as they are stored)";
-	else if (plain_load_b(m, ea, ib, kx, i0) && (plain_load_b(m, eb, ib, kx, i1) || bt))
-		*why = "CUDA cores: A is read as A(k,m) (m contiguous); tensor cores take A(m,k) with B(k,n) or B(n,k) "
-		       "(wgmma and ldmatrix could read A transposed, but the tile loaders and the runtime's tensor map for A "
-		       "take rows of k: not generated)";
-	else if (!plain_load_b(m, ea, ib, i0, kx) || !(plain_load_b(m, eb, ib, kx, i1) || bt))
-		*why = ib >= 0 ? "CUDA cores: the operands are not read plainly as A(b,m,k) and B(b,k,n) or B(b,n,k)"
-		               : "CUDA cores: the operands are not read plainly as A(m,k) and B(k,n) or B(n,k)";
-	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16))
-		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type (f32 would need tf32, which no spec can ask "
-		       "for yet and the tile template does not generate)";
-	else if (m->stage[s->stage].precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
+	else if (!(at || plain_load_b(m, ea, ib, i0, kx)) || !(plain_load_b(m, eb, ib, kx, i1) || bt))
+		*why = ib >= 0 ? "CUDA cores: the operands are not read plainly as A(b,m,k) or A(b,k,m) and B(b,k,n) or B(b,n,k)"
+		               : "CUDA cores: the operands are not read plainly as A(m,k) or A(k,m) and B(k,n) or B(n,k)";
+	else if (ta == ET_F32 && tb == ET_F32 && !sg->tf32)
+		*why = "CUDA cores: f32 operands, exact: tensor cores would read them as tf32 (10-bit mantissas), which the stage "
+		       "does not allow (precision = tf32 does)";
+	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16 && ta != ET_F32))
+		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type, or f32 ones as tf32";
+	else if (sg->precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
 	else {
-		static const char *const path[2][2] = {
-			{"tensor cores: sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
-			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
-			 "tensor cores, B read as B(n,k): sm_90a wgmma fed by TMA (plain loads when a row or pointer is not 16-byte aligned), "
-			 "one loading and two multiplying warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators"},
-			{"tensor cores, batched (the persistent grid walks every batch's tiles): sm_90a wgmma fed by TMA (plain loads when "
-			 "a row or pointer is not 16-byte aligned, or B(b,k,n) with K not a multiple of 64), one loading and two multiplying "
-			 "warpgroups; sm_80 and sm_90 mma.sync with ldmatrix; f32 accumulators",
-			 "tensor cores, batched (the persistent grid walks every batch's tiles), B read as B(b,n,k): sm_90a wgmma fed by TMA "
-			 "(plain loads when a row or pointer is not 16-byte aligned), one loading and two multiplying warpgroups; sm_80 and "
-			 "sm_90 mma.sync with ldmatrix; f32 accumulators"}};
-		*why = path[ib >= 0][bt];
+		*why = tile_path(ib >= 0, ta == ET_F32, at != 0, bt != 0);
 		return 1;
 	}
 	return 0;
@@ -160,7 +182,19 @@ void plan_tile_shape(const Module *m, Kernel *k)
 		/* the operands A(m,k) and B(k,n) or B(n,k): the runtime makes their tensor maps */
 		if (!plan_tile_operands(m, &m->stmt[k->first_stmt], &k->tile_a, &k->tile_b, &k->par.b_kmajor))
 			die("plan: tile kernel's operands are not loads");
+		k->par.a_mmajor = plan_tile_a_mmajor(m, &m->stmt[k->first_stmt]);
+		/* tf32 A(m,k) B(k,n): wgmma reads tf32 k-major from shared memory
+		   only, and an m-major A from registers, so the tile computes
+		   C^T = B^T A^T: B the m-major A, A the k-major B (tile_gemm.cuh TC) */
+		if (m->tensor[k->tile_a].type == ET_F32 && !k->par.a_mmajor && !k->par.b_kmajor) {
+			int t = k->tile_a;
+			k->tile_a = k->tile_b, k->tile_b = t;
+			k->par.a_mmajor = k->par.b_kmajor = k->par.c_swapped = 1;
+		}
+		/* a stage holds 128 bytes of k: 64 16-bit elements, 32 tf32 ones */
+		const int es = m->tensor[k->tile_a].type == ET_F32 ? 4 : 2;
+		k->par.tile_k = 128 / es;
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
-		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * 2 + 2 * 64 * 36 * 4;
+		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * es + 2 * 64 * 36 * 4;
 	}
 }

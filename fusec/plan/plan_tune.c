@@ -99,7 +99,7 @@ static void canon_stmt(Canon *c, const Schedule *p, int sid)
 	const Stmt *s = &m->stmt[sid];
 	const int i = sid - p->first_stmt;
 	fprintf(c->f, "\n%s red=%d k=%d pat=%d acc=%s prec=%s free=%d merge=%d remat=%d out=", step_op_name[p->op[i]], (int)s->red, s->kmin_k,
-	        (int)s->pattern, elem_info[s->acc].name, elem_info[m->stage[s->stage].precision].name, s->nfree, p->merge[i], p->remat[i]);
+	        (int)s->pattern, elem_info[s->acc].name, m->stage[s->stage].tf32 ? "tf32" : elem_info[m->stage[s->stage].precision].name, s->nfree, p->merge[i], p->remat[i]);
 	canon_tensor(c, s->out);
 	fprintf(c->f, ":%s", storage_name[p->storage[s->out - p->first_tensor]]);
 	for (int j = s->first_index; j < s->first_index + s->nindex; j++) {

@@ -85,7 +85,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if (k->mode == KM_MATMUL || k->mode == KM_TILE)
 			fprintf(out, " tile=%dx%dx%d swapped=%d", p->tile_m, p->tile_n, p->tile_k, p->swapped);
 		if (k->mode == KM_TILE)
-			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "");
+			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s%s%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "",
+			        p->a_mmajor ? " a=km" : "", p->c_swapped ? " c=swapped" : "");
 		fprintf(out, " tuned=%s red_unroll=%d sig=%s", p->tuned ? p->tuned : "built-in", p->red_unroll, k->sig);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
 		if (k->mode == KM_ATTN) {
@@ -134,8 +135,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 80, "KernelParams changed: compare the new field in params_same, then update 80");
-_Static_assert(sizeof(Kernel) == 976, "Kernel changed: compare the new field in kernel_same, then update 976");
+_Static_assert(sizeof(KernelParams) == 88, "KernelParams changed: compare the new field in params_same, then update 88");
+_Static_assert(sizeof(Kernel) == 984, "Kernel changed: compare the new field in kernel_same, then update 984");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -144,7 +145,7 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
 	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
-	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor &&
+	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor && a->a_mmajor == b->a_mmajor && a->c_swapped == b->c_swapped &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
 }

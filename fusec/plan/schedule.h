@@ -153,6 +153,8 @@ typedef struct KernelParams {
 	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
 	int b_kmajor;     /* TILE: B read as B(n,k), k contiguous (x W^T); 0: B(k,n) */
+	int a_mmajor;     /* TILE: A read as A(k,m), m contiguous (A^T B); 0: A(m,k) */
+	int c_swapped;    /* TILE: computes C^T = B^T A^T, tile_a being the tensor read as B (tf32 A(m,k) B(k,n)) */
 	int stages;       /* TILE: shared-memory stages in the load ring */
 	int smem;         /* TILE: dynamic shared memory a block asks for, bytes */
 	const char *tuned; /* the tuning-table entry used; NULL: built-in rules */
@@ -233,7 +235,8 @@ typedef struct Kernel {
 	int nphase;
 	Phase phase[MAX_PHASES];
 	KernelParams par;
-	int tile_a, tile_b;       /* TILE: the tensors read as A(m,k) and B(k,n) or B(n,k) (the runtime's tensor maps) */
+	int tile_a, tile_b;       /* TILE: the tensors the mainloop reads as its A and B (the runtime's tensor maps, in
+	                             this order): A and B, or B and A when par.c_swapped */
 	int *across, nacross;     /* tensors it reads at rows other than its point's first index (plan_across.c) */
 	Dim split_range;          /* par.split: the extent of the loop split over blocks */
 	int *vec_tensors, nvec;   /* par.vec: the f32 tensors it touches along the space's innermost extent, which

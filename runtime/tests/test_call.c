@@ -185,6 +185,60 @@ static void test_fake(const call_spec *cs, fz_device *dev, int sm)
 	fz_artifact_unload(art);
 }
 
+/* A tile kernel's tensor maps as the runtime makes them for fz_call (issue 25):
+   want[] the fake driver's tensormap lines, A's then B's, at sizes M=40, K=64,
+   N=48 (rows 16-byte aligned, so the maps are made) */
+static void tile_maps_case(fz_device *dev, const char *spec, const char *const want[2], const char *what)
+{
+	char err[FZ_ERRMSG_SIZE], path[4096], why[600] = "";
+	fz_artifact *art = NULL;
+	snprintf(path, sizeof path, "%s/%s.manifest", gen_dir, spec);
+	if (!check(!fz_artifact_load(dev, path, &art), what, fz_device_error(dev))) return;
+	const fz_artifact_info *info = fz_artifact_get_info(art);
+	long long sizes[FZ_MAX_SIZES];
+	unsigned long long ptr[FZ_MAX_TENSORS] = {0};
+	for (int i = 0; i < info->nsizes; i++) sizes[i] = !strcmp(info->sizes[i], "M") ? 40 : !strcmp(info->sizes[i], "K") ? 64 : 48;
+	int rc = 0;
+	for (int t = 0; !rc && t < info->ntensors; t++) {
+		long long n;
+		if (info->tensors[t].role == FZ_TEMP) continue;
+		rc = fz_tensor_shape(info, t, sizes, NULL, &n, err);
+		if (!rc) rc = fz_alloc(dev, (size_t)n * (size_t)info->tensors[t].elem_bytes + 8, &ptr[t]);
+	}
+	fz_arg args[FZ_MAX_TENSORS];
+	const int nargs = make_args(info, ptr, args);
+	unsigned long long bytes = 0;
+	fz_ptr scratch = 0;
+	if (!rc) rc = fz_call_scratch(art, "fused", sizes, info->nsizes, &bytes);
+	if (!rc) rc = fz_alloc(dev, bytes ? bytes : 1, &scratch);
+	if (!rc) rc = fz_memset(dev, scratch, 0, bytes ? bytes : 1, NULL);
+	log_start();
+	if (!rc) rc = fz_call(art, "fused", sizes, info->nsizes, args, nargs, scratch, NULL);
+	if (rc) snprintf(why, sizeof why, "%s", fz_artifact_error(art));
+	int seen = 0;
+	for (int i = 0; !rc && i < log_count() && seen < 2; i++)
+		if (!strncmp(log_line(i), "tensormap ", 10) && strcmp(log_line(i), want[seen++]))
+			snprintf(why, sizeof why, "map %d: '%s', want '%s'", seen - 1, log_line(i), want[seen - 1]);
+	if (!rc && !*why && seen != 2) snprintf(why, sizeof why, "%d tensor maps made, want 2", seen);
+	for (int t = 0; t < info->ntensors; t++) fz_free(dev, ptr[t]);
+	fz_free(dev, scratch);
+	check(!*why, what, why);
+	fz_artifact_unload(art);
+}
+
+static void tile_maps(fz_device *dev)
+{
+	/* tf32 A(m,k) B(k,n) as C^T = B^T A^T: B [K,N] m-major, boxes of 32 n x 32 k rows; A [M,K] k-major, 32 k x 64 m rows */
+	static const char *const tf32[2] = {"tensormap type=7 dims=48,64 stride=192 box=32,32", "tensormap type=7 dims=64,40 stride=256 box=32,64"};
+	tile_maps_case(dev, "matmul_bias_tf32", tf32, "tf32 tile maps: f32 elements, B first (C^T), boxes of 128 bytes by a stage's k (tma-rows=32,64)");
+	/* bf16 A(k,m): A [K,M] in boxes of 64 m x 64 k rows, B [K,N] 64 n x 64 k rows */
+	static const char *const at[2] = {"tensormap type=9 dims=40,64 stride=80 box=64,64", "tensormap type=9 dims=48,64 stride=96 box=64,64"};
+	tile_maps_case(dev, "matmul_at_bias_relu_bf16", at, "bf16 A(k,m) tile maps: A's boxes of 64 k rows (tma-rows=64,64)");
+	/* the default: A [M,K] 64 k x 128 m rows */
+	static const char *const plain[2] = {"tensormap type=9 dims=64,40 stride=128 box=64,128", "tensormap type=9 dims=48,64 stride=96 box=64,64"};
+	tile_maps_case(dev, "matmul_bias_relu_bf16", plain, "bf16 A(m,k) tile maps: boxes of 128 and 64 rows");
+}
+
 /* the checks of the arguments, on kl_divergence (q, p: f32 [N]; kl: f32 output) */
 static void call_refusals(void)
 {
@@ -354,6 +408,21 @@ int main(int argc, char **argv)
 	}
 	call_refusals();
 	call_formats();
+	{ /* inexact C tf32: matmul_bias_tf32's output, not its inputs; none in a 16-bit product's */
+		fz_artifact_info info;
+		snprintf(path, sizeof path, "%s/matmul_bias_tf32.manifest", gen_dir);
+		if (check(!fz_artifact_verify(path, &info, err), path, err)) {
+			const char *c = fz_tensor_inexact(&info, 3), *a = fz_tensor_inexact(&info, 0);
+			check(!strcmp(info.tensors[3].name, "C") && c && !strcmp(c, "tf32") && !a, "fz_tensor_inexact: C through tf32, A not",
+			      c ? c : "(null)");
+			fz_artifact_info_free(&info);
+		}
+		snprintf(path, sizeof path, "%s/matmul_bias_relu_bf16.manifest", gen_dir);
+		if (check(!fz_artifact_verify(path, &info, err), path, err)) {
+			check(!fz_tensor_inexact(&info, 3) && !fz_tensor_inexact(&info, -1), "fz_tensor_inexact: none in a bf16 product", "");
+			fz_artifact_info_free(&info);
+		}
+	}
 	void *h = dlopen(fake_so, RTLD_NOW | RTLD_LOCAL);
 	if (!h || !(log_count = (int (*)(void))dlsym(h, "fakecuda_log_count")) ||
 	    !(log_line = (const char *(*)(int))dlsym(h, "fakecuda_log_line")) || !(log_start = (void (*)(void))dlsym(h, "fakecuda_log_start"))) {
@@ -366,6 +435,7 @@ int main(int argc, char **argv)
 	if (check(!fz_device_open(0, &dev, err), "the fake device opens", err) && !fz_device_query(dev, &props)) {
 		for (int i = 0; i < ncall_specs; i++) test_fake(&call_specs[i], dev, props.sm_count);
 		prepared_refusals(dev);
+		tile_maps(dev);
 		fz_device_close(dev);
 	}
 	dlclose(h);

@@ -140,6 +140,11 @@ static void test_agreement(void)
 	expect("refuses a hexadecimal block", edited("block_hex", "block=256", "block=0x100", err), FZ_ERR_FORMAT, err, "block=0x100",
 	       NULL);
 	expect("refuses a block of 1025", edited("block_big", "block=256", "block=1025", err), FZ_ERR_FORMAT, err, "block=1025", NULL);
+	expect("refuses an inexact line naming no output", edited("inexact_in", "layout ", "inexact q tf32\nlayout ", err), FZ_ERR_FORMAT, err,
+	       "inexact q: no output", NULL);
+	/* a tile kernel's maps' box rows (tma-rows=A,B, issue 25): only on a tile kernel */
+	expect("refuses tma-rows on a kernel that is not a tile kernel", edited("tma_rows", "block=256", "block=256 tma-rows=64,64", err),
+	       FZ_ERR_FORMAT, err, "tile kernels: tma-rows=A,B", NULL);
 	expect("refuses an unknown attribute", edited("attr", " by=reduce\n", " by=reduce color=red\n", err), FZ_ERR_FORMAT, err,
 	       "color=red", NULL);
 }

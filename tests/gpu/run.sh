@@ -43,7 +43,7 @@ sizes() {
 	colstats) echo "N=1,C=1 N=1001,C=37 N=100003,C=5 N=4099,C=1004 N=65536,C=1024" ;;
 	belief_update|active_inference_step) echo "M=1,N=1 M=1001,N=997 M=8192,N=8192" ;;
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
-	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu)
+	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu|matmul_bias_tf32|matmul_at_bias_relu_bf16)
 		echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=1024,K=1024,N=1024" ;;
 	bmm_bias_relu) echo "Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=4,M=512,K=256,N=384" ;;
 	attn_scores) echo "Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=8,M=512,D=128,N=512" ;;

@@ -22,12 +22,17 @@ case $phase in validate|time) log=$out/tiles-$phase.txt ;; all) log=$out/tiles.t
 : > "$log"
 pass=0 fail=0
 rm -f $B/res_*
-specs=${TILES_SPECS:-"matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores"}
+specs=${TILES_SPECS:-"matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores
+	matmul_bias_tf32 matmul_at_bias_relu_bf16 tf32_mk_nk tf32_km_nk tf32_km_kn tf32_bmm bf16_mk_nk bf16_km_nk f16_bmm_km"}
+# the operand layouts and tf32 (issue 25): specs of tests/gpu/layouts, built here into $B/layouts
+mkdir -p $B/layouts
+for f in tests/gpu/layouts/*.fuse; do bin/fusec -o $B/layouts --arch=sm_80,sm_90,sm_90a "$f" 2>/dev/null || echo "FAIL fusec $f"; done
+gen() { if [ -f tests/gpu/layouts/$1.fuse ]; then echo $B/layouts; else echo generated; fi; }
 say() { echo "$*" | tee -a "$log"; }
 # run SPEC ARGS...: one validate.c run, its line to stdout, ok or FAIL to $B/res_SPEC
 run() {
 	s=$1; shift
-	if o=$("$B/v_$s" "$@" 2>&1); then r=ok; else r=FAIL; fi
+	if o=$("$B/v_$s" --dir $(gen $s) "$@" 2>&1); then r=ok; else r=FAIL; fi
 	echo "$r" >> "$B/res_$s"
 	echo "$o [$*]"
 }
@@ -42,7 +47,7 @@ validate() {
 	# (fz_tile_bn); on 132 SMs 2048 x 2048 takes 128 x 256 and 1536 x 1024
 	# 128 x 128 (batched: Bt=8 1024 x 1024 and Bt=4 512 x 1024).
 	case $s in
-	bmm_bias_relu) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
+	bmm_bias_relu|tf32_bmm|f16_bmm_km) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
 		Bt=2,M=263,K=328,N=1 Bt=7,M=100,K=64,N=96 Bt=3,M=200,K=72,N=136 Bt=2,M=300,K=264,N=260 Bt=8,M=1024,K=72,N=1024 Bt=4,M=512,K=136,N=1024" ;;
 	attn_scores) sizes="Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=2,M=127,D=131,N=257 Bt=4,M=256,D=128,N=512 Bt=5,M=1,D=200,N=384
 		Bt=2,M=263,D=328,N=1 Bt=7,M=100,D=64,N=96 Bt=3,M=200,D=72,N=136 Bt=2,M=300,D=264,N=260 Bt=8,M=1024,D=72,N=1024 Bt=4,M=512,D=136,N=1024" ;;
@@ -53,18 +58,18 @@ validate() {
 		sz=$(echo $sz | tr , ' ')
 		run $s $sz --reps 3 --seed $$
 		run $s $sz --reps 3 --seed $$ --no-tma
-		run $s $sz --reps 3 --seed $$ --ptx generated/$s.sm_80.ptx
+		run $s $sz --reps 3 --seed $$ --ptx $(gen $s)/$s.sm_80.ptx
 	done
 }
 for s in $specs; do
-	sh tests/gpu/build_driver.sh $s generated $B/v_$s -L$CUDA_HOME/lib64/stubs -lcuda || { echo FAIL >> "$B/res_$s"; continue; }
+	sh tests/gpu/build_driver.sh $s $(gen $s) $B/v_$s -L$CUDA_HOME/lib64/stubs -lcuda || { echo FAIL >> "$B/res_$s"; continue; }
 	[ $phase = time ] || validate $s > "$B/val_$s.txt" &
 done
 wait
 for s in $specs; do [ -f "$B/val_$s.txt" ] && [ $phase != time ] && cat "$B/val_$s.txt" | tee -a "$log"; done
 if [ $phase != validate ]; then
 # the timings: run's lines to the log (pass and fail counted below)
-run() { s=$1; shift; if o=$("$B/v_$s" "$@" 2>&1); then r=ok; else r=FAIL; fi; echo "$r" >> "$B/res_$s"; say "$o [$*]"; }
+run() { s=$1; shift; if o=$("$B/v_$s" --dir $(gen $s) "$@" 2>&1); then r=ok; else r=FAIL; fi; echo "$r" >> "$B/res_$s"; say "$o [$*]"; }
 say "--- timings, L2 flushed before each timed run (as do_bench): 1024^3 five times each, for a median and spread"
 for r in 1 2 3 4 5; do
 	for s in matmul_bias_relu matmul_bias_relu_bf16 linear_bias_gelu; do run $s M=1024 K=1024 N=1024 --reps 200 --flush --time-only; done
@@ -74,6 +79,8 @@ for s in matmul_bias_relu matmul_bias_relu_bf16 linear_bias_gelu matmul_bias_gel
 	run $s M=4096 K=4096 N=4096 --reps 100 --flush --time-only
 done
 run matmul_bias_relu_bf16 M=8192 K=8192 N=8192 --time-only --reps 30 --flush
+say "--- operand layouts (bf16 beside matmul_bias_relu_bf16's) and tf32 at 4096^3, L2 flushed (issue 25)"
+for s in matmul_at_bias_relu_bf16 bf16_mk_nk bf16_km_nk matmul_bias_tf32 tf32_mk_nk tf32_km_nk; do run $s M=4096 K=4096 N=4096 --reps 60 --flush --time-only; done
 say "--- timings as before (warm L2, the host's launch work inside the events)"
 run matmul_bias_relu M=1024 K=1024 N=1024 --reps 200
 run matmul_bias_relu M=4096 K=4096 N=4096 --time-only --reps 100
