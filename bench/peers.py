@@ -228,6 +228,12 @@ def tanh(x):
     return torch.tanh(x)
 
 
+def te_dists(xn_c, xp_c, yp_c, xn, xp, yp):
+    """|differences| of a chunk's rows against all points, per coordinate."""
+    return ((xn_c[:, None] - xn[None, :]).abs(), (xp_c[:, None] - xp[None, :]).abs(),
+            (yp_c[:, None] - yp[None, :]).abs())
+
+
 def te_chunk(xn_c, xp_c, yp_c, xn, xp, yp):
     """KSG terms for the rows i of one chunk against all points j (max-norm).
 
@@ -235,9 +241,7 @@ def te_chunk(xn_c, xp_c, yp_c, xn, xp, yp):
     (K+1)-th smallest over all j, since d(i,i) = 0 is always among the
     smallest (the multiset less one zero). A marginal count includes j = i
     exactly when 0 < eps(i), which is taken off again."""
-    an = (xn_c[:, None] - xn[None, :]).abs()
-    ax = (xp_c[:, None] - xp[None, :]).abs()
-    ay = (yp_c[:, None] - yp[None, :]).abs()
+    an, ax, ay = te_dists(xn_c, xp_c, yp_c, xn, xp, yp)
     d = torch.maximum(an, torch.maximum(ax, ay))
     eps = d.kthvalue(K_TE + 1, dim=1).values
     self_in = (eps > 0).to(torch.int64)
@@ -257,10 +261,7 @@ def te_chunk_expert(xn_c, xp_c, yp_c, xn, xp, yp):
     (K+1)-th smallest is found by K+1 rounds of amin above the previous
     minimum, its ties counted exactly, so eps is kthvalue's value."""
     def dists():
-        an = (xn_c[:, None] - xn[None, :]).abs()
-        ax = (xp_c[:, None] - xp[None, :]).abs()
-        ay = (yp_c[:, None] - yp[None, :]).abs()
-        return an, ax, ay
+        return te_dists(xn_c, xp_c, yp_c, xn, xp, yp)
 
     def joint():
         an, ax, ay = dists()

@@ -131,6 +131,11 @@ def size_args(d):
     return ['%s=%d' % kv for kv in d.items()]
 
 
+def cand_dir(name, tag):
+    """Where build put a chain's candidate artifact (tag 'base': the built-in rules)."""
+    return os.path.join(WORK, 'gen', name, tag)
+
+
 def run(a):
     plan = json.load(open(os.path.join(WORK, 'plan.json')))
     subprocess.run(['make', '-s', 'lib/libfuserun.a'], cwd=ROOT, check=True)  # the drivers link it (build_driver.sh)
@@ -142,7 +147,7 @@ def run(a):
 
     def build_one(job):  # the drivers first, all cores at once: the GPU half is serial
         ch, tag = job
-        d = os.path.join(WORK, 'gen', ch['name'], tag)
+        d = cand_dir(ch['name'], tag)
         return subprocess.run(['sh', 'tests/gpu/build_driver.sh', ch['name'], d, os.path.join(d, 'v'),
                                '-L' + cu + '/lib64/stubs', '-lcuda'], capture_output=True, text=True, cwd=ROOT)
     with concurrent.futures.ThreadPoolExecutor(max_workers=os.cpu_count() or 2) as pool:
@@ -150,7 +155,7 @@ def run(a):
 
     def validate_one(job):  # the float64 references run on the CPU: several at once too
         (ch, tag), b = job
-        d = os.path.join(WORK, 'gen', ch['name'], tag)
+        d = cand_dir(ch['name'], tag)
         if b.returncode:
             return None
         return all(subprocess.run([os.path.join(d, 'v')] + size_args(s) + ['--dir', d, '--seed', '11', '--reps', '2'],
@@ -159,7 +164,7 @@ def run(a):
         valid = list(pool.map(validate_one, zip(jobs, builds)))
     for (ch, tag), b, ok in zip(jobs, builds, valid):  # timed one at a time, alone on the GPU
         n = ch['name']
-        d = os.path.join(WORK, 'gen', n, tag)
+        d = cand_dir(n, tag)
         rec = {'chain': n, 'tag': tag, 'arch': arch, 'bucket': ch['bucket']}
         if b.returncode:
             rec['error'] = 'driver: ' + b.stderr[:200]

@@ -6,15 +6,20 @@
 /* Pass 1: find the indices of a statement and the ranges the tensors they
  * subscript give them. */
 
-/* X(i) where X has another rank; a tensor named like a built-in function
-   hides it (sema_declare_tensor), so exp(x(i)) may mean the function */
+/* After an error at X(...): a tensor named like a built-in function hides
+   it (sema_declare_tensor), so exp(x(i)) may have meant the function */
+static void note_hidden_builtin(Sema *s, int node, int t)
+{
+	if (sema_builtin_find(s, node))
+		diag_note(s->d, s->m->tensor[t].off, "the tensor '%.*s' declared here hides the built-in function of that name", NAMEF(s, node));
+}
+
+/* X(i) where X has another rank */
 static void rank_mismatch(Sema *s, int node, int t, int nargs)
 {
-	const Tensor *tt = &s->m->tensor[t];
-	diag_error(s->d, N(s, node)->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node), tt->rank,
-	           nargs, nargs == 1 ? "ex" : "ices");
-	if (sema_builtin_find(s, node))
-		diag_note(s->d, tt->off, "the tensor '%.*s' declared here hides the built-in function of that name", NAMEF(s, node));
+	diag_error(s->d, N(s, node)->off, "'%.*s' has rank %d but is subscripted with %d ind%s", NAMEF(s, node),
+	           s->m->tensor[t].rank, nargs, nargs == 1 ? "ex" : "ices");
+	note_hidden_builtin(s, node, t);
 }
 void sema_collect_indices(Sema *s, int e)
 {
@@ -259,8 +264,7 @@ static int build_load(Sema *s, int node, int t)
 		if (is_float(ET(s, e)) || ET(s, e) == ET_BOOL) {
 			diag_error(s->d, N(s, a)->off, "type mismatch: a subscript must be an integer, not %s",
 			           ET(s, e) == ET_BOOL ? "a boolean" : "a float");
-			if (ok && sema_builtin_find(s, node))
-				diag_note(s->d, tt->off, "the tensor '%.*s' declared here hides the built-in function of that name", NAMEF(s, node));
+			if (ok) note_hidden_builtin(s, node, t);
 			ok = 0;
 		}
 		if (nargs < MAX_RANK) args[nargs] = e;

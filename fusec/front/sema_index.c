@@ -121,22 +121,17 @@ int sema_affine_subscript(Sema *s, int n, struct Aff *f)
 /* Is subscript n the same at every point: numbers, constants and sizes
  * only (x(5), x(N - 1), x(OFF))? No index proves it in range, so it must
  * be proved by itself (fixed_proved): the GPU does not check subscripts. */
-static int fixed(Sema *s, int n)
+int sema_fixed_subscript(Sema *s, int n)
 {
 	const Node *x = N(s, n);
 	switch (x->kind) {
 	case AST_NUM: return x->flag && x->num <= 9e15;
 	case AST_REF: return !x->flag && !x->a && (int_value(s, n, &(int64_t){0}) || sema_sym_find(s, n) >= 0);
-	case AST_UNARY: return x->op != OP_NOT && fixed(s, x->a);
+	case AST_UNARY: return x->op != OP_NOT && sema_fixed_subscript(s, x->a);
 	case AST_BINARY: return (x->op == OP_ADD || x->op == OP_SUB || x->op == OP_MUL || x->op == OP_DIV || x->op == OP_MOD) &&
-		                fixed(s, x->a) && fixed(s, x->b);
+		                sema_fixed_subscript(s, x->a) && sema_fixed_subscript(s, x->b);
 	default: return 0;
 	}
-}
-
-int sema_fixed_subscript(Sema *s, int n)
-{
-	return fixed(s, n);
 }
 
 /* A fixed subscript within dimension d: a constant below a constant d, 0
