@@ -94,6 +94,26 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
 }
 
+/* Loads and stores of a point kernel's vector tensors (an in-place one
+ * counts twice), its statements' and those inlined into them: past 5 the
+ * vector paths' values alone fill 40 registers (adamw_bf16's 7 spilled 16
+ * bytes there, adamw_f32's 7 as well; rotary_bf16's 5, with its partner,
+ * did not), so such a kernel keeps the unrolled fallback and its bound. */
+static int vec_accesses(const Module *m, const Schedule *p, const Kernel *k)
+{
+	int n = 0;
+	for (int v = 0; v < k->nvec; v++) {
+		int rd = 0, wr = 0;
+		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+			if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+			wr |= m->stmt[sid].out == k->vec_tensors[v];
+			rd |= plan_stmt_reads(m, &m->stmt[sid], k->vec_tensors[v]);
+		}
+		n += rd + wr;
+	}
+	return n;
+}
+
 /* A row cache's vector path for rows of any width and alignment
  * (Kernel.peel): each row's head up to its first 16-byte boundary (8-byte
  * for f16/bf16) and its tail, under 4 columns, a column a thread, the rest
@@ -196,6 +216,10 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		   66% of the copy floor, H200); then 4, then the strided copies */
 		for (int t = 0; t < k->nvec && k->nvec <= 4; t++) /* more: adamw_bf16's 7 lost 8% (registers) */
 			if (elem_info[m->tensor[k->vec_tensors[t]].type].bytes == 2) k->par.vec = 8;
+		/* the strided fallback (misaligned pointers, odd extents) one point
+		   at a time: its four copies' coordinates set the whole kernel's
+		   registers, 44-58 where each vector path alone needs 28-32 */
+		if (k->par.vec && k->nvec && vec_accesses(m, p, k) <= 5) k->par.unroll = 1;
 	}
 
 	/* A row walked more than once (softmax: max, sum, normalise) is read
@@ -254,9 +278,21 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		   normalisation over [N,G,CG,HW], 8 bytes) */
 		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4) ||
 		            k->par.vec == 8; /* 8 points a thread: adamw_bf16 spilled 32 bytes at 40 */
+		int f64 = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+			f64 |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+		heavy |= f64;
 		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;
+		/* a map on its vector paths with a one-copy fallback: three quarters
+		   of an SM, 40 registers a thread, not half (the vector path alone
+		   at a full SM against the built kernel at half, H200,
+		   bench/runs/pointocc-2026-11-26-h200: rotary_bf16 0.239 -> 0.179 ms,
+		   bias_gelu_f16 0.247 -> 0.198, bcast_mid_bf16 0.190 -> 0.150,
+		   swiglu_f16 0.112 -> 0.098, geglu_f16 0.112 -> 0.101; a full SM's
+		   32 registers spilled 4-20 bytes in whole kernels: rotary_bf16 and
+		   softmax's unfused map on sm_80, swiglu_f16 on sm_90); not for f64
+		   (register pairs) */
+		if (k->mode == KM_POINT && k->par.vec && k->par.unroll == 1 && !f64) k->par.min_blocks = 1536 / k->par.block;
 		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
 		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
 		plan_tile_shape(m, k);

@@ -136,7 +136,8 @@ typedef struct Phase {
 typedef struct KernelParams {
 	int block;        /* threads per block */
 	int min_blocks;   /* blocks an SM must hold (__launch_bounds__), so a register cap */
-	int unroll;       /* POINT maps: points per thread, loads first */
+	int unroll;       /* POINT maps: points per thread, loads first (with vector paths: the copies
+	                     of the strided fallback, 1, so its registers do not cap the vector paths') */
 	int vec;          /* POINT maps: 4 = a thread takes 4 consecutive points, f32 accesses along the
 	                     innermost index as 16-byte vectors (16-bit: 8-byte) when the pointers and the
 	                     innermost extent allow (checked by the kernel); 8 = first 8 points, 16-byte
@@ -285,6 +286,13 @@ static inline int kernel_vec_stride(const Kernel *k, int t)
 static inline int kernel_points(const Kernel *k)
 {
 	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
+}
+
+/* points a thread of an unsliced POINT kernel takes at once: its widest
+   vector path's, else its unrolled copies' (the grid is sized by them) */
+static inline int kernel_thread_points(const Kernel *k)
+{
+	return k->par.vec && k->nvec ? k->par.vec : k->par.unroll;
 }
 
 /* Why two adjacent stages were not fused. */
