@@ -114,6 +114,30 @@ static int vec_accesses(const Module *m, const Schedule *p, const Kernel *k)
 	return n;
 }
 
+/* Does a walk of row kernel k recompute a producer inlined into the
+ * variant (STEP_INLINE) that reads input rows of its own? Those rows are
+ * read on every walk beside the cached ones, which the cache's size does
+ * not count: a residual add before the row's work (h = X + Res, then a
+ * layer norm or a softmax of h) spilled 100-276 bytes as one body at 64
+ * registers (bench/corpus/randchain.py --seed 1), its path of 4 cached
+ * vectors alone 4-28 (ptxas, sm_90a). Such a kernel's paths are functions
+ * of their own (KernelParams.row_paths); for the others the call cost
+ * more than it saved (logsumexp_8192 8%, rmsnorm_bf16 17% slower, H200). */
+static int row_recomputes_rows(const Module *m, const Schedule *p, const Kernel *k)
+{
+	const int n = k->nspace + k->ninner;
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		const Stmt *P = &m->stmt[sid];
+		if (p->op[sid - p->first_stmt] != STEP_INLINE || P->nfree != n) continue;
+		int rows = 0, read = 0;
+		for (int t = p->first_tensor; t < p->last_tensor; t++)
+			rows += m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == n && plan_stmt_reads(m, P, t);
+		for (int u = k->first_stmt; u < k->first_stmt + k->nstmt && !read; u++) read = plan_stmt_reads(m, &m->stmt[u], P->out);
+		if (rows && read) return 1;
+	}
+	return 0;
+}
+
 /* A row cache's vector path for rows of any width and alignment
  * (Kernel.peel): each row's head up to its first 16-byte boundary (8-byte
  * for f16/bf16) and its tail, under 4 columns, a column a thread, the rest
@@ -265,6 +289,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 		k->peel = k->par.rcache && row_peel(m, p, k);
+		k->par.row_paths = k->par.rcache && row_recomputes_rows(m, p, k);
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with
