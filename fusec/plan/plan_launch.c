@@ -115,25 +115,46 @@ static int vec_accesses(const Module *m, const Schedule *p, const Kernel *k)
 }
 
 /* Does a walk of row kernel k recompute a producer inlined into the
- * variant (STEP_INLINE) that reads input rows of its own? Those rows are
- * read on every walk beside the cached ones, which the cache's size does
- * not count: a residual add before the row's work (h = X + Res, then a
- * layer norm or a softmax of h) spilled 100-276 bytes as one body at 64
- * registers (bench/corpus/randchain.py --seed 1), its path of 4 cached
- * vectors alone 4-28 (ptxas, sm_90a). Such a kernel's paths are functions
- * of their own (KernelParams.row_paths); for the others the call cost
- * more than it saved (logsumexp_8192 8%, rmsnorm_bf16 17% slower, H200). */
-static int row_recomputes_rows(const Module *m, const Schedule *p, const Kernel *k)
+ * variant (STEP_INLINE) that reads, along the row, a tensor the cache does
+ * not hold (a mask M(t,s) broadcast over the batch of a softmax's rows)?
+ * Each walk loads it beside the cached row. As one body such a kernel
+ * spilled (softmax_scaled_masked: 72 bytes at 64 registers); its cached
+ * path of 4 vectors alone, none (ptxas -v, sm_90a), and it ran 18% faster
+ * (0.420 -> 0.344 ms, H200, unvalidated run). Such a kernel's paths are
+ * functions of their own (KernelParams.row_paths); for kernels that did
+ * not spill the call cost time (logsumexp_8192 8%, rmsnorm_bf16 17%). */
+static int row_recomputes_loads(const Module *m, const Schedule *p, const Kernel *k)
 {
 	const int n = k->nspace + k->ninner;
 	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
 		const Stmt *P = &m->stmt[sid];
 		if (p->op[sid - p->first_stmt] != STEP_INLINE || P->nfree != n) continue;
-		int rows = 0, read = 0;
-		for (int t = p->first_tensor; t < p->last_tensor; t++)
-			rows += m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == n && plan_stmt_reads(m, P, t);
+		int loads = 0, read = 0;
+		for (int t = p->first_tensor; t < p->last_tensor; t++) {
+			const Tensor *x = &m->tensor[t];
+			if (x->kind == TK_INPUT && x->rank == n) continue; /* a row the cache holds */
+			loads += x->rank >= 1 && dim_same(x->dim[x->rank - 1], k->inner[k->ninner - 1]) && plan_stmt_reads(m, P, t);
+		}
 		for (int u = k->first_stmt; u < k->first_stmt + k->nstmt && !read; u++) read = plan_stmt_reads(m, &m->stmt[u], P->out);
-		if (rows && read) return 1;
+		if (loads && read) return 1;
+	}
+	return 0;
+}
+
+/* Does s read row t, itself or through a producer inlined into the
+ * variant (STEP_INLINE) over the row's space? The walks recompute such a
+ * producer from its rows, so they are cached as s's own are: a residual
+ * add h = X + Res before a layer norm caches X and Res, each rcache
+ * vectors a thread, and the cache is sized for both (counted as one, the
+ * cached path of rc_1_8 of randchain.py --seed 1 spilled 264 bytes at 64
+ * registers; sized for two, none: ptxas -v, sm_90a). */
+static int row_reads(const Module *m, const Schedule *p, const Stmt *s, int t, int n)
+{
+	if (plan_stmt_reads(m, s, t)) return 1;
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		const Stmt *P = &m->stmt[sid];
+		if (p->op[sid - p->first_stmt] == STEP_INLINE && P->nfree == n && P != s && plan_stmt_reads(m, P, t) && plan_stmt_reads(m, s, P->out))
+			return 1;
 	}
 	return 0;
 }
@@ -275,8 +296,8 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
 			walks += walk;
 			if (s->nfree != k->nspace + k->ninner && !walk) continue;
-			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1 */
-				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + k->ninner && plan_stmt_reads(m, s, t))
+			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1, read or recomputed */
+				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + k->ninner && row_reads(m, p, s, t, k->nspace + k->ninner))
 					seen[t - p->first_tensor] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
 		}
 		free(seen);
@@ -289,7 +310,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 		k->peel = k->par.rcache && row_peel(m, p, k);
-		k->par.row_paths = k->par.rcache && row_recomputes_rows(m, p, k);
+		k->par.row_paths = k->par.rcache && row_recomputes_loads(m, p, k);
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with
