@@ -8,7 +8,7 @@
 # Needs lib/libfuserun.a (make lib/libfuserun.a).
 set -e
 W=$(cd "$(dirname "$0")/../../.." && pwd); S=${S:-/work/main/build/i21row}; CU=${CUDA_HOME:-/usr/local/cuda}
-BASE_FUSEC=${BASE_FUSEC:?main's bin/fusec}; RC_DIR=${RC_DIR:?randchain.py --seed 1 output}
+BASE_FUSEC=${BASE_FUSEC:?the fusec of main}; RC_DIR=${RC_DIR:?randchain.py --seed 1 output}
 rm -rf $S; mkdir -p $S/bin $S/gbase $S/gnew $S/gr40 $S/fuse
 CH="logsumexp_8192 row_stats_8192 cross_entropy row_argmax rmsnorm_bf16 add_rmsnorm_bf16 softmax_bf16 layernorm_affine rmsnorm_f32 softmax_wide row_meanvar_1024 log_softmax softmax_scaled_masked"
 RC="rc_1_7 rc_1_8 rc_1_24"
