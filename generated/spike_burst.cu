@@ -263,7 +263,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u0(const fz_spi
 extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u1(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_v & 15) == 0 && ((unsigned long long)a.t_I & 15) == 0 && ((unsigned long long)a.t_u & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -291,35 +290,11 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u1(const fz_spi
 		*(float4 *)&a.t_u[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_u[(long long)(s0_0)] = (float)(v_u_0);
-		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
-		}
-		if (ok_1) {
-		a.t_u[(long long)(s0_1)] = (float)(v_u_1);
-		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
-		}
-		if (ok_2) {
-		a.t_u[(long long)(s0_2)] = (float)(v_u_2);
-		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
-		}
-		if (ok_3) {
-		a.t_u[(long long)(s0_3)] = (float)(v_u_3);
-		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_u = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0)])) + (a.t_I[(long long)(s0)])));
+		a.t_u[(long long)(s0)] = (float)(v_u);
+		a.t_I[(long long)(s0)] = 0; /* zero again for the next run */
 	}
 }
 
@@ -389,7 +364,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u2(const fz_spi
 extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u3(const fz_spike_burst_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_u & 15) == 0 && ((unsigned long long)a.t_v_next & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -411,31 +385,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_u3(const fz_spi
 		*(float4 *)&a.t_v_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_v_next_0 = (float)((((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_v_next_1 = (float)((((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_v_next_2 = (float)((((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_v_next_3 = (float)((((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
-		}
-		if (ok_1) {
-		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
-		}
-		if (ok_2) {
-		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
-		}
-		if (ok_3) {
-		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_v_next = (float)((((a.t_u[(long long)(s0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0)])));
+		a.t_v_next[(long long)(s0)] = (float)(v_v_next);
 	}
 }
 

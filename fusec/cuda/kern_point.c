@@ -204,8 +204,8 @@ void cuda_kern_point(Cx *cx)
 		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
 		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
 		cx->sliced = 1;
-	} else if (U > 1) {
-		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
+	} else {
+		if (U > 1) fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
 		if (k->par.vec) {
 			char *c4 = NULL, *v4 = vec_path(cx, 4, &c4), *c8 = NULL, *v8 = NULL;
 			if (k->par.vec == 8) v8 = vec_path(cx, 8, &c8); /* 16-bit vectors: 16 bytes a thread first */
@@ -215,9 +215,10 @@ void cuda_kern_point(Cx *cx)
 			fputs(v4, out);
 			free(c4), free(v4), free(c8), free(v8);
 		}
-		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
-	} else {
-		fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
+		if (U > 1)
+			fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
+		else
+			fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
 	}
 	char *deferred[8] = {0};
 	size_t dlen[8] = {0};
