@@ -374,6 +374,13 @@ static SplitRule try_join(const Module *m, Schedule *p, int kern, int sid, int *
 		if (!plan_is_scalar_map(s)) {
 			if (plan_is_grid_reduction(s) && !*tail_closed && dims_eq(rd, nrd, k->space, k->nspace)) {
 				/* several whole-grid reductions fold together */
+			} else if (k->mode == KM_POINT && s->red == RED_NONE && s->pattern == PAT_MAP && !*tail_closed &&
+			           dims_eq(sp, nsp, k->space, k->nspace)) {
+				/* a map over the kernel's points runs in its loop, before
+				   the tail, when it reads no reduction of the kernel
+				   (stmt_loads refuses one): an MSE's gradient beside its
+				   loss took a second launch (small_mse_grad, 1.6x
+				   torch.compile at N = 4096, H100) */
 			} else {
 				return *tail_closed && plan_is_grid_reduction(s) ? SPLIT_TAIL_TWICE : SPLIT_AFTER_GLOBAL;
 			}
