@@ -100,7 +100,21 @@ typedef struct Cx {
 	int shift_loop;   /* the loop of a point kernel's shifted pair (Kernel.shift_sq) */
 	const char *hvars[MAX_IDX];  /* the open loops' variables */
 	int nhvars, nhoist, nhname;
-	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];
+	struct Hoist { int t; char *lin, *load, *name; int inv, at_loop, dbl; } hoist[32];
+	/* KernelParams.stage: the reduction loop being rendered may stage its
+	   reads at the loop variable (hoists with at_loop; dbl: held as double,
+	   every use in f64); a kernel that staged some (pool_live) shares one
+	   shared-memory pool, fz_pool, of pool_bytes between the warps' tiles
+	   and the slices' folds */
+	int stage_try, pool_live;
+	long pool_bytes;
+	int shadow32;     /* render in f32 whatever the stage's precision (a comparison's
+	                     f32 shadow, cuda_reduce.c shadow_cmp) */
+	int nshadow;      /* shadowed comparisons made in this kernel, for their names */
+	FILE *shadow_pre; /* where a shadowed comparison's bounds go: before the loops */
+	int kshare[4], nkshare; /* a staged loop's shadowed k-smallest: their thresholds fz_khN,
+	                     shared by the warps after each tile (the smallest of them) */
+	int stage_nst;    /* the staged loop's tensors (its tiles' share of fz_pool) */
 } Cx;
 
 /* What an index's binding stands for: the vector and cached accesses,

@@ -149,6 +149,10 @@ typedef struct KernelParams {
 	                     the last block of each 32 points (plan_split) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
+	int stage;        /* POINT, sliced (not split, not a pipeline's phase): inputs that a reduction
+	                     loop's body reads at its one loop variable go through a warp's tile in
+	                     shared memory, 32 candidates a step, loaded and converted to the body's
+	                     precision once (plan_stage); the order of each slice's terms unchanged */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
 	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
