@@ -662,11 +662,14 @@ static char *shadow_mask(Cx *cx, const Stmt *s, int d)
 		cx->shadow32 = 1;
 		v = cuda_value_of(cx, s, x->a, &decl);
 		cx->shadow32 = 0;
-		cuda_ind(out, d), fprintf(out, "if (__builtin_expect(!fz_c%d && !((%s) > fz_hi%d), 0)) { /* within an f32 step of the bound, or NaN: in f64 */\n", h, v, h);
+		cuda_ind(out, d), fprintf(out, "const bool fz_a%d = !fz_c%d && !((%s) > fz_hi%d); /* within an f32 step of the bound, or NaN: in f64 */\n", h, h, v, h);
 		free(v), free(decl), decl = NULL;
+		/* a branch the whole warp takes or skips: predicated instead (ptxas's
+		   choice for a short body) every step paid for the f64 path */
+		cuda_ind(out, d), fprintf(out, "if (__any_sync(0xffffffffu, fz_a%d)) {\n", h);
 		v = cuda_value_of(cx, s, x->a, &decl);
 		cuda_put_decls(out, decl, d + 1);
-		cuda_ind(out, d + 1), fprintf(out, "fz_c%d = (%s) %s (%s);\n", h, v, op, t);
+		cuda_ind(out, d + 1), fprintf(out, "if (fz_a%d) fz_c%d = (%s) %s (%s);\n", h, h, v, op, t);
 		cuda_ind(out, d), fputs("}\n", out);
 		fprintf(r, "fz_c%d", h);
 		free(v), free(decl), free(t);
@@ -699,7 +702,9 @@ static int shadow_kmin(Cx *cx, const Stmt *s, int d)
 	char *z = cuda_value_of(cx, s, s->rhs, &zd);
 	cx->shadow32 = 0;
 	cuda_put_decls(out, zd, d);
-	cuda_ind(out, d), fprintf(out, "if (%s%s%s!((%s) > fz_kh%d)) {\n", mk ? "(" : "", mk ? mk : "", mk ? ") & " : "", z, h);
+	cuda_ind(out, d), fprintf(out, "const bool fz_a%d = %s%s%s!((%s) > fz_kh%d);\n", h, mk ? "(" : "", mk ? mk : "", mk ? ") & " : "", z, h);
+	/* the warp's branch (shadow_mask): predicated, every step paid for the push */
+	cuda_ind(out, d), fprintf(out, "if (__any_sync(0xffffffffu, fz_a%d) && fz_a%d) {\n", h, h);
 	char *v = cuda_value_of(cx, s, s->rhs, &vd);
 	cuda_put_decls(out, vd, d + 1);
 	cuda_ind(out, d + 1), fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ty, s->kmin_k, name, ty, v);
