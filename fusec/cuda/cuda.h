@@ -108,13 +108,6 @@ typedef struct Cx {
 	   and the slices' folds */
 	int stage_try, pool_live;
 	long pool_bytes;
-	int shadow32;     /* render in f32 whatever the stage's precision (a comparison's
-	                     f32 shadow, cuda_reduce.c shadow_cmp) */
-	int nshadow;      /* shadowed comparisons made in this kernel, for their names */
-	FILE *shadow_pre; /* where a shadowed comparison's bounds go: before the loops */
-	int kshare[4], nkshare; /* a staged loop's shadowed k-smallest: their thresholds fz_khN,
-	                     shared by the warps after each tile (the smallest of them) */
-	int stage_nst;    /* the staged loop's tensors (its tiles' share of fz_pool) */
 } Cx;
 
 /* What an index's binding stands for: the vector and cached accesses,

@@ -16,8 +16,7 @@ static ElemType cuda_stmt_compute(const Module *m, const Stmt *s)
 void cuda_stmt_math(ExprWriter *w, const Module *m, const Stmt *s)
 {
 	ElemType p = m->stage[s->stage].precision;
-	const Cx *cx = w->user;
-	w->compute = cx && cx->shadow32 ? ET_F32 : cuda_stmt_compute(m, s);
+	w->compute = cuda_stmt_compute(m, s);
 	w->half = p == ET_F16 || p == ET_BF16;
 }
 

@@ -58,7 +58,6 @@ static int staged_loop(Cx *cx, const Stmt *s0, const char *var, int depth, FILE 
 	if (!nst) return 0;
 	const Dim r = m->index[s0->first_index + s0->nfree].range;
 	const long bytes = 32L * cx->k->par.slices * nst * 8; /* a warp's tile: 32 slots of 8 bytes a tensor */
-	cx->stage_nst = nst;
 	if (bytes > cx->pool_bytes) cx->pool_bytes = bytes;
 	cx->pool_live = 1;
 	int q = 0;
@@ -98,29 +97,6 @@ static int staged_loop(Cx *cx, const Stmt *s0, const char *var, int depth, FILE 
 	}
 	cx->nhoist = k;
 	return 1;
-}
-
-/* The end of a staged loop's tile: the warp's tile is free again; the
- * shadowed k-smallest thresholds (cx->kshare) go to fz_pool past the
- * tiles, two buffers by the tile's parity, so one barrier a tile keeps a
- * warp's next writes from the reads of this tile's values */
-static void staged_close(Cx *cx, int d)
-{
-	FILE *out = cx->out;
-	if (!cx->nkshare) {
-		cuda_ind(out, d), fputs("__syncwarp();\n", out);
-		return;
-	}
-	const long off = 32L * cx->k->par.slices * cx->stage_nst * 8, bytes = off + 2L * cx->nkshare * cx->k->par.slices * 32 * 4;
-	if (bytes > cx->pool_bytes) cx->pool_bytes = bytes;
-	cuda_ind(out, d), fputs("{ /* the warps' thresholds: each lane takes the smallest of its point's */\n", out);
-	cuda_ind(out, d + 1), fprintf(out, "float (*const fz_kt)[FZ_SLICES][32] = (float (*)[FZ_SLICES][32])(fz_pool + %ld) + (int)((fz_jt / (32 * FZ_SLICES)) & 1) * %d;\n", off, cx->nkshare);
-	for (int q = 0; q < cx->nkshare; q++) cuda_ind(out, d + 1), fprintf(out, "fz_kt[%d][fz_slice][fz_lane] = fz_kh%d;\n", q, cx->kshare[q]);
-	cuda_ind(out, d + 1), fputs("__syncthreads();\n", out);
-	cuda_ind(out, d + 1), fputs("for (int w = 0; w < FZ_SLICES; ++w) {\n", out);
-	for (int q = 0; q < cx->nkshare; q++) cuda_ind(out, d + 2), fprintf(out, "fz_kh%d = fminf(fz_kh%d, fz_kt[%d][w][fz_lane]);\n", cx->kshare[q], cx->kshare[q], q);
-	cuda_ind(out, d + 1), fputs("}\n", out);
-	cuda_ind(out, d), fputs("}\n", out);
 }
 
 /* Serial loops over the reduced indices at the point (split over the
@@ -199,9 +175,8 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		cx->nhvars = 0;
 		for (int q = 0; q < nopen; q++) cx->hvars[cx->nhvars++] = var[opened[q]];
 		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? cuda_eager_ok : NULL, cx->stage_try = stage_try;
-		cx->shadow_pre = stage_try && hoist ? outer : NULL;
 		accumulate_body(cx, sid, n, d + (stage_try != 0));
-		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0, cx->stage_try = 0, cx->shadow_pre = NULL;
+		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0, cx->stage_try = 0;
 		fclose(bf);
 		const int staged = stage_try ? staged_loop(cx, s0, var[s0->nfree], depth, outer) : 0;
 		if (stage_try && !staged) fputs(hdr, out);
@@ -209,8 +184,7 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		cuda_hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
 		fputs(body, out);
 		free(body);
-		if (staged) cuda_ind(out, depth + 1), fputs("}\n", out), staged_close(cx, depth + 1), d--;
-		cx->nkshare = 0;
+		if (staged) cuda_ind(out, depth + 1), fputs("}\n", out), cuda_ind(out, depth + 1), fputs("__syncwarp();\n", out), d--;
 	}
 	free(hdr);
 	while (nopen > 0) { /* closed innermost first: ragged ones, then dense */
@@ -544,176 +518,6 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	return n;
 }
 
-/* f32 shadows of f64 comparisons (dsl/MATH.md, "Comparisons decided in
- * f32"). shadow_kind: 1 where e is an f32 input's value, 2 where it is one
- * rounding of a real number x: a difference of two f32 inputs, or abs,
- * min, max of such values (rounding is monotone and odd, so it commutes
- * with them); 0 otherwise. Then e computed in f32 is fl32(x) and in f64
- * fl64(x), NaN alike (fmax and fmaxf drop a NaN operand alike). */
-static int shadow_kind(const Cx *cx, int e)
-{
-	const Module *m = cx->m;
-	const Expr *x = &m->expr[e];
-	switch (x->op) {
-	case IR_LOAD: {
-		const int t = x->tensor;
-		if (m->tensor[t].kind == TK_INPUT) return m->tensor[t].type == ET_F32 && x->type == ET_F32;
-		/* a producer recomputed where it is read (d(i,j) of transfer_entropy),
-		   in f64 too: its value, whatever the subscripts */
-		const int wr = cx->p->writer[t - cx->p->first_tensor];
-		if (cx->local[t - cx->first_tensor] || wr < 0 || wr >= cx->cur || !cx->p->remat[wr - cx->p->first_stmt] ||
-		    cx->p->op[wr - cx->p->first_stmt] != STEP_INLINE)
-			return 0;
-		const Stmt *P = &m->stmt[wr];
-		if (P->mask || P->red != RED_NONE || m->stage[P->stage].precision != ET_F64) return 0;
-		return shadow_kind(cx, P->rhs);
-	}
-	case IR_SUB: return shadow_kind(cx, x->a) == 1 && shadow_kind(cx, x->b) == 1 ? 2 : 0;
-	case IR_ABS: return shadow_kind(cx, x->a);
-	case IR_MINF: case IR_MAXF: {
-		const int a = shadow_kind(cx, x->a), b = shadow_kind(cx, x->b);
-		return a && b ? (a > b ? a : b) : 0;
-	}
-	default: return 0;
-	}
-}
-
-/* a comparison's bound that holds still over the loop: a constant, an
-   input scalar, or a value the kernel holds at its point (eps(i)) */
-static int shadow_bound(Cx *cx, int e)
-{
-	const Expr *x = &cx->m->expr[e];
-	switch (x->op) {
-	case IR_CONST: return 1;
-	case IR_SCALAR: return cx->m->tensor[x->tensor].kind == TK_INPUT;
-	case IR_LOAD: { /* held in a local, or in memory that no statement of this kernel writes */
-		const int t = x->tensor, wr = cx->p->writer[t - cx->p->first_tensor];
-		if (!cx->local[t - cx->first_tensor] && wr >= 0 && cx->p->stmt_kernel[wr - cx->p->first_stmt] == cx->kernel_id) return 0;
-		for (int i = 0; i < x->nargs; i++) {
-			const int r = cuda_role(cx, x->args[i]);
-			if (r < 0 || r >= cx->k->nspace) return 0;
-		}
-		return 1;
-	}
-	default: return 0;
-	}
-}
-
-/* the conjuncts of a condition (&& nested any way), in order */
-static int conjuncts(const Module *m, int e, int *out, int n, int cap)
-{
-	const Expr *x = &m->expr[e];
-	if (x->op == IR_AND) return conjuncts(m, x->b, out, conjuncts(m, x->a, out, n, cap), cap);
-	if (n < cap) out[n] = e;
-	return n + 1;
-}
-
-/* A staged loop's condition with comparisons E < T or E <= T, E of
- * shadow_kind in an f64 stage, T held still (shadow_bound): each decided
- * by E in f32 against the f32 neighbours of T, lo below it and hi above
- * (fl32(x) < lo gives x < lo < T; fl32(x) > hi gives x > hi > T), and
- * only in between (ties, NaN) by E in f64. The bounds go before the loops
- * (cx->shadow_pre); the decisions, fz_cN, to out. Returns the condition's
- * text, the other conjuncts and the decisions joined by &, or NULL where
- * nothing is shadowed (or a conjunct may not be evaluated eagerly). */
-static char *shadow_mask(Cx *cx, const Stmt *s, int d)
-{
-	const Module *m = cx->m;
-	enum { CAP = 8 };
-	int c[CAP];
-	if (!s->mask || !cx->shadow_pre || m->stage[s->stage].precision != ET_F64) return NULL;
-	const int nc = conjuncts(m, s->mask, c, 0, CAP);
-	if (nc > CAP) return NULL;
-	int any = 0, sh[CAP];
-	for (int q = 0; q < nc; q++) {
-		const Expr *x = &m->expr[c[q]];
-		sh[q] = (x->op == IR_LT || x->op == IR_LE) && shadow_kind(cx, x->a) && shadow_bound(cx, x->b);
-		any |= sh[q];
-		if (!sh[q] && !cuda_eager_ok(&cx->w, c[q])) return NULL;
-	}
-	if (!any) return NULL;
-	FILE *out = cx->out;
-	char *res = NULL;
-	size_t rlen = 0;
-	FILE *r = xmemstream(&res, &rlen);
-	for (int q = 0; q < nc; q++) {
-		const Expr *x = &m->expr[c[q]];
-		char *decl = NULL, *v;
-		if (q) fputs(" & ", r);
-		if (!sh[q]) {
-			v = cuda_value_of(cx, s, c[q], &decl);
-			cuda_put_decls(out, decl, d);
-			fprintf(r, "(%s)", v);
-			free(v), free(decl);
-			continue;
-		}
-		const int h = cx->nshadow++;
-		const char *op = x->op == IR_LT ? "<" : "<=";
-		char *t = cuda_value_of(cx, s, x->b, NULL);
-		cuda_ind(cx->shadow_pre, d - 2);
-		fprintf(cx->shadow_pre, "const float fz_lo%d = nextafterf((float)(%s), -FZ_INF_F), fz_hi%d = nextafterf((float)(%s), FZ_INF_F); /* the f32 neighbours of the bound */\n",
-		        h, t, h, t);
-		cx->shadow32 = 1;
-		v = cuda_value_of(cx, s, x->a, &decl);
-		cx->shadow32 = 0;
-		cuda_put_decls(out, decl, d);
-		cuda_ind(out, d), fprintf(out, "bool fz_c%d = (%s) < fz_lo%d;\n", h, v, h);
-		free(v), free(decl), decl = NULL;
-		cx->shadow32 = 1;
-		v = cuda_value_of(cx, s, x->a, &decl);
-		cx->shadow32 = 0;
-		cuda_ind(out, d), fprintf(out, "const bool fz_a%d = !fz_c%d && !((%s) > fz_hi%d); /* within an f32 step of the bound, or NaN: in f64 */\n", h, h, v, h);
-		free(v), free(decl), decl = NULL;
-		/* a branch the whole warp takes or skips: predicated instead (ptxas's
-		   choice for a short body) every step paid for the f64 path */
-		cuda_ind(out, d), fprintf(out, "if (__any_sync(0xffffffffu, fz_a%d)) {\n", h);
-		v = cuda_value_of(cx, s, x->a, &decl);
-		cuda_put_decls(out, decl, d + 1);
-		cuda_ind(out, d + 1), fprintf(out, "if (fz_a%d) fz_c%d = (%s) %s (%s);\n", h, h, v, op, t);
-		cuda_ind(out, d), fputs("}\n", out);
-		fprintf(r, "fz_c%d", h);
-		free(v), free(decl), free(t);
-	}
-	fclose(r);
-	return res;
-}
-
-/* A staged loop's k smallest of E in f64, E of shadow_kind: a candidate
- * whose f32 shadow is above fz_khN, the f32 number after the f32 rounding
- * of the k-th smallest so far, is above it in f64 too (dsl/MATH.md), and
- * is not pushed; the others are pushed in f64. After each tile the warps
- * share their thresholds (staged_close): the smallest one bounds every
- * slice's, since that slice holds k values below it. Returns 0 where s is
- * not such a reduction (nothing printed). */
-static int shadow_kmin(Cx *cx, const Stmt *s, int d)
-{
-	const Module *m = cx->m;
-	if (s->red != RED_KMIN || !cx->shadow_pre || m->stage[s->stage].precision != ET_F64 || cx->nkshare == 4) return 0;
-	if (!shadow_kind(cx, s->rhs) || (s->mask && !cuda_eager_ok(&cx->w, s->mask))) return 0;
-	FILE *out = cx->out;
-	const char *name = m->tensor[s->out].name, *ty = cuda_ctype(s->acc);
-	const int h = cx->nshadow++;
-	cx->kshare[cx->nkshare++] = h;
-	cuda_ind(cx->shadow_pre, d - 2);
-	fprintf(cx->shadow_pre, "float fz_kh%d = FZ_INF_F; /* the warps' k-th smallest %s so far, rounded to f32, then up a step */\n", h, name);
-	char *md = NULL, *mk = s->mask ? cuda_value_of(cx, s, s->mask, &md) : NULL, *zd = NULL, *vd = NULL;
-	cuda_put_decls(out, md, d);
-	cx->shadow32 = 1;
-	char *z = cuda_value_of(cx, s, s->rhs, &zd);
-	cx->shadow32 = 0;
-	cuda_put_decls(out, zd, d);
-	cuda_ind(out, d), fprintf(out, "const bool fz_a%d = %s%s%s!((%s) > fz_kh%d);\n", h, mk ? "(" : "", mk ? mk : "", mk ? ") & " : "", z, h);
-	/* the warp's branch (shadow_mask): predicated, every step paid for the push */
-	cuda_ind(out, d), fprintf(out, "if (__any_sync(0xffffffffu, fz_a%d) && fz_a%d) {\n", h, h);
-	char *v = cuda_value_of(cx, s, s->rhs, &vd);
-	cuda_put_decls(out, vd, d + 1);
-	cuda_ind(out, d + 1), fprintf(out, "fz_kpush<%s, %d>(acc_%s, (%s)(%s));\n", ty, s->kmin_k, name, ty, v);
-	cuda_ind(out, d + 1), fprintf(out, "fz_kh%d = fminf(fz_kh%d, nextafterf((float)acc_%s[%d], FZ_INF_F));\n", h, h, name, s->kmin_k - 1);
-	cuda_ind(out, d), fputs("}\n", out);
-	free(md), free(mk), free(zd), free(z), free(vd), free(v);
-	return 1;
-}
-
 /* One step of n merged reductions: fold the current term into each
    (a shifted pair's loop: the sum's term less K, and its square) */
 static void accumulate_body(Cx *cx, int sid, int n, int d)
@@ -727,11 +531,9 @@ static void accumulate_body(Cx *cx, int sid, int n, int d)
 	for (int q = 0; q < n; q++) {
 		const Stmt *s = &m->stmt[sid + q];
 		const Tensor *x = &m->tensor[s->out];
-		if (shadow_kmin(cx, s, d)) continue;
 		char *vd = NULL, *md = NULL;
 		char *v = cuda_value_of(cx, s, s->rhs, &vd);
-		char *mk = shadow_mask(cx, s, d);
-		if (!mk && s->mask) mk = cuda_value_of(cx, s, s->mask, &md);
+		char *mk = s->mask ? cuda_value_of(cx, s, s->mask, &md) : NULL;
 		cuda_put_decls(out, md, d);
 		cuda_ind(out, d);
 		if (mk) fprintf(out, "if (%s) ", mk);
