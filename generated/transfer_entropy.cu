@@ -149,62 +149,105 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 	const long long total = a.n_N;
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	__shared__ __align__(16) unsigned char fz_pool[32768]; /* the warps' tiles, then the slices' folds */
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long s0 = p;
 		double acc_eps[4];
 		fz_kinit<double, 4>(acc_eps);
-		const auto fz_h0_xn = __ldg(&a.t_xn[(long long)(s0)]);
-		const auto fz_h2_xp = __ldg(&a.t_xp[(long long)(s0)]);
-		const auto fz_h4_yp = __ldg(&a.t_yp[(long long)(s0)]);
+		double *const fz_st_fz_h1_xn = (double *)(fz_pool + (fz_slice * 3 + 0) * 256);
+		double *const fz_st_fz_h3_xp = (double *)(fz_pool + (fz_slice * 3 + 1) * 256);
+		double *const fz_st_fz_h5_yp = (double *)(fz_pool + (fz_slice * 3 + 2) * 256);
+		const double fz_h0_xn = (double)__ldg(&a.t_xn[(long long)(s0)]);
+		const double fz_h2_xp = (double)__ldg(&a.t_xp[(long long)(s0)]);
+		const double fz_h4_yp = (double)__ldg(&a.t_yp[(long long)(s0)]);
+		for (long long fz_jt = 0; fz_jt < a.n_N; fz_jt += 32 * FZ_SLICES) {
+			{ /* this warp's next 32 candidates, a lane each, converted once */
+				const long long fz_sj = fz_jt + fz_slice + (long long)FZ_SLICES * fz_lane;
+				if (fz_sj < a.n_N) {
+					fz_st_fz_h1_xn[fz_lane] = (double)__ldg(&a.t_xn[(long long)(fz_sj)]);
+					fz_st_fz_h3_xp[fz_lane] = (double)__ldg(&a.t_xp[(long long)(fz_sj)]);
+					fz_st_fz_h5_yp[fz_lane] = (double)__ldg(&a.t_yp[(long long)(fz_sj)]);
+				}
+			}
+			__syncwarp();
+			const long long fz_tn = (a.n_N - fz_jt - fz_slice + FZ_SLICES - 1) / FZ_SLICES;
 #pragma unroll 4
-		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			const auto fz_h1_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
-			const auto fz_h3_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
-			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((((double)fz_h0_xn) - ((double)fz_h1_xn))), fmax(fabs((((double)fz_h2_xp) - ((double)fz_h3_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp))))))));
+			for (int fz_t = 0; fz_t < (fz_tn < 32 ? (int)fz_tn : 32); ++fz_t) {
+				const long long r1_j = fz_jt + fz_slice + (long long)FZ_SLICES * fz_t;
+				const double fz_h1_xn = fz_st_fz_h1_xn[fz_t];
+				const double fz_h3_xp = fz_st_fz_h3_xp[fz_t];
+				const double fz_h5_yp = fz_st_fz_h5_yp[fz_t];
+				if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)(((double)fmax(fabs((((double)fz_h0_xn) - ((double)fz_h1_xn))), fmax(fabs((((double)fz_h2_xp) - ((double)fz_h3_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp))))))));
+			}
+			__syncwarp();
 		}
-		__shared__ double fz_m_eps[FZ_SLICES][32][4];
+		__syncthreads();
+		double (*const fz_m_eps)[32][4] = (double (*)[32][4])fz_pool;
 #pragma unroll
 		for (int q = 0; q < 4; ++q) fz_m_eps[fz_slice][fz_lane][q] = acc_eps[q];
 		__syncthreads();
 		fz_kinit<double, 4>(acc_eps);
 		for (int w = 0; w < FZ_SLICES; ++w)
 #pragma unroll
-			for (int q = 0; q < 4; ++q) fz_kpush<double, 4>(acc_eps, fz_m_eps[w][fz_lane][q]);
+			for (int q = 0; q < 4; ++q) {
+				const double fz_v = fz_m_eps[w][fz_lane][q];
+				if (!(fz_v < acc_eps[3])) break;
+				fz_kpush<double, 4>(acc_eps, fz_v);
+			}
 		__syncthreads();
 		const double v_eps = acc_eps[3];
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
-		const auto fz_h6_xp = __ldg(&a.t_xp[(long long)(s0)]);
-		const auto fz_h8_xn = __ldg(&a.t_xn[(long long)(s0)]);
-		const auto fz_h10_yp = __ldg(&a.t_yp[(long long)(s0)]);
+		double *const fz_st_fz_h7_xp = (double *)(fz_pool + (fz_slice * 3 + 0) * 256);
+		double *const fz_st_fz_h9_xn = (double *)(fz_pool + (fz_slice * 3 + 1) * 256);
+		double *const fz_st_fz_h11_yp = (double *)(fz_pool + (fz_slice * 3 + 2) * 256);
+		const double fz_h6_xp = (double)__ldg(&a.t_xp[(long long)(s0)]);
+		const double fz_h8_xn = (double)__ldg(&a.t_xn[(long long)(s0)]);
+		const double fz_h10_yp = (double)__ldg(&a.t_yp[(long long)(s0)]);
+		for (long long fz_jt = 0; fz_jt < a.n_N; fz_jt += 32 * FZ_SLICES) {
+			{ /* this warp's next 32 candidates, a lane each, converted once */
+				const long long fz_sj = fz_jt + fz_slice + (long long)FZ_SLICES * fz_lane;
+				if (fz_sj < a.n_N) {
+					fz_st_fz_h7_xp[fz_lane] = (double)__ldg(&a.t_xp[(long long)(fz_sj)]);
+					fz_st_fz_h9_xn[fz_lane] = (double)__ldg(&a.t_xn[(long long)(fz_sj)]);
+					fz_st_fz_h11_yp[fz_lane] = (double)__ldg(&a.t_yp[(long long)(fz_sj)]);
+				}
+			}
+			__syncwarp();
+			const long long fz_tn = (a.n_N - fz_jt - fz_slice + FZ_SLICES - 1) / FZ_SLICES;
 #pragma unroll 4
-		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			const auto fz_h7_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
-			const auto fz_h9_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
-			const auto fz_h11_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 != r1_j) & (fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) & (fmax(fabs((((double)fz_h8_xn) - ((double)fz_h9_xn))), fabs((((double)fz_h6_xp) - ((double)fz_h7_xp)))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) & (fmax(fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))), fabs((((double)fz_h10_yp) - ((double)fz_h11_yp)))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			for (int fz_t = 0; fz_t < (fz_tn < 32 ? (int)fz_tn : 32); ++fz_t) {
+				const long long r1_j = fz_jt + fz_slice + (long long)FZ_SLICES * fz_t;
+				const double fz_h7_xp = fz_st_fz_h7_xp[fz_t];
+				const double fz_h9_xn = fz_st_fz_h9_xn[fz_t];
+				const double fz_h11_yp = fz_st_fz_h11_yp[fz_t];
+				if (((s0 != r1_j) & (fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))) < v_eps))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+				if (((s0 != r1_j) & (fmax(fabs((((double)fz_h8_xn) - ((double)fz_h9_xn))), fabs((((double)fz_h6_xp) - ((double)fz_h7_xp)))) < v_eps))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+				if (((s0 != r1_j) & (fmax(fabs((((double)fz_h6_xp) - ((double)fz_h7_xp))), fabs((((double)fz_h10_yp) - ((double)fz_h11_yp)))) < v_eps))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			}
+			__syncwarp();
 		}
-		__shared__ int fz_m_n_x[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_x)[32] = (int (*)[32])fz_pool;
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
 		__syncthreads();
 		acc_n_x = fz_m_n_x[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_n_x = fz_op<FZ_SUM>(acc_n_x, fz_m_n_x[w][fz_lane]);
 		__syncthreads();
 		const int v_n_x = acc_n_x;
-		__shared__ int fz_m_n_xnx[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_xnx)[32] = (int (*)[32])fz_pool;
 		fz_m_n_xnx[fz_slice][fz_lane] = acc_n_xnx;
 		__syncthreads();
 		acc_n_xnx = fz_m_n_xnx[0][fz_lane];
 		for (int w = 1; w < FZ_SLICES; ++w) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, fz_m_n_xnx[w][fz_lane]);
 		__syncthreads();
 		const int v_n_xnx = acc_n_xnx;
-		__shared__ int fz_m_n_xy[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_xy)[32] = (int (*)[32])fz_pool;
 		fz_m_n_xy[fz_slice][fz_lane] = acc_n_xy;
 		__syncthreads();
 		acc_n_xy = fz_m_n_xy[0][fz_lane];
@@ -298,7 +341,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u1(const 
 		fz_kinit<double, 4>(acc_eps);
 #pragma unroll 4
 		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)((a.t_d[((long long)(s0) * a.n_N + (long long)(r1_j))])));
+				if ((s0 != r1_j)) fz_kpush<double, 4>(acc_eps, (double)((a.t_d[((long long)(s0) * a.n_N + (long long)(r1_j))])));
 		}
 		__shared__ double fz_m_eps[FZ_SLICES][32][4];
 #pragma unroll
@@ -307,7 +350,11 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u1(const 
 		fz_kinit<double, 4>(acc_eps);
 		for (int w = 0; w < FZ_SLICES; ++w)
 #pragma unroll
-			for (int q = 0; q < 4; ++q) fz_kpush<double, 4>(acc_eps, fz_m_eps[w][fz_lane][q]);
+			for (int q = 0; q < 4; ++q) {
+				const double fz_v = fz_m_eps[w][fz_lane][q];
+				if (!(fz_v < acc_eps[3])) break;
+				fz_kpush<double, 4>(acc_eps, fz_v);
+			}
 		__syncthreads();
 		const double v_eps = acc_eps[3];
 		if (fz_slice == 0 && fz_live) a.t_eps[(long long)(s0)] = (double)(v_eps);
@@ -320,6 +367,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 	const long long total = a.n_N;
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
+	__shared__ __align__(16) unsigned char fz_pool[24576]; /* the warps' tiles, then the slices' folds */
 	for (long long pb = (long long)blockIdx.x * 32; pb < total; pb += (long long)gridDim.x * 32) {
 		const bool fz_live = pb + fz_lane < total;
 		const long long p = fz_live ? pb + fz_lane : pb;
@@ -327,19 +375,37 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 		int acc_n_x = 0;
 		int acc_n_xnx = 0;
 		int acc_n_xy = 0;
-		const auto fz_h0_xp = __ldg(&a.t_xp[(long long)(s0)]);
-		const auto fz_h2_xn = __ldg(&a.t_xn[(long long)(s0)]);
-		const auto fz_h4_yp = __ldg(&a.t_yp[(long long)(s0)]);
+		double *const fz_st_fz_h1_xp = (double *)(fz_pool + (fz_slice * 3 + 0) * 256);
+		double *const fz_st_fz_h3_xn = (double *)(fz_pool + (fz_slice * 3 + 1) * 256);
+		double *const fz_st_fz_h5_yp = (double *)(fz_pool + (fz_slice * 3 + 2) * 256);
+		const double fz_h0_xp = (double)__ldg(&a.t_xp[(long long)(s0)]);
+		const double fz_h2_xn = (double)__ldg(&a.t_xn[(long long)(s0)]);
+		const double fz_h4_yp = (double)__ldg(&a.t_yp[(long long)(s0)]);
+		for (long long fz_jt = 0; fz_jt < a.n_N; fz_jt += 32 * FZ_SLICES) {
+			{ /* this warp's next 32 candidates, a lane each, converted once */
+				const long long fz_sj = fz_jt + fz_slice + (long long)FZ_SLICES * fz_lane;
+				if (fz_sj < a.n_N) {
+					fz_st_fz_h1_xp[fz_lane] = (double)__ldg(&a.t_xp[(long long)(fz_sj)]);
+					fz_st_fz_h3_xn[fz_lane] = (double)__ldg(&a.t_xn[(long long)(fz_sj)]);
+					fz_st_fz_h5_yp[fz_lane] = (double)__ldg(&a.t_yp[(long long)(fz_sj)]);
+				}
+			}
+			__syncwarp();
+			const long long fz_tn = (a.n_N - fz_jt - fz_slice + FZ_SLICES - 1) / FZ_SLICES;
 #pragma unroll 4
-		for (long long r1_j = fz_slice; r1_j < a.n_N; r1_j += FZ_SLICES) {
-			const auto fz_h1_xp = __ldg(&a.t_xp[(long long)(r1_j)]);
-			const auto fz_h3_xn = __ldg(&a.t_xn[(long long)(r1_j)]);
-			const auto fz_h5_yp = __ldg(&a.t_yp[(long long)(r1_j)]);
-			if (((s0 != r1_j) && (fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((((double)fz_h2_xn) - ((double)fz_h3_xn))), fabs((((double)fz_h0_xp) - ((double)fz_h1_xp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
-			if (((s0 != r1_j) && (fmax(fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			for (int fz_t = 0; fz_t < (fz_tn < 32 ? (int)fz_tn : 32); ++fz_t) {
+				const long long r1_j = fz_jt + fz_slice + (long long)FZ_SLICES * fz_t;
+				const double fz_h1_xp = fz_st_fz_h1_xp[fz_t];
+				const double fz_h3_xn = fz_st_fz_h3_xn[fz_t];
+				const double fz_h5_yp = fz_st_fz_h5_yp[fz_t];
+				if (((s0 != r1_j) && (fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))) < (a.t_eps[(long long)(s0)])))) acc_n_x = fz_op<FZ_SUM>(acc_n_x, (int)(1));
+				if (((s0 != r1_j) && (fmax(fabs((((double)fz_h2_xn) - ((double)fz_h3_xn))), fabs((((double)fz_h0_xp) - ((double)fz_h1_xp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xnx = fz_op<FZ_SUM>(acc_n_xnx, (int)(1));
+				if (((s0 != r1_j) && (fmax(fabs((((double)fz_h0_xp) - ((double)fz_h1_xp))), fabs((((double)fz_h4_yp) - ((double)fz_h5_yp)))) < (a.t_eps[(long long)(s0)])))) acc_n_xy = fz_op<FZ_SUM>(acc_n_xy, (int)(1));
+			}
+			__syncwarp();
 		}
-		__shared__ int fz_m_n_x[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_x)[32] = (int (*)[32])fz_pool;
 		fz_m_n_x[fz_slice][fz_lane] = acc_n_x;
 		__syncthreads();
 		acc_n_x = fz_m_n_x[0][fz_lane];
@@ -347,7 +413,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 		__syncthreads();
 		const int v_n_x = acc_n_x;
 		if (fz_slice == 0 && fz_live) a.t_n_x[(long long)(s0)] = (int)(v_n_x);
-		__shared__ int fz_m_n_xnx[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_xnx)[32] = (int (*)[32])fz_pool;
 		fz_m_n_xnx[fz_slice][fz_lane] = acc_n_xnx;
 		__syncthreads();
 		acc_n_xnx = fz_m_n_xnx[0][fz_lane];
@@ -355,7 +422,8 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_u2(const 
 		__syncthreads();
 		const int v_n_xnx = acc_n_xnx;
 		if (fz_slice == 0 && fz_live) a.t_n_xnx[(long long)(s0)] = (int)(v_n_xnx);
-		__shared__ int fz_m_n_xy[FZ_SLICES][32];
+		__syncthreads();
+		int (*const fz_m_n_xy)[32] = (int (*)[32])fz_pool;
 		fz_m_n_xy[fz_slice][fz_lane] = acc_n_xy;
 		__syncthreads();
 		acc_n_xy = fz_m_n_xy[0][fz_lane];

@@ -101,7 +101,14 @@ typedef struct Cx {
 	int shift_loop;   /* the loop of a point kernel's shifted pair (Kernel.shift_sq) */
 	const char *hvars[MAX_IDX];  /* the open loops' variables */
 	int nhvars, nhoist, nhname;
-	struct Hoist { int t; char *lin, *load, *name; int inv; } hoist[32];
+	struct Hoist { int t; char *lin, *load, *name; int inv, at_loop, dbl; } hoist[32];
+	/* KernelParams.stage: the reduction loop being rendered may stage its
+	   reads at the loop variable (hoists with at_loop; dbl: held as double,
+	   every use in f64); a kernel that staged some (pool_live) shares one
+	   shared-memory pool, fz_pool, of pool_bytes between the warps' tiles
+	   and the slices' folds */
+	int stage_try, pool_live;
+	long pool_bytes;
 } Cx;
 
 /* What an index's binding stands for: the vector and cached accesses,

@@ -110,7 +110,10 @@ static const char *hoisted(Cx *cx, int t, const int *roles, int n, const char *l
 		if (v == 2) inv = 0;
 	}
 	for (int i = 0; i < cx->nhoist; i++)
-		if (cx->hoist[i].t == t && !strcmp(cx->hoist[i].lin, lin)) return cx->hoist[i].name;
+		if (cx->hoist[i].t == t && !strcmp(cx->hoist[i].lin, lin)) {
+			if (cx->w.compute != ET_F64) cx->hoist[i].dbl = 0; /* a use in f32: held as read */
+			return cx->hoist[i].name;
+		}
 	if (cx->nhoist == (int)(sizeof cx->hoist / sizeof cx->hoist[0])) return NULL;
 	struct Hoist *h = &cx->hoist[cx->nhoist++];
 	char *buf = NULL;
@@ -118,7 +121,12 @@ static const char *hoisted(Cx *cx, int t, const int *roles, int n, const char *l
 	FILE *f = xmemstream(&buf, &len);
 	cuda_load(cx, t, lin, f);
 	fclose(f);
-	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv,
+	/* at the one open loop's variable alone: a candidate for the warp's tile */
+	char *at = cx->nhvars == 1 ? xasprintf("(long long)(%s)", cx->hvars[0]) : NULL;
+	const int at_loop = cx->stage_try && n == 1 && roles[0] == CUDA_ROLE_LOOP && at && !strcmp(lin, at);
+	free(at);
+	*h = (struct Hoist){.t = t, .lin = xstrdup(lin), .load = buf, .inv = inv, .at_loop = at_loop,
+	                    .dbl = cx->m->tensor[t].type == ET_F32 && cx->w.compute == ET_F64,
 	                    .name = xasprintf("fz_h%d_%s", cx->nhname++, cx->m->tensor[t].name)};
 	return h->name;
 }
@@ -134,7 +142,10 @@ void cuda_hoist_decls(Cx *cx, int inv, FILE *out, int depth)
 			cx->hoist[k++] = *h;
 			continue;
 		}
-		cuda_ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
+		if (cx->k->par.stage && h->dbl) /* converted once, not at each use in the loop (KernelParams.stage) */
+			cuda_ind(out, depth), fprintf(out, "const double %s = (double)%s;\n", h->name, h->load);
+		else
+			cuda_ind(out, depth), fprintf(out, "const auto %s = %s;\n", h->name, h->load);
 		free(h->lin), free(h->load), free(h->name);
 	}
 	cx->nhoist = k;

@@ -42,6 +42,63 @@ static void row_reduction(Cx *cx, int sid, int n, int depth)
 	for (int q = 0; q < n; q++) cuda_row_unbind(cx, m->stmt[sid + q].first_index + s0->nfree);
 }
 
+/* KernelParams.stage: the sliced loop over var, its body's reads at var
+ * (the hoists marked at_loop) taken from this warp's tile in fz_pool: 32
+ * candidates a step, slice + FZ_SLICES * t for t < 32 from fz_jt, so each
+ * slice walks the same candidates in the same order as the plain loop.
+ * Prints the tile's pointers to outer (before the loops), the steps'
+ * header and the staged reads' locals to cx->out; drops those hoists.
+ * Returns 0 (nothing printed) where the body reads nothing at var. */
+static int staged_loop(Cx *cx, const Stmt *s0, const char *var, int depth, FILE *outer)
+{
+	const Module *m = cx->m;
+	FILE *out = cx->out;
+	int nst = 0;
+	for (int i = 0; i < cx->nhoist; i++) nst += !cx->hoist[i].inv && cx->hoist[i].at_loop;
+	if (!nst) return 0;
+	const Dim r = m->index[s0->first_index + s0->nfree].range;
+	const long bytes = 32L * cx->k->par.slices * nst * 8; /* a warp's tile: 32 slots of 8 bytes a tensor */
+	if (bytes > cx->pool_bytes) cx->pool_bytes = bytes;
+	cx->pool_live = 1;
+	int q = 0;
+	for (int i = 0; i < cx->nhoist; i++) {
+		const struct Hoist *h = &cx->hoist[i];
+		if (h->inv || !h->at_loop) continue;
+		const char *ty = h->dbl ? "double" : cuda_ctype(m->tensor[h->t].type);
+		cuda_ind(outer, depth), fprintf(outer, "%s *const fz_st_%s = (%s *)(fz_pool + (fz_slice * %d + %d) * 256);\n", ty, h->name, ty, nst, q++);
+	}
+	cuda_ind(out, depth), fputs("for (long long fz_jt = 0; fz_jt < ", out), cuda_dim(cx, r, out), fputs("; fz_jt += 32 * FZ_SLICES) {\n", out);
+	cuda_ind(out, depth + 1), fputs("{ /* this warp's next 32 candidates, a lane each, converted once */\n", out);
+	cuda_ind(out, depth + 2), fputs("const long long fz_sj = fz_jt + fz_slice + (long long)FZ_SLICES * fz_lane;\n", out);
+	cuda_ind(out, depth + 2), fputs("if (fz_sj < ", out), cuda_dim(cx, r, out), fputs(") {\n", out);
+	for (int i = 0; i < cx->nhoist; i++) {
+		const struct Hoist *h = &cx->hoist[i];
+		if (h->inv || !h->at_loop) continue;
+		cuda_ind(out, depth + 3), fprintf(out, "fz_st_%s[fz_lane] = (%s)", h->name, h->dbl ? "double" : cuda_ctype(m->tensor[h->t].type));
+		cuda_load(cx, h->t, "(long long)(fz_sj)", out);
+		fputs(";\n", out);
+	}
+	cuda_ind(out, depth + 2), fputs("}\n", out);
+	cuda_ind(out, depth + 1), fputs("}\n", out);
+	cuda_ind(out, depth + 1), fputs("__syncwarp();\n", out);
+	cuda_ind(out, depth + 1), fputs("const long long fz_tn = (", out), cuda_dim(cx, r, out), fputs(" - fz_jt - fz_slice + FZ_SLICES - 1) / FZ_SLICES;\n", out);
+	fprintf(out, "#pragma unroll %d\n", cx->k->par.red_unroll);
+	cuda_ind(out, depth + 1), fputs("for (int fz_t = 0; fz_t < (fz_tn < 32 ? (int)fz_tn : 32); ++fz_t) {\n", out);
+	cuda_ind(out, depth + 2), fprintf(out, "const long long %s = fz_jt + fz_slice + (long long)FZ_SLICES * fz_t;\n", var);
+	int k = 0;
+	for (int i = 0; i < cx->nhoist; i++) {
+		struct Hoist *h = &cx->hoist[i];
+		if (h->inv || !h->at_loop) {
+			cx->hoist[k++] = *h;
+			continue;
+		}
+		cuda_ind(out, depth + 2), fprintf(out, "const %s %s = fz_st_%s[fz_t];\n", h->dbl ? "double" : cuda_ctype(m->tensor[h->t].type), h->name, h->name);
+		free(h->lin), free(h->load), free(h->name);
+	}
+	cx->nhoist = k;
+	return 1;
+}
+
 /* Serial loops over the reduced indices at the point (split over the
    warps when sliced) */
 static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
@@ -54,10 +111,17 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 	FILE *outer = out;
 	char *loops = NULL;
 	size_t loops_len = 0;
-	out = cx->out = xmemstream(&loops, &loops_len);
 	int d = depth;
 	char *var[MAX_IDX] = {0};
 	int rag_step[MAX_IDX] = {0}, opened[MAX_IDX], nopen = 0;
+	/* KernelParams.stage: one dense loop, shared by the warps; its header
+	   written aside, since the staged loop replaces it when the body reads
+	   inputs at its variable */
+	const int stage_try = cx->k->par.stage && cx->sliced && !row && !cx->shift_loop && !cx->k->par.split &&
+	                      s0->nindex - s0->nfree == 1 && m->index[s0->first_index + s0->nfree].kind != IX_RAGGED;
+	char *hdr = NULL;
+	size_t hdr_len = 0;
+	out = cx->out = stage_try ? xmemstream(&hdr, &hdr_len) : xmemstream(&loops, &loops_len);
 	for (int i = s0->nfree; i < s0->nindex; i++) {
 		const Index *ix = &m->index[s0->first_index + i];
 		var[i] = xasprintf("r%d_%s", i, ix->name);
@@ -99,6 +163,7 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		}
 		rag_step[i] = split;
 	}
+	if (stage_try) fclose(out), out = cx->out = xmemstream(&loops, &loops_len);
 	{
 		char *body = NULL;
 		size_t body_len = 0;
@@ -109,14 +174,19 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 		for (int q = 0; q < n; q++) hoist |= m->stmt[sid + q].mask != 0;
 		cx->nhvars = 0;
 		for (int q = 0; q < nopen; q++) cx->hvars[cx->nhvars++] = var[opened[q]];
-		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? cuda_eager_ok : NULL;
-		accumulate_body(cx, sid, n, d);
-		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0;
+		cx->out = bf, cx->hoisting = hoist, cx->w.eager_ok = hoist ? cuda_eager_ok : NULL, cx->stage_try = stage_try;
+		accumulate_body(cx, sid, n, d + (stage_try != 0));
+		cx->out = out, cx->hoisting = 0, cx->w.eager_ok = NULL, cx->nhvars = 0, cx->stage_try = 0;
 		fclose(bf);
+		const int staged = stage_try ? staged_loop(cx, s0, var[s0->nfree], depth, outer) : 0;
+		if (stage_try && !staged) fputs(hdr, out);
+		if (staged) d++;
 		cuda_hoist_decls(cx, 0, out, d); /* read at the loops' variables: each step */
 		fputs(body, out);
 		free(body);
+		if (staged) cuda_ind(out, depth + 1), fputs("}\n", out), cuda_ind(out, depth + 1), fputs("__syncwarp();\n", out), d--;
 	}
+	free(hdr);
 	while (nopen > 0) { /* closed innermost first: ragged ones, then dense */
 		const int i = opened[--nopen];
 		d--;
@@ -142,6 +212,12 @@ static void loop_reduction(Cx *cx, int sid, int n, int depth, int row)
 static void fold_slices_named(Cx *cx, const char *name, const char *ty, const char *op, int depth)
 {
 	FILE *out = cx->out;
+	if (cx->pool_live) { /* the warps' tiles' memory, once every warp has left its loop */
+		const long bytes = (long)cx->k->par.slices * kernel_points(cx->k) * 8;
+		if (bytes > cx->pool_bytes) cx->pool_bytes = bytes;
+		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+		cuda_ind(out, depth), fprintf(out, "%s (*const fz_m_%s)[%d] = (%s (*)[%d])fz_pool;\n", ty, name, kernel_points(cx->k), ty, kernel_points(cx->k));
+	} else
 	cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d];\n", ty, name, kernel_points(cx->k));
 	cuda_ind(out, depth), fprintf(out, "fz_m_%s[fz_slice][fz_lane] = acc_%s;\n", name, name);
 	cuda_ind(out, depth), fputs("__syncthreads();\n", out);
@@ -162,14 +238,27 @@ static void fold_slices(Cx *cx, const Stmt *s, int depth)
 		/* every warp's k smallest, merged in warp order */
 		const char *ty = cuda_ctype(s->acc);
 		int K = s->kmin_k;
+		if (cx->pool_live) { /* the warps' tiles' memory, once every warp has left its loop */
+			const long bytes = (long)cx->k->par.slices * kernel_points(cx->k) * K * elem_info[s->acc].bytes;
+			if (bytes > cx->pool_bytes) cx->pool_bytes = bytes;
+			cuda_ind(out, depth), fputs("__syncthreads();\n", out);
+			cuda_ind(out, depth), fprintf(out, "%s (*const fz_m_%s)[%d][%d] = (%s (*)[%d][%d])fz_pool;\n", ty, x->name, kernel_points(cx->k), K, ty,
+			                              kernel_points(cx->k), K);
+		} else
 		cuda_ind(out, depth), fprintf(out, "__shared__ %s fz_m_%s[FZ_SLICES][%d][%d];\n", ty, x->name, kernel_points(cx->k), K);
 		fputs("#pragma unroll\n", out);
 		cuda_ind(out, depth), fprintf(out, "for (int q = 0; q < %d; ++q) fz_m_%s[fz_slice][fz_lane][q] = acc_%s[q];\n", K, x->name, x->name);
 		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
 		cuda_ind(out, depth), fprintf(out, "fz_kinit<%s, %d>(acc_%s);\n", ty, K, x->name);
+		/* each warp's list ascends: its first value not below the k-th
+		   smallest so far ends it (the same k values, fewer steps) */
 		cuda_ind(out, depth), fprintf(out, "for (int w = 0; w < FZ_SLICES; ++w)\n");
 		fputs("#pragma unroll\n", out);
-		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) fz_kpush<%s, %d>(acc_%s, fz_m_%s[w][fz_lane][q]);\n", K, ty, K, x->name, x->name);
+		cuda_ind(out, depth + 1), fprintf(out, "for (int q = 0; q < %d; ++q) {\n", K);
+		cuda_ind(out, depth + 2), fprintf(out, "const %s fz_v = fz_m_%s[w][fz_lane][q];\n", ty, x->name);
+		cuda_ind(out, depth + 2), fprintf(out, "if (!(fz_v < acc_%s[%d])) break;\n", x->name, K - 1);
+		cuda_ind(out, depth + 2), fprintf(out, "fz_kpush<%s, %d>(acc_%s, fz_v);\n", ty, K, x->name);
+		cuda_ind(out, depth + 1), fputs("}\n", out);
 		cuda_ind(out, depth), fputs("__syncthreads();\n", out);
 	} else if (cx->sliced) {
 		fold_slices_named(cx, x->name, cuda_ctype(s->acc), cuda_red_op(s->red), depth);

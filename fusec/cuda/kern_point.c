@@ -193,6 +193,9 @@ void cuda_kern_point(Cx *cx)
 	const Kernel *k = cx->k;
 	FILE *out = cx->out;
 	int U = k->par.unroll > 1 ? k->par.unroll : 1;
+	FILE *pool_keep = NULL;
+	char *pool_text = NULL;
+	size_t pool_len = 0;
 	cuda_kernel_head(cx);
 	if (k->has_tail) fputs("\t__shared__ double fz_sh[32];\n", out);
 	cuda_tail_decls(cx, 1);
@@ -208,6 +211,8 @@ void cuda_kern_point(Cx *cx)
 		if (pts == 32) fputs("\tconst int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;\n", out);
 		else fprintf(out, "\tconst int fz_lane = threadIdx.x %% %d, fz_slice = threadIdx.x / %d; /* %d points a block */\n", pts, pts, pts);
 		if (k->par.split) split_rows(cx);
+		if (k->par.stage) /* written aside: fz_pool's size is known once the loops are (cuda_reduce.c) */
+			cx->pool_live = 0, cx->pool_bytes = 0, pool_keep = out, out = cx->out = xmemstream(&pool_text, &pool_len);
 		fprintf(out, "\tfor (long long pb = (long long)blockIdx.x * %d; pb < total; pb += (long long)gridDim.x * %d) {\n", pts, pts);
 		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
 		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
@@ -284,6 +289,14 @@ void cuda_kern_point(Cx *cx)
 	cx->sfx = "";
 	cx->sliced = 0;
 	fputs("\t}\n", out);
+	if (pool_keep) {
+		fclose(out);
+		out = cx->out = pool_keep;
+		if (cx->pool_live) fprintf(out, "\t__shared__ __align__(16) unsigned char fz_pool[%ld]; /* the warps' tiles, then the slices' folds */\n", cx->pool_bytes);
+		fputs(pool_text, out);
+		free(pool_text);
+		cx->pool_live = 0, cx->pool_bytes = 0;
+	}
 	if (k->par.slices > 1) fputs("#undef FZ_SLICES\n", out);
 	cuda_finish_kernel(cx);
 }

@@ -72,6 +72,7 @@ void plan_storage(const Module *m, Schedule *p, const unsigned char *stored);
 /* plan_launch.c */
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored);
 void plan_split(const Module *m, Schedule *p);
+void plan_stage(const Module *m, Schedule *p);
 
 /* plan_shift.c: a row's sum and the squares about its mean in one walk (Kernel.shift_sq) */
 void plan_shift(const Module *m, Schedule *p);

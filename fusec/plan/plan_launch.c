@@ -407,3 +407,28 @@ long plan_static_smem(const Module *m, const Schedule *p, const Kernel *k, long 
 	}
 	return bytes;
 }
+
+/* A sliced POINT kernel (a launch of its own, not split) whose reduction
+ * loops over one index with a condition or several merged terms (the
+ * loops whose body reads its inputs once a step, cuda_reduce.c): the
+ * inputs read at the loop's variable go through shared memory, each warp
+ * loading its next 32 candidates (a lane each, converted once to the
+ * body's precision) and then reading them as broadcasts. Every lane of a
+ * warp reads the same candidate, so before this each step loaded it again
+ * and converted it again: at f64 with f32 data, three conversions a pair
+ * at a quarter of the f64 rate (transfer_entropy, issue 28). The slices
+ * walk their candidates in the same order, so the sums are the same. */
+void plan_stage(const Module *m, Schedule *p)
+{
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		k->par.stage = 0;
+		if (k->mode != KM_POINT || k->par.slices <= 1 || k->par.split || k->shift_sq || kernel_points(k) != 32) continue;
+		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
+			const Stmt *s = &m->stmt[sid];
+			if (p->op[sid - p->first_stmt] != STEP_REDUCE || s->nindex - s->nfree != 1) continue;
+			if (m->index[s->first_index + s->nfree].kind == IX_RAGGED) continue;
+			if (s->mask || p->merge[sid - p->first_stmt] > 1) k->par.stage = 1;
+		}
+	}
+}

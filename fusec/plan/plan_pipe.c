@@ -97,6 +97,7 @@ static void plan_one(const Module *m, const Pipeline *pl, const Schedule *fused,
 		free(k->name);
 		k->name = xstrdup(namer_make(nm, "%s_k%d", pl->name, i));
 		if (!k->par.split) k->par.red_unroll = 32;
+		k->par.stage = 0; /* a phase's blocks are not the launch's (plan_stage) */
 		if (!pp->split[i]) k->par.block = b;
 	}
 	plan_pipe_deps(m, pp);

@@ -89,6 +89,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			        p->a_mmajor ? " a=km" : "", p->c_swapped ? " c=swapped" : "");
 		if (p->regs) fprintf(out, " regs=%d", p->regs);
 		if (p->row_paths) fputs(" paths=1", out);
+		if (p->stage) fputs(" stage=1", out);
 		fprintf(out, " tuned=%s red_unroll=%d sig=%s", p->tuned ? p->tuned : "built-in", p->red_unroll, k->sig);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
 		if (k->mode == KM_ATTN) {
@@ -146,7 +147,7 @@ _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->regs == b->regs && a->unroll == b->unroll && a->vec == b->vec &&
-	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->row_paths == b->row_paths && a->tile_m == b->tile_m &&
+	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->stage == b->stage && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->row_paths == b->row_paths && a->tile_m == b->tile_m &&
 	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor && a->a_mmajor == b->a_mmajor && a->c_swapped == b->c_swapped &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);

@@ -156,6 +156,10 @@ typedef struct KernelParams {
 	int row_paths;    /* ROW with a register cache: 1 = each path (streamed, cached, scalar) a function
 	                     of its own, its registers allocated alone, the cached one also with the
 	                     small cache (row_cache_small); 0 = the three in one body */
+	int stage;        /* POINT, sliced (not split, not a pipeline's phase): inputs that a reduction
+	                     loop's body reads at its one loop variable go through a warp's tile in
+	                     shared memory, 32 candidates a step, loaded and converted to the body's
+	                     precision once (plan_stage); the order of each slice's terms unchanged */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
 	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
