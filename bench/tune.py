@@ -36,7 +36,11 @@ WORK = os.environ.get('WORK', os.path.join(ROOT, 'build', 'tune'))
 MARGIN = 0.02
 # candidates by kernel mode: each a parameter set (tune.c's ranges)
 CANDIDATES = {
-    'row': [{'rcache': r} for r in (2, 3, 4, 6, 8)],
+    # rcache: the row's share a thread caches; regs: a register cap in place
+    # of the launch bound (more rows in flight an SM: the memory-bound rows
+    # ran at 81-88% of the copy floor where torch.compile reached 95-99%,
+    # H100 2026-11-27, with 256-thread rows at up to 64 registers)
+    'row': [{'rcache': r} for r in (2, 3, 4, 6, 8)] + [{'rcache': r, 'regs': g, 'paths': 1} for r in (2, 4) for g in (40, 48)],
     'point': [{'block': b} for b in (128, 256, 512, 1024)],
 }
 
