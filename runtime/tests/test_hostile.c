@@ -144,7 +144,6 @@ static void test_agreement(void)
 	       "inexact q: no output", NULL);
 	expect("refuses an inexact line of an unknown kind", edited("inexact_kind", "layout ", "inexact q fp16\nlayout ", err), FZ_ERR_FORMAT,
 	       err, "malformed inexact line (inexact NAME tf32, or fp8)", NULL);
-	expect("reads a 1-byte f8e4m3 tensor", edited("fp8_type", "param p input f32 N", "param p input f8e4m3 N", err), FZ_OK, err, NULL);
 	expect("refuses an element type of another fp8", edited("fp8_e5m2", "param p input f32 N", "param p input f8e5m2 N", err),
 	       FZ_ERR_FORMAT, err, "unknown element type 'f8e5m2'", NULL);
 	/* a tile kernel's maps' box rows (tma-rows=A,B, issue 25): only on a tile kernel */
