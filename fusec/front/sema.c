@@ -55,17 +55,19 @@ static int f32_intermediate(const Module *m, int e)
 	return x->op == IR_LOAD && m->tensor[x->tensor].kind == TK_TEMP && m->tensor[x->tensor].type == ET_F32;
 }
 
-/* Is load e a plain read of an input, X(i, .., k) (batched X(b, .., k)):
-   every subscript an index, the reduced index k last? */
+/* Is load e a plain read of an input, X(i, k) (batched X(b, i, k)): every
+   subscript an index, the reduced index k last, the batch index first?
+   Then i, else -1. */
 static int kmajor_input_load(const Module *m, const Stmt *c, int e)
 {
 	const Expr *x = &m->expr[e];
-	if (x->op != IR_LOAD || m->tensor[x->tensor].kind != TK_INPUT || x->nargs != c->nfree) return 0;
+	if (x->op != IR_LOAD || m->tensor[x->tensor].kind != TK_INPUT || x->nargs != c->nfree) return -1;
 	for (int i = 0; i < x->nargs; i++)
-		if (m->expr[x->args[i]].op != IR_INDEX) return 0;
+		if (m->expr[x->args[i]].op != IR_INDEX) return -1;
 	const int bat = c->nfree == 3;
-	return m->expr[x->args[x->nargs - 1]].index == c->first_index + c->nfree &&
-	       (!bat || m->expr[x->args[0]].index == c->first_index);
+	if (m->expr[x->args[x->nargs - 1]].index != c->first_index + c->nfree || (bat && m->expr[x->args[0]].index != c->first_index))
+		return -1;
+	return m->expr[x->args[bat]].index;
 }
 
 /* f8e4m3 operands: on tensor cores only (nothing else reads fp8), so the
@@ -81,9 +83,10 @@ static int check_fp8_contraction(Sema *s, Stage *sg, const Stmt *c)
 		           "(acc(m,n) +=! A(m,k) * B(n,k), no 'where'): fp8 is read by tensor cores alone", sg->name);
 		return 0;
 	}
+	int rows[2];
 	for (int i = 0; i < 2; i++) {
 		const int e = i ? c->contract_b : c->contract_a;
-		if (!kmajor_input_load(m, c, e)) {
+		if ((rows[i] = kmajor_input_load(m, c, e)) < 0) {
 			const Expr *x = &m->expr[e];
 			diag_error(s->d, x->off ? x->off : sg->off, "f8e4m3 operand '%s' must be an input read with the reduced index last and every "
 			           "subscript an index (A(m,k) and B(n,k), batched A(b,m,k) and B(b,n,k)): fp8 tensor cores read both operands "
@@ -91,6 +94,13 @@ static int check_fp8_contraction(Sema *s, Stage *sg, const Stmt *c)
 			           x->op == IR_LOAD ? m->tensor[x->tensor].name : "?");
 			return 0;
 		}
+	}
+	/* one operand over C's row index, the other over its column index */
+	const int im = c->first_index + (c->nfree == 3), in = im + 1;
+	if (!((rows[0] == im && rows[1] == in) || (rows[0] == in && rows[1] == im))) {
+		diag_error(s->d, sg->off, "stage '%s' multiplies f8e4m3 operands that are not one over each of its result's indices: "
+		           "write acc(m,n) +=! A(m,k) * B(n,k) (fp8 is read by tensor cores alone)", sg->name);
+		return 0;
 	}
 	if (sg->precision != ET_F32) {
 		diag_error(s->d, sg->off, "a tensor-core stage over f8e4m3 operands accumulates in f32: it cannot have precision %s (use f32)",
