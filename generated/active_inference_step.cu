@@ -240,7 +240,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_f2(co
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -258,27 +257,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_f2(co
 		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3])))));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)]))))));
-		}
-		if (ok_1) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)]))))));
-		}
-		if (ok_2) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)]))))));
-		}
-		if (ok_3) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)]))))));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)]))))));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);
@@ -324,7 +305,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u0(co
 extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u1(const fz_active_inference_step_args a)
 {
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_g & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -348,38 +328,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u1(co
 		*(float4 *)&a.t_e[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_e_0 = (float)((__ldg(&a.t_o[(long long)(s0_0)]) - (a.t_g[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_e_1 = (float)((__ldg(&a.t_o[(long long)(s0_1)]) - (a.t_g[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_e_2 = (float)((__ldg(&a.t_o[(long long)(s0_2)]) - (a.t_g[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_e_3 = (float)((__ldg(&a.t_o[(long long)(s0_3)]) - (a.t_g[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_e[(long long)(s0_0)] = (float)(v_e_0);
-		}
-		if (ok_1) {
-		a.t_e[(long long)(s0_1)] = (float)(v_e_1);
-		}
-		if (ok_2) {
-		a.t_e[(long long)(s0_2)] = (float)(v_e_2);
-		}
-		if (ok_3) {
-		a.t_e[(long long)(s0_3)] = (float)(v_e_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_e = (float)((__ldg(&a.t_o[(long long)(s0)]) - (a.t_g[(long long)(s0)])));
+		a.t_e[(long long)(s0)] = (float)(v_e);
 	}
 }
 
 extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u2(const fz_active_inference_step_args a)
 {
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_pi & 15) == 0 && ((unsigned long long)a.t_we & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -401,31 +359,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u2(co
 		*(float4 *)&a.t_we[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_we_0 = (float)((__ldg(&a.t_pi[(long long)(s0_0)]) * (a.t_e[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_we_1 = (float)((__ldg(&a.t_pi[(long long)(s0_1)]) * (a.t_e[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_we_2 = (float)((__ldg(&a.t_pi[(long long)(s0_2)]) * (a.t_e[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_we_3 = (float)((__ldg(&a.t_pi[(long long)(s0_3)]) * (a.t_e[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_we[(long long)(s0_0)] = (float)(v_we_0);
-		}
-		if (ok_1) {
-		a.t_we[(long long)(s0_1)] = (float)(v_we_1);
-		}
-		if (ok_2) {
-		a.t_we[(long long)(s0_2)] = (float)(v_we_2);
-		}
-		if (ok_3) {
-		a.t_we[(long long)(s0_3)] = (float)(v_we_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_we = (float)((__ldg(&a.t_pi[(long long)(s0)]) * (a.t_e[(long long)(s0)])));
+		a.t_we[(long long)(s0)] = (float)(v_we);
 	}
 }
 
@@ -434,7 +371,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u3(co
 	__shared__ double fz_sh[32];
 	float tacc_accuracy = 0;
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_we & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -450,27 +386,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u3(co
 		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)((fz_vl0[3] * (a.t_e[(long long)(s0_3)]))));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)(((a.t_we[(long long)(s0_0)]) * (a.t_e[(long long)(s0_0)]))));
-		}
-		if (ok_1) {
-		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)(((a.t_we[(long long)(s0_1)]) * (a.t_e[(long long)(s0_1)]))));
-		}
-		if (ok_2) {
-		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)(((a.t_we[(long long)(s0_2)]) * (a.t_e[(long long)(s0_2)]))));
-		}
-		if (ok_3) {
-		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)(((a.t_we[(long long)(s0_3)]) * (a.t_e[(long long)(s0_3)]))));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_accuracy = fz_op<FZ_SUM>(tacc_accuracy, (float)(((a.t_we[(long long)(s0)]) * (a.t_e[(long long)(s0)]))));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_accuracy, fz_sh);
@@ -541,7 +459,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) active_inference_step_u4(c
 extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u5(const fz_active_inference_step_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_mu & 15) == 0 && ((unsigned long long)a.t_grad & 15) == 0 && ((unsigned long long)a.t_mu_next & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -565,31 +482,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u5(co
 		*(float4 *)&a.t_mu_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_mu_next_0 = (float)((__ldg(&a.t_mu[(long long)(s0_0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_mu_next_1 = (float)((__ldg(&a.t_mu[(long long)(s0_1)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_mu_next_2 = (float)((__ldg(&a.t_mu[(long long)(s0_2)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_mu_next_3 = (float)((__ldg(&a.t_mu[(long long)(s0_3)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_mu_next[(long long)(s0_0)] = (float)(v_mu_next_0);
-		}
-		if (ok_1) {
-		a.t_mu_next[(long long)(s0_1)] = (float)(v_mu_next_1);
-		}
-		if (ok_2) {
-		a.t_mu_next[(long long)(s0_2)] = (float)(v_mu_next_2);
-		}
-		if (ok_3) {
-		a.t_mu_next[(long long)(s0_3)] = (float)(v_mu_next_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0)]))));
+		a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
 	}
 }
 
@@ -598,7 +494,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u6(co
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -616,27 +511,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) active_inference_step_u6(co
 		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3])))));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)]))))));
-		}
-		if (ok_1) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)]))))));
-		}
-		if (ok_2) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)]))))));
-		}
-		if (ok_3) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)]))))));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)]))))));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);
@@ -846,7 +723,6 @@ static __device__ void active_inference_once_k2(const fz_active_inference_step_a
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -864,27 +740,9 @@ static __device__ void active_inference_once_k2(const fz_active_inference_step_a
 		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3])))));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)]))))));
-		}
-		if (ok_1) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)]))))));
-		}
-		if (ok_2) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)]))))));
-		}
-		if (ok_3) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)]))))));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)]))))));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);

@@ -437,10 +437,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 
 /* u variant: 3 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 4) add_rmsnorm_u0(const fz_add_rmsnorm_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add_rmsnorm_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec8 = (a.n_C & 7) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_res & 15) == 0 && ((unsigned long long)a.t_h & 15) == 0;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_x & 7) == 0 && ((unsigned long long)a.t_res & 7) == 0 && ((unsigned long long)a.t_h & 7) == 0;
 	if (fz_vec8) {
@@ -531,47 +530,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rmsnorm_u0(const fz_add
 		*(ushort4 *)&a.t_h[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_h_0 = (float)((fz_b2f(__ldg(&a.t_x[fz_p_0])) + fz_b2f(__ldg(&a.t_res[fz_p_0]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_h_1 = (float)((fz_b2f(__ldg(&a.t_x[fz_p_1])) + fz_b2f(__ldg(&a.t_res[fz_p_1]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_h_2 = (float)((fz_b2f(__ldg(&a.t_x[fz_p_2])) + fz_b2f(__ldg(&a.t_res[fz_p_2]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_h_3 = (float)((fz_b2f(__ldg(&a.t_x[fz_p_3])) + fz_b2f(__ldg(&a.t_res[fz_p_3]))));
-		if (ok_0) {
-		a.t_h[fz_p_0] = fz_f2b(v_h_0);
-		}
-		if (ok_1) {
-		a.t_h[fz_p_1] = fz_f2b(v_h_1);
-		}
-		if (ok_2) {
-		a.t_h[fz_p_2] = fz_f2b(v_h_2);
-		}
-		if (ok_3) {
-		a.t_h[fz_p_3] = fz_f2b(v_h_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_h = (float)((fz_b2f(__ldg(&a.t_x[fz_p])) + fz_b2f(__ldg(&a.t_res[fz_p]))));
+		a.t_h[fz_p] = fz_f2b(v_h);
 	}
 }
 
@@ -593,10 +559,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u1(const fz_add
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) add_rmsnorm_u2(const fz_add_rmsnorm_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add_rmsnorm_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec8 = (a.n_C & 7) == 0 && ((unsigned long long)a.t_w & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_w & 7) == 0 && ((unsigned long long)a.t_y & 7) == 0;
 	if (fz_vec8) {
@@ -681,47 +646,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) add_rmsnorm_u2(const fz_add
 		*(ushort4 *)&a.t_y[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_y_0 = (float)(((fz_b2f((a.t_h[fz_p_0])) * rsqrtf((((a.t_ms[(long long)(s0_0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_y_1 = (float)(((fz_b2f((a.t_h[fz_p_1])) * rsqrtf((((a.t_ms[(long long)(s0_1)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_y_2 = (float)(((fz_b2f((a.t_h[fz_p_2])) * rsqrtf((((a.t_ms[(long long)(s0_2)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_y_3 = (float)(((fz_b2f((a.t_h[fz_p_3])) * rsqrtf((((a.t_ms[(long long)(s0_3)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1_3)]))));
-		if (ok_0) {
-		a.t_y[fz_p_0] = fz_f2b(v_y_0);
-		}
-		if (ok_1) {
-		a.t_y[fz_p_1] = fz_f2b(v_y_1);
-		}
-		if (ok_2) {
-		a.t_y[fz_p_2] = fz_f2b(v_y_2);
-		}
-		if (ok_3) {
-		a.t_y[fz_p_3] = fz_f2b(v_y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_y = (float)(((fz_b2f((a.t_h[fz_p])) * rsqrtf((((a.t_ms[(long long)(s0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1)]))));
+		a.t_y[fz_p] = fz_f2b(v_y);
 	}
 }
 

@@ -1635,7 +1635,6 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_u0(const __grid_c
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u1(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_s & 15) == 0 && ((unsigned long long)a.t_z & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -1672,55 +1671,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u1(const fz_atten
 		*(float4 *)&a.t_z[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
-		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_z_0 = (float)(((a.t_s[fz_p_0]) * ((float)a.t_scale)));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q2_1 = a.n_S <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_S) : fz_rem_1 / a.n_S;
-		const long long s2_1 = fz_rem_1 - fz_q2_1 * a.n_S; fz_rem_1 = fz_q2_1;
-		const long long fz_q1_1 = a.n_T <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_T) : fz_rem_1 / a.n_T;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_T; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_z_1 = (float)(((a.t_s[fz_p_1]) * ((float)a.t_scale)));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q2_2 = a.n_S <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_S) : fz_rem_2 / a.n_S;
-		const long long s2_2 = fz_rem_2 - fz_q2_2 * a.n_S; fz_rem_2 = fz_q2_2;
-		const long long fz_q1_2 = a.n_T <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_T) : fz_rem_2 / a.n_T;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_T; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_z_2 = (float)(((a.t_s[fz_p_2]) * ((float)a.t_scale)));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q2_3 = a.n_S <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_S) : fz_rem_3 / a.n_S;
-		const long long s2_3 = fz_rem_3 - fz_q2_3 * a.n_S; fz_rem_3 = fz_q2_3;
-		const long long fz_q1_3 = a.n_T <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_T) : fz_rem_3 / a.n_T;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_T; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_z_3 = (float)(((a.t_s[fz_p_3]) * ((float)a.t_scale)));
-		if (ok_0) {
-		a.t_z[fz_p_0] = (float)(v_z_0);
-		}
-		if (ok_1) {
-		a.t_z[fz_p_1] = (float)(v_z_1);
-		}
-		if (ok_2) {
-		a.t_z[fz_p_2] = (float)(v_z_2);
-		}
-		if (ok_3) {
-		a.t_z[fz_p_3] = (float)(v_z_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
+		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_z = (float)(((a.t_s[fz_p]) * ((float)a.t_scale)));
+		a.t_z[fz_p] = (float)(v_z);
 	}
 }
 
@@ -1748,7 +1708,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u2(const fz_atten
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u3(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_z & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -1785,55 +1744,16 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u3(const fz_atten
 		*(float4 *)&a.t_e[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
-		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_e_0 = (float)(fz_expf(((a.t_z[fz_p_0]) - (a.t_mx[((long long)(s0_0) * a.n_T + (long long)(s1_0))]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q2_1 = a.n_S <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_S) : fz_rem_1 / a.n_S;
-		const long long s2_1 = fz_rem_1 - fz_q2_1 * a.n_S; fz_rem_1 = fz_q2_1;
-		const long long fz_q1_1 = a.n_T <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_T) : fz_rem_1 / a.n_T;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_T; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_e_1 = (float)(fz_expf(((a.t_z[fz_p_1]) - (a.t_mx[((long long)(s0_1) * a.n_T + (long long)(s1_1))]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q2_2 = a.n_S <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_S) : fz_rem_2 / a.n_S;
-		const long long s2_2 = fz_rem_2 - fz_q2_2 * a.n_S; fz_rem_2 = fz_q2_2;
-		const long long fz_q1_2 = a.n_T <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_T) : fz_rem_2 / a.n_T;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_T; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_e_2 = (float)(fz_expf(((a.t_z[fz_p_2]) - (a.t_mx[((long long)(s0_2) * a.n_T + (long long)(s1_2))]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q2_3 = a.n_S <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_S) : fz_rem_3 / a.n_S;
-		const long long s2_3 = fz_rem_3 - fz_q2_3 * a.n_S; fz_rem_3 = fz_q2_3;
-		const long long fz_q1_3 = a.n_T <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_T) : fz_rem_3 / a.n_T;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_T; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_e_3 = (float)(fz_expf(((a.t_z[fz_p_3]) - (a.t_mx[((long long)(s0_3) * a.n_T + (long long)(s1_3))]))));
-		if (ok_0) {
-		a.t_e[fz_p_0] = (float)(v_e_0);
-		}
-		if (ok_1) {
-		a.t_e[fz_p_1] = (float)(v_e_1);
-		}
-		if (ok_2) {
-		a.t_e[fz_p_2] = (float)(v_e_2);
-		}
-		if (ok_3) {
-		a.t_e[fz_p_3] = (float)(v_e_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
+		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_e = (float)(fz_expf(((a.t_z[fz_p]) - (a.t_mx[((long long)(s0) * a.n_T + (long long)(s1))]))));
+		a.t_e[fz_p] = (float)(v_e);
 	}
 }
 
@@ -1858,10 +1778,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u4(const fz_atten
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) attention_u5(const fz_attention_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) attention_u5(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec8 = (a.n_S & 7) == 0 && ((unsigned long long)a.t_e & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_e & 15) == 0 && ((unsigned long long)a.t_p & 7) == 0;
 	if (fz_vec8) {
@@ -1959,55 +1878,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) attention_u5(const fz_atten
 		*(ushort4 *)&a.t_p[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
-		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_p_0 = (float)(((a.t_e[fz_p_0]) * (1.0f / (a.t_l[((long long)(s0_0) * a.n_T + (long long)(s1_0))]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q2_1 = a.n_S <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_S) : fz_rem_1 / a.n_S;
-		const long long s2_1 = fz_rem_1 - fz_q2_1 * a.n_S; fz_rem_1 = fz_q2_1;
-		const long long fz_q1_1 = a.n_T <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_T) : fz_rem_1 / a.n_T;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_T; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_p_1 = (float)(((a.t_e[fz_p_1]) * (1.0f / (a.t_l[((long long)(s0_1) * a.n_T + (long long)(s1_1))]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q2_2 = a.n_S <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_S) : fz_rem_2 / a.n_S;
-		const long long s2_2 = fz_rem_2 - fz_q2_2 * a.n_S; fz_rem_2 = fz_q2_2;
-		const long long fz_q1_2 = a.n_T <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_T) : fz_rem_2 / a.n_T;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_T; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_p_2 = (float)(((a.t_e[fz_p_2]) * (1.0f / (a.t_l[((long long)(s0_2) * a.n_T + (long long)(s1_2))]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q2_3 = a.n_S <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_S) : fz_rem_3 / a.n_S;
-		const long long s2_3 = fz_rem_3 - fz_q2_3 * a.n_S; fz_rem_3 = fz_q2_3;
-		const long long fz_q1_3 = a.n_T <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_T) : fz_rem_3 / a.n_T;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_T; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_p_3 = (float)(((a.t_e[fz_p_3]) * (1.0f / (a.t_l[((long long)(s0_3) * a.n_T + (long long)(s1_3))]))));
-		if (ok_0) {
-		a.t_p[fz_p_0] = fz_f2b(v_p_0);
-		}
-		if (ok_1) {
-		a.t_p[fz_p_1] = fz_f2b(v_p_1);
-		}
-		if (ok_2) {
-		a.t_p[fz_p_2] = fz_f2b(v_p_2);
-		}
-		if (ok_3) {
-		a.t_p[fz_p_3] = fz_f2b(v_p_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
+		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_p = (float)(((a.t_e[fz_p]) * (1.0f / (a.t_l[((long long)(s0) * a.n_T + (long long)(s1))]))));
+		a.t_p[fz_p] = fz_f2b(v_p);
 	}
 }
 
@@ -2062,10 +1942,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) attention_u6(const fz_atte
 #undef FZ_SLICES
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) attention_u7(const fz_attention_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) attention_u7(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_D;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec8 = (a.n_D & 7) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 15) == 0;
 	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 7) == 0;
 	if (fz_vec8) {
@@ -2163,55 +2042,16 @@ extern "C" __global__ void __launch_bounds__(256, 4) attention_u7(const fz_atten
 		*(ushort4 *)&a.t_O[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
-		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_D; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_O_0 = (float)((a.t_o[fz_p_0]));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q2_1 = a.n_D <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_D) : fz_rem_1 / a.n_D;
-		const long long s2_1 = fz_rem_1 - fz_q2_1 * a.n_D; fz_rem_1 = fz_q2_1;
-		const long long fz_q1_1 = a.n_T <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_T) : fz_rem_1 / a.n_T;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_T; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_O_1 = (float)((a.t_o[fz_p_1]));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q2_2 = a.n_D <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_D) : fz_rem_2 / a.n_D;
-		const long long s2_2 = fz_rem_2 - fz_q2_2 * a.n_D; fz_rem_2 = fz_q2_2;
-		const long long fz_q1_2 = a.n_T <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_T) : fz_rem_2 / a.n_T;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_T; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_O_2 = (float)((a.t_o[fz_p_2]));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q2_3 = a.n_D <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_D) : fz_rem_3 / a.n_D;
-		const long long s2_3 = fz_rem_3 - fz_q2_3 * a.n_D; fz_rem_3 = fz_q2_3;
-		const long long fz_q1_3 = a.n_T <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_T) : fz_rem_3 / a.n_T;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_T; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_O_3 = (float)((a.t_o[fz_p_3]));
-		if (ok_0) {
-		a.t_O[fz_p_0] = fz_f2b(v_O_0);
-		}
-		if (ok_1) {
-		a.t_O[fz_p_1] = fz_f2b(v_O_1);
-		}
-		if (ok_2) {
-		a.t_O[fz_p_2] = fz_f2b(v_O_2);
-		}
-		if (ok_3) {
-		a.t_O[fz_p_3] = fz_f2b(v_O_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q2 = a.n_D <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_D) : fz_rem / a.n_D;
+		const long long s2 = fz_rem - fz_q2 * a.n_D; fz_rem = fz_q2;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_O = (float)((a.t_o[fz_p]));
+		a.t_O[fz_p] = fz_f2b(v_O);
 	}
 }
 

@@ -229,7 +229,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u0(const fz_b
 extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u1(const fz_belief_update_args a)
 {
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_pi & 15) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_g & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -255,31 +254,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u1(const fz_b
 		*(float4 *)&a.t_e[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_e_0 = (float)((__ldg(&a.t_pi[(long long)(s0_0)]) * (__ldg(&a.t_o[(long long)(s0_0)]) - (a.t_g[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_e_1 = (float)((__ldg(&a.t_pi[(long long)(s0_1)]) * (__ldg(&a.t_o[(long long)(s0_1)]) - (a.t_g[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_e_2 = (float)((__ldg(&a.t_pi[(long long)(s0_2)]) * (__ldg(&a.t_o[(long long)(s0_2)]) - (a.t_g[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_e_3 = (float)((__ldg(&a.t_pi[(long long)(s0_3)]) * (__ldg(&a.t_o[(long long)(s0_3)]) - (a.t_g[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_e[(long long)(s0_0)] = (float)(v_e_0);
-		}
-		if (ok_1) {
-		a.t_e[(long long)(s0_1)] = (float)(v_e_1);
-		}
-		if (ok_2) {
-		a.t_e[(long long)(s0_2)] = (float)(v_e_2);
-		}
-		if (ok_3) {
-		a.t_e[(long long)(s0_3)] = (float)(v_e_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_e = (float)((__ldg(&a.t_pi[(long long)(s0)]) * (__ldg(&a.t_o[(long long)(s0)]) - (a.t_g[(long long)(s0)]))));
+		a.t_e[(long long)(s0)] = (float)(v_e);
 	}
 }
 
@@ -331,7 +309,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) belief_update_u2(const fz_
 extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_belief_update_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_mu & 15) == 0 && ((unsigned long long)a.t_grad & 15) == 0 && ((unsigned long long)a.t_mu_next & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -355,31 +332,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) belief_update_u3(const fz_b
 		*(float4 *)&a.t_mu_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_mu_next_0 = (float)((__ldg(&a.t_mu[(long long)(s0_0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_mu_next_1 = (float)((__ldg(&a.t_mu[(long long)(s0_1)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_mu_next_2 = (float)((__ldg(&a.t_mu[(long long)(s0_2)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_mu_next_3 = (float)((__ldg(&a.t_mu[(long long)(s0_3)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_mu_next[(long long)(s0_0)] = (float)(v_mu_next_0);
-		}
-		if (ok_1) {
-		a.t_mu_next[(long long)(s0_1)] = (float)(v_mu_next_1);
-		}
-		if (ok_2) {
-		a.t_mu_next[(long long)(s0_2)] = (float)(v_mu_next_2);
-		}
-		if (ok_3) {
-		a.t_mu_next[(long long)(s0_3)] = (float)(v_mu_next_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_mu_next = (float)((__ldg(&a.t_mu[(long long)(s0)]) + (((float)a.t_lr) * (a.t_grad[(long long)(s0)]))));
+		a.t_mu_next[(long long)(s0)] = (float)(v_mu_next);
 	}
 }
 

@@ -253,7 +253,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_u0(const fz_colst
 extern "C" __global__ void __launch_bounds__(256, 6) colstats_u1(const fz_colstats_args a)
 {
 	const long long total = a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_s & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -275,31 +274,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) colstats_u1(const fz_colsta
 		*(float4 *)&a.t_mean[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_mean_0 = (float)(((a.t_s[(long long)(s0_0)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_mean_1 = (float)(((a.t_s[(long long)(s0_1)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_mean_2 = (float)(((a.t_s[(long long)(s0_2)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_mean_3 = (float)(((a.t_s[(long long)(s0_3)]) * (1.0f / ((long long)a.n_N))));
-		if (ok_0) {
-		a.t_mean[(long long)(s0_0)] = (float)(v_mean_0);
-		}
-		if (ok_1) {
-		a.t_mean[(long long)(s0_1)] = (float)(v_mean_1);
-		}
-		if (ok_2) {
-		a.t_mean[(long long)(s0_2)] = (float)(v_mean_2);
-		}
-		if (ok_3) {
-		a.t_mean[(long long)(s0_3)] = (float)(v_mean_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_mean = (float)(((a.t_s[(long long)(s0)]) * (1.0f / ((long long)a.n_N))));
+		a.t_mean[(long long)(s0)] = (float)(v_mean);
 	}
 }
 
@@ -351,7 +329,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) colstats_u2(const fz_colst
 extern "C" __global__ void __launch_bounds__(256, 6) colstats_u3(const fz_colstats_args a)
 {
 	const long long total = a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -373,31 +350,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) colstats_u3(const fz_colsta
 		*(float4 *)&a.t_var[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_var_0 = (float)(((a.t_q[(long long)(s0_0)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_var_1 = (float)(((a.t_q[(long long)(s0_1)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_var_2 = (float)(((a.t_q[(long long)(s0_2)]) * (1.0f / ((long long)a.n_N))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_var_3 = (float)(((a.t_q[(long long)(s0_3)]) * (1.0f / ((long long)a.n_N))));
-		if (ok_0) {
-		a.t_var[(long long)(s0_0)] = (float)(v_var_0);
-		}
-		if (ok_1) {
-		a.t_var[(long long)(s0_1)] = (float)(v_var_1);
-		}
-		if (ok_2) {
-		a.t_var[(long long)(s0_2)] = (float)(v_var_2);
-		}
-		if (ok_3) {
-		a.t_var[(long long)(s0_3)] = (float)(v_var_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_var = (float)(((a.t_q[(long long)(s0)]) * (1.0f / ((long long)a.n_N))));
+		a.t_var[(long long)(s0)] = (float)(v_var);
 	}
 }
 

@@ -203,7 +203,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u0(const fz_
 extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u1(const fz_gemv_axpby_sum_args a)
 {
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0 && ((unsigned long long)a.t_ax & 15) == 0 && ((unsigned long long)a.t_z & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -227,31 +226,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u1(const fz_
 		*(float4 *)&a.t_y[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_y_0 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_0)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_y_1 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_1)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_y_2 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_2)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_y_3 = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0_3)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_y[(long long)(s0_0)] = (float)(v_y_0);
-		}
-		if (ok_1) {
-		a.t_y[(long long)(s0_1)] = (float)(v_y_1);
-		}
-		if (ok_2) {
-		a.t_y[(long long)(s0_2)] = (float)(v_y_2);
-		}
-		if (ok_3) {
-		a.t_y[(long long)(s0_3)] = (float)(v_y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_y = (float)(((((float)a.t_alpha) * (a.t_ax[(long long)(s0)])) + (((float)a.t_beta) * __ldg(&a.t_z[(long long)(s0)]))));
+		a.t_y[(long long)(s0)] = (float)(v_y);
 	}
 }
 
@@ -260,7 +238,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u2(const fz_
 	__shared__ double fz_sh[32];
 	float tacc_s = 0;
 	const long long total = a.n_M;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_M & 3) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -274,27 +251,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) gemv_axpby_sum_u2(const fz_
 		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_3)])));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_0)])));
-		}
-		if (ok_1) {
-		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_1)])));
-		}
-		if (ok_2) {
-		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_2)])));
-		}
-		if (ok_3) {
-		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0_3)])));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_s = fz_op<FZ_SUM>(tacc_s, (float)((a.t_y[(long long)(s0)])));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_s, fz_sh);

@@ -645,10 +645,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 	}
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_groupnorm_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u2(const fz_groupnorm_args a)
 {
 	const long long total = a.n_N * a.n_G * a.n_CG * a.n_HW;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_HW & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -690,63 +689,18 @@ extern "C" __global__ void __launch_bounds__(256, 4) groupnorm_u2(const fz_group
 		*(float4 *)&a.t_y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q3_0 = a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
-		const long long s3_0 = fz_rem_0 - fz_q3_0 * a.n_HW; fz_rem_0 = fz_q3_0;
-		const long long fz_q2_0 = a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
-		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_CG; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_G; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_y_0 = (float)(((((__ldg(&a.t_x[fz_p_0]) - (a.t_mu[((long long)(s0_0) * a.n_G + (long long)(s1_0))])) * rsqrtf(((a.t_va[((long long)(s0_0) * a.n_G + (long long)(s1_0))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])) + __ldg(&a.t_beta[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q3_1 = a.n_HW <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_HW) : fz_rem_1 / a.n_HW;
-		const long long s3_1 = fz_rem_1 - fz_q3_1 * a.n_HW; fz_rem_1 = fz_q3_1;
-		const long long fz_q2_1 = a.n_CG <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_CG) : fz_rem_1 / a.n_CG;
-		const long long s2_1 = fz_rem_1 - fz_q2_1 * a.n_CG; fz_rem_1 = fz_q2_1;
-		const long long fz_q1_1 = a.n_G <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_G) : fz_rem_1 / a.n_G;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_G; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_y_1 = (float)(((((__ldg(&a.t_x[fz_p_1]) - (a.t_mu[((long long)(s0_1) * a.n_G + (long long)(s1_1))])) * rsqrtf(((a.t_va[((long long)(s0_1) * a.n_G + (long long)(s1_1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])) + __ldg(&a.t_beta[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q3_2 = a.n_HW <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_HW) : fz_rem_2 / a.n_HW;
-		const long long s3_2 = fz_rem_2 - fz_q3_2 * a.n_HW; fz_rem_2 = fz_q3_2;
-		const long long fz_q2_2 = a.n_CG <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_CG) : fz_rem_2 / a.n_CG;
-		const long long s2_2 = fz_rem_2 - fz_q2_2 * a.n_CG; fz_rem_2 = fz_q2_2;
-		const long long fz_q1_2 = a.n_G <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_G) : fz_rem_2 / a.n_G;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_G; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_y_2 = (float)(((((__ldg(&a.t_x[fz_p_2]) - (a.t_mu[((long long)(s0_2) * a.n_G + (long long)(s1_2))])) * rsqrtf(((a.t_va[((long long)(s0_2) * a.n_G + (long long)(s1_2))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])) + __ldg(&a.t_beta[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q3_3 = a.n_HW <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_HW) : fz_rem_3 / a.n_HW;
-		const long long s3_3 = fz_rem_3 - fz_q3_3 * a.n_HW; fz_rem_3 = fz_q3_3;
-		const long long fz_q2_3 = a.n_CG <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_CG) : fz_rem_3 / a.n_CG;
-		const long long s2_3 = fz_rem_3 - fz_q2_3 * a.n_CG; fz_rem_3 = fz_q2_3;
-		const long long fz_q1_3 = a.n_G <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_G) : fz_rem_3 / a.n_G;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_G; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_y_3 = (float)(((((__ldg(&a.t_x[fz_p_3]) - (a.t_mu[((long long)(s0_3) * a.n_G + (long long)(s1_3))])) * rsqrtf(((a.t_va[((long long)(s0_3) * a.n_G + (long long)(s1_3))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])) + __ldg(&a.t_beta[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])));
-		if (ok_0) {
-		a.t_y[fz_p_0] = (float)(v_y_0);
-		}
-		if (ok_1) {
-		a.t_y[fz_p_1] = (float)(v_y_1);
-		}
-		if (ok_2) {
-		a.t_y[fz_p_2] = (float)(v_y_2);
-		}
-		if (ok_3) {
-		a.t_y[fz_p_3] = (float)(v_y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q3 = a.n_HW <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_HW) : fz_rem / a.n_HW;
+		const long long s3 = fz_rem - fz_q3 * a.n_HW; fz_rem = fz_q3;
+		const long long fz_q2 = a.n_CG <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_CG) : fz_rem / a.n_CG;
+		const long long s2 = fz_rem - fz_q2 * a.n_CG; fz_rem = fz_q2;
+		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_y = (float)(((((__ldg(&a.t_x[fz_p]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * rsqrtf(((a.t_va[((long long)(s0) * a.n_G + (long long)(s1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1) * a.n_CG + (long long)(s2))])) + __ldg(&a.t_beta[((long long)(s1) * a.n_CG + (long long)(s2))])));
+		a.t_y[fz_p] = (float)(v_y);
 	}
 }
 

@@ -140,7 +140,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_f0(const fz_k
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -158,27 +157,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_f0(const fz_k
 		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(fz_vl0[3] * (logf(fz_vl0[3]) - logf(fz_vl1[3]))))));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)])))))));
-		}
-		if (ok_1) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)])))))));
-		}
-		if (ok_2) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)])))))));
-		}
-		if (ok_3) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)])))))));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(((float)(__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)])))))));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);
@@ -206,7 +187,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_f0(const fz_k
 extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u0(const fz_kl_divergence_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_q & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0 && ((unsigned long long)a.t_t & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -230,31 +210,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u0(const fz_k
 		*(float4 *)&a.t_t[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_t_0 = (float)((__ldg(&a.t_q[(long long)(s0_0)]) * (logf(__ldg(&a.t_q[(long long)(s0_0)])) - logf(__ldg(&a.t_p[(long long)(s0_0)])))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_t_1 = (float)((__ldg(&a.t_q[(long long)(s0_1)]) * (logf(__ldg(&a.t_q[(long long)(s0_1)])) - logf(__ldg(&a.t_p[(long long)(s0_1)])))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_t_2 = (float)((__ldg(&a.t_q[(long long)(s0_2)]) * (logf(__ldg(&a.t_q[(long long)(s0_2)])) - logf(__ldg(&a.t_p[(long long)(s0_2)])))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_t_3 = (float)((__ldg(&a.t_q[(long long)(s0_3)]) * (logf(__ldg(&a.t_q[(long long)(s0_3)])) - logf(__ldg(&a.t_p[(long long)(s0_3)])))));
-		if (ok_0) {
-		a.t_t[(long long)(s0_0)] = (float)(v_t_0);
-		}
-		if (ok_1) {
-		a.t_t[(long long)(s0_1)] = (float)(v_t_1);
-		}
-		if (ok_2) {
-		a.t_t[(long long)(s0_2)] = (float)(v_t_2);
-		}
-		if (ok_3) {
-		a.t_t[(long long)(s0_3)] = (float)(v_t_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_t = (float)((__ldg(&a.t_q[(long long)(s0)]) * (logf(__ldg(&a.t_q[(long long)(s0)])) - logf(__ldg(&a.t_p[(long long)(s0)])))));
+		a.t_t[(long long)(s0)] = (float)(v_t);
 	}
 }
 
@@ -263,7 +222,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u1(const fz_k
 	__shared__ double fz_sh[32];
 	float tacc_kl = 0;
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_t & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -279,27 +237,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) kl_divergence_u1(const fz_k
 		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)(fz_vl0[3]));
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		if (ok_0) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((a.t_t[(long long)(s0_0)])));
-		}
-		if (ok_1) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((a.t_t[(long long)(s0_1)])));
-		}
-		if (ok_2) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((a.t_t[(long long)(s0_2)])));
-		}
-		if (ok_3) {
-		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((a.t_t[(long long)(s0_3)])));
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		tacc_kl = fz_op<FZ_SUM>(tacc_kl, (float)((a.t_t[(long long)(s0)])));
 	}
 	{
 		const double blk = fz_block_reduce<double, FZ_SUM>((double)tacc_kl, fz_sh);

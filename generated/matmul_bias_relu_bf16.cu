@@ -893,10 +893,9 @@ extern "C" __global__ void __launch_bounds__(384, 1) matmul_bias_relu_bf16_u0(co
 	fz_tile_gemm<1>(matmul_bias_relu_bf16_u0_epi{a}, tm, a.t_A, a.t_B, a.n_M, a.n_N, a.n_K);
 }
 
-extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_relu_bf16_u1(const fz_matmul_bias_relu_bf16_args a)
+extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_relu_bf16_u1(const fz_matmul_bias_relu_bf16_args a)
 {
 	const long long total = a.n_M * a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec8 = (a.n_N & 7) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 15) == 0 && ((unsigned long long)a.t_C & 15) == 0;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 7) == 0 && ((unsigned long long)a.t_C & 7) == 0;
 	if (fz_vec8) {
@@ -986,47 +985,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) matmul_bias_relu_bf16_u1(co
 		*(ushort4 *)&a.t_C[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_C_0 = (float)(fz_reluf(((a.t_acc[fz_p_0]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_0)])))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_C_1 = (float)(fz_reluf(((a.t_acc[fz_p_1]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_1)])))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_C_2 = (float)(fz_reluf(((a.t_acc[fz_p_2]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_2)])))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_C_3 = (float)(fz_reluf(((a.t_acc[fz_p_3]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1_3)])))));
-		if (ok_0) {
-		a.t_C[fz_p_0] = fz_f2b(v_C_0);
-		}
-		if (ok_1) {
-		a.t_C[fz_p_1] = fz_f2b(v_C_1);
-		}
-		if (ok_2) {
-		a.t_C[fz_p_2] = fz_f2b(v_C_2);
-		}
-		if (ok_3) {
-		a.t_C[fz_p_3] = fz_f2b(v_C_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long s1 = fz_rem - fz_q1 * a.n_N; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_C = (float)(fz_reluf(((a.t_acc[fz_p]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1)])))));
+		a.t_C[fz_p] = fz_f2b(v_C);
 	}
 }
 

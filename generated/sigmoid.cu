@@ -136,7 +136,6 @@ typedef struct fz_sigmoid_args {
 extern "C" __global__ void __launch_bounds__(256, 6) sigmoid_f0(const fz_sigmoid_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -158,31 +157,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) sigmoid_f0(const fz_sigmoid
 		*(float4 *)&a.t_y[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_y_0 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_y_1 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_y_2 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_y_3 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_y[(long long)(s0_0)] = (float)(v_y_0);
-		}
-		if (ok_1) {
-		a.t_y[(long long)(s0_1)] = (float)(v_y_1);
-		}
-		if (ok_2) {
-		a.t_y[(long long)(s0_2)] = (float)(v_y_2);
-		}
-		if (ok_3) {
-		a.t_y[(long long)(s0_3)] = (float)(v_y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_y = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0)])));
+		a.t_y[(long long)(s0)] = (float)(v_y);
 	}
 }
 
@@ -191,7 +169,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) sigmoid_f0(const fz_sigmoid
 extern "C" __global__ void __launch_bounds__(256, 6) sigmoid_u0(const fz_sigmoid_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -213,31 +190,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) sigmoid_u0(const fz_sigmoid
 		*(float4 *)&a.t_y[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_y_0 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_y_1 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_y_2 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_y_3 = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_y[(long long)(s0_0)] = (float)(v_y_0);
-		}
-		if (ok_1) {
-		a.t_y[(long long)(s0_1)] = (float)(v_y_1);
-		}
-		if (ok_2) {
-		a.t_y[(long long)(s0_2)] = (float)(v_y_2);
-		}
-		if (ok_3) {
-		a.t_y[(long long)(s0_3)] = (float)(v_y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_y = (float)(fz_sigmoidf(__ldg(&a.t_x[(long long)(s0)])));
+		a.t_y[(long long)(s0)] = (float)(v_y);
 	}
 }
 

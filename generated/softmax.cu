@@ -502,7 +502,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_ex & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -534,47 +533,14 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax
 		*(float4 *)&a.t_ex[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_ex_0 = (float)(fz_expf((__ldg(&a.t_X[fz_p_0]) - (a.t_rmax[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_ex_1 = (float)(fz_expf((__ldg(&a.t_X[fz_p_1]) - (a.t_rmax[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_ex_2 = (float)(fz_expf((__ldg(&a.t_X[fz_p_2]) - (a.t_rmax[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_ex_3 = (float)(fz_expf((__ldg(&a.t_X[fz_p_3]) - (a.t_rmax[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_ex[fz_p_0] = (float)(v_ex_0);
-		}
-		if (ok_1) {
-		a.t_ex[fz_p_1] = (float)(v_ex_1);
-		}
-		if (ok_2) {
-		a.t_ex[fz_p_2] = (float)(v_ex_2);
-		}
-		if (ok_3) {
-		a.t_ex[fz_p_3] = (float)(v_ex_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_ex = (float)(fz_expf((__ldg(&a.t_X[fz_p]) - (a.t_rmax[(long long)(s0)]))));
+		a.t_ex[fz_p] = (float)(v_ex);
 	}
 }
 
@@ -599,7 +565,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u2(const fz_softmax
 extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_ex & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -631,47 +596,14 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax
 		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const float v_Y_0 = (float)(((a.t_ex[fz_p_0]) * (1.0f / (a.t_rsum[(long long)(s0_0)]))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const float v_Y_1 = (float)(((a.t_ex[fz_p_1]) * (1.0f / (a.t_rsum[(long long)(s0_1)]))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const float v_Y_2 = (float)(((a.t_ex[fz_p_2]) * (1.0f / (a.t_rsum[(long long)(s0_2)]))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const float v_Y_3 = (float)(((a.t_ex[fz_p_3]) * (1.0f / (a.t_rsum[(long long)(s0_3)]))));
-		if (ok_0) {
-		a.t_Y[fz_p_0] = (float)(v_Y_0);
-		}
-		if (ok_1) {
-		a.t_Y[fz_p_1] = (float)(v_Y_1);
-		}
-		if (ok_2) {
-		a.t_Y[fz_p_2] = (float)(v_Y_2);
-		}
-		if (ok_3) {
-		a.t_Y[fz_p_3] = (float)(v_Y_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const float v_Y = (float)(((a.t_ex[fz_p]) * (1.0f / (a.t_rsum[(long long)(s0)]))));
+		a.t_Y[fz_p] = (float)(v_Y);
 	}
 }
 

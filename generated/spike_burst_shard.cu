@@ -148,7 +148,7 @@ typedef struct fz_spike_burst_shard_args {
 
 /* f variant: 2 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_f0(const fz_spike_burst_shard_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_shard_f0(const fz_spike_burst_shard_args a)
 {
 	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
@@ -157,9 +157,31 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_f0(const 
 		long long fz_rem = p;
 		const long long o1_f = fz_rem % a.n_F; fz_rem /= a.n_F;
 		const long long lo = __ldg(&a.t_row_ptr[(long long)(__ldg(&a.t_fired[(long long)(o1_f)]))]), hi = __ldg(&a.t_row_ptr[(long long)((__ldg(&a.t_fired[(long long)(o1_f)]) + 1))]);
-		for (long long r = lo + lane; r < hi; r += 32) {
-			if ((unsigned long long)(__ldg(&a.t_col[(long long)(r)])) < (unsigned long long)a.n_N)
-				atomicAdd(&a.t_I[(long long)(__ldg(&a.t_col[(long long)(r)]))], (float)(__ldg(&a.t_w[(long long)(r)])));
+		for (long long rb = lo; rb < hi; rb += 128) {
+			const long long r_0 = rb + lane + 0;
+			const bool ok_0 = r_0 < hi;
+			const long long fz_t0_0 = ok_0 ? (long long)(__ldg(&a.t_col[(long long)(r_0)])) : 0;
+			const bool fz_do_0 = ok_0 && (unsigned long long)(fz_t0_0) < (unsigned long long)a.n_N;
+			const float fz_v_0 = ok_0 ? (float)(__ldg(&a.t_w[(long long)(r_0)])) : (float)0;
+			const long long r_1 = rb + lane + 32;
+			const bool ok_1 = r_1 < hi;
+			const long long fz_t0_1 = ok_1 ? (long long)(__ldg(&a.t_col[(long long)(r_1)])) : 0;
+			const bool fz_do_1 = ok_1 && (unsigned long long)(fz_t0_1) < (unsigned long long)a.n_N;
+			const float fz_v_1 = ok_1 ? (float)(__ldg(&a.t_w[(long long)(r_1)])) : (float)0;
+			const long long r_2 = rb + lane + 64;
+			const bool ok_2 = r_2 < hi;
+			const long long fz_t0_2 = ok_2 ? (long long)(__ldg(&a.t_col[(long long)(r_2)])) : 0;
+			const bool fz_do_2 = ok_2 && (unsigned long long)(fz_t0_2) < (unsigned long long)a.n_N;
+			const float fz_v_2 = ok_2 ? (float)(__ldg(&a.t_w[(long long)(r_2)])) : (float)0;
+			const long long r_3 = rb + lane + 96;
+			const bool ok_3 = r_3 < hi;
+			const long long fz_t0_3 = ok_3 ? (long long)(__ldg(&a.t_col[(long long)(r_3)])) : 0;
+			const bool fz_do_3 = ok_3 && (unsigned long long)(fz_t0_3) < (unsigned long long)a.n_N;
+			const float fz_v_3 = ok_3 ? (float)(__ldg(&a.t_w[(long long)(r_3)])) : (float)0;
+			if (fz_do_0) atomicAdd(&a.t_I[(long long)(fz_t0_0)], (float)(fz_v_0));
+			if (fz_do_1) atomicAdd(&a.t_I[(long long)(fz_t0_1)], (float)(fz_v_1));
+			if (fz_do_2) atomicAdd(&a.t_I[(long long)(fz_t0_2)], (float)(fz_v_2));
+			if (fz_do_3) atomicAdd(&a.t_I[(long long)(fz_t0_3)], (float)(fz_v_3));
 		}
 	}
 }
@@ -168,27 +190,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_f1(const 
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+	for (long long pb = (long long)blockIdx.x * blockDim.x; pb < total; pb += 4 * stride) {
+		const long long p = pb + threadIdx.x;
 		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s0_0 = (ok_0 ? p + 0 * stride : pb);
 		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
 		const bool cp_spikes_0 = ok_0 && ((v_u_0 >= ((float)a.t_vth)));
 		const long long cv_spikes_0 = (long long)((s0_0 + ((int)a.t_base)));
 		const float v_v_next_0 = (float)(((v_u_0 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_0));
 		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s0_1 = (ok_1 ? p + 1 * stride : pb);
 		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
 		const bool cp_spikes_1 = ok_1 && ((v_u_1 >= ((float)a.t_vth)));
 		const long long cv_spikes_1 = (long long)((s0_1 + ((int)a.t_base)));
 		const float v_v_next_1 = (float)(((v_u_1 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_1));
 		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s0_2 = (ok_2 ? p + 2 * stride : pb);
 		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
 		const bool cp_spikes_2 = ok_2 && ((v_u_2 >= ((float)a.t_vth)));
 		const long long cv_spikes_2 = (long long)((s0_2 + ((int)a.t_base)));
 		const float v_v_next_2 = (float)(((v_u_2 >= ((float)a.t_vth)) ? ((float)a.t_vreset) : v_u_2));
 		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s0_3 = (ok_3 ? p + 3 * stride : pb);
 		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
 		const bool cp_spikes_3 = ok_3 && ((v_u_3 >= ((float)a.t_vth)));
 		const long long cv_spikes_3 = (long long)((s0_3 + ((int)a.t_base)));
@@ -210,18 +233,25 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_f1(const 
 		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
 		}
 		{
+			__shared__ unsigned int fz_cw_spikes[32], fz_cb_spikes;
 			const unsigned fz_act = __activemask();
 			const unsigned fz_b0 = __ballot_sync(fz_act, cp_spikes_0);
 			const unsigned fz_b1 = __ballot_sync(fz_act, cp_spikes_1);
 			const unsigned fz_b2 = __ballot_sync(fz_act, cp_spikes_2);
 			const unsigned fz_b3 = __ballot_sync(fz_act, cp_spikes_3);
 			const int fz_tot = __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3);
+			const int fz_wid = threadIdx.x >> 5;
+			if ((int)(threadIdx.x & 31) == __ffs(fz_act) - 1) fz_cw_spikes[fz_wid] = (unsigned int)fz_tot;
+			__syncthreads();
+			if (threadIdx.x == 0) {
+				unsigned int fz_s = 0;
+				for (int fz_w = 0; fz_w < (int)((blockDim.x + 31) >> 5); fz_w++) { const unsigned int fz_c = fz_cw_spikes[fz_w]; fz_cw_spikes[fz_w] = fz_s; fz_s += fz_c; }
+				fz_cb_spikes = fz_s ? atomicAdd((unsigned int *)a.t_nspikes, fz_s) : 0u;
+			}
+			__syncthreads();
 			if (fz_tot) {
 				const unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;
-				const int fz_leader = __ffs(fz_act) - 1;
-				unsigned int fz_base = 0;
-				if ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_nspikes, (unsigned int)fz_tot);
-				fz_base = __shfl_sync(fz_act, fz_base, fz_leader);
+				const unsigned int fz_base = fz_cb_spikes + fz_cw_spikes[fz_wid];
 				if (cp_spikes_0) {
 					const long long slot = (long long)fz_base + __popc(fz_b0 & fz_lt);
 					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_0;
@@ -239,13 +269,14 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_f1(const 
 					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_3;
 				}
 			}
+			__syncthreads(); /* the offsets read before the next batch's */
 		}
 	}
 }
 
 /* u variant: 4 kernels */
 
-extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u0(const fz_spike_burst_shard_args a)
+extern "C" __global__ void __launch_bounds__(256, 4) spike_burst_shard_u0(const fz_spike_burst_shard_args a)
 {
 	if (blockIdx.x == 0 && threadIdx.x == 0) a.t_nspikes[0] = 0; /* for a later kernel */
 	const long long outer = 1LL * a.n_F;
@@ -254,9 +285,31 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u0(const 
 		long long fz_rem = p;
 		const long long o1_f = fz_rem % a.n_F; fz_rem /= a.n_F;
 		const long long lo = __ldg(&a.t_row_ptr[(long long)(__ldg(&a.t_fired[(long long)(o1_f)]))]), hi = __ldg(&a.t_row_ptr[(long long)((__ldg(&a.t_fired[(long long)(o1_f)]) + 1))]);
-		for (long long r = lo + lane; r < hi; r += 32) {
-			if ((unsigned long long)(__ldg(&a.t_col[(long long)(r)])) < (unsigned long long)a.n_N)
-				atomicAdd(&a.t_I[(long long)(__ldg(&a.t_col[(long long)(r)]))], (float)(__ldg(&a.t_w[(long long)(r)])));
+		for (long long rb = lo; rb < hi; rb += 128) {
+			const long long r_0 = rb + lane + 0;
+			const bool ok_0 = r_0 < hi;
+			const long long fz_t0_0 = ok_0 ? (long long)(__ldg(&a.t_col[(long long)(r_0)])) : 0;
+			const bool fz_do_0 = ok_0 && (unsigned long long)(fz_t0_0) < (unsigned long long)a.n_N;
+			const float fz_v_0 = ok_0 ? (float)(__ldg(&a.t_w[(long long)(r_0)])) : (float)0;
+			const long long r_1 = rb + lane + 32;
+			const bool ok_1 = r_1 < hi;
+			const long long fz_t0_1 = ok_1 ? (long long)(__ldg(&a.t_col[(long long)(r_1)])) : 0;
+			const bool fz_do_1 = ok_1 && (unsigned long long)(fz_t0_1) < (unsigned long long)a.n_N;
+			const float fz_v_1 = ok_1 ? (float)(__ldg(&a.t_w[(long long)(r_1)])) : (float)0;
+			const long long r_2 = rb + lane + 64;
+			const bool ok_2 = r_2 < hi;
+			const long long fz_t0_2 = ok_2 ? (long long)(__ldg(&a.t_col[(long long)(r_2)])) : 0;
+			const bool fz_do_2 = ok_2 && (unsigned long long)(fz_t0_2) < (unsigned long long)a.n_N;
+			const float fz_v_2 = ok_2 ? (float)(__ldg(&a.t_w[(long long)(r_2)])) : (float)0;
+			const long long r_3 = rb + lane + 96;
+			const bool ok_3 = r_3 < hi;
+			const long long fz_t0_3 = ok_3 ? (long long)(__ldg(&a.t_col[(long long)(r_3)])) : 0;
+			const bool fz_do_3 = ok_3 && (unsigned long long)(fz_t0_3) < (unsigned long long)a.n_N;
+			const float fz_v_3 = ok_3 ? (float)(__ldg(&a.t_w[(long long)(r_3)])) : (float)0;
+			if (fz_do_0) atomicAdd(&a.t_I[(long long)(fz_t0_0)], (float)(fz_v_0));
+			if (fz_do_1) atomicAdd(&a.t_I[(long long)(fz_t0_1)], (float)(fz_v_1));
+			if (fz_do_2) atomicAdd(&a.t_I[(long long)(fz_t0_2)], (float)(fz_v_2));
+			if (fz_do_3) atomicAdd(&a.t_I[(long long)(fz_t0_3)], (float)(fz_v_3));
 		}
 	}
 }
@@ -264,7 +317,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u0(const 
 extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u1(const fz_spike_burst_shard_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_v & 15) == 0 && ((unsigned long long)a.t_I & 15) == 0 && ((unsigned long long)a.t_u & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -292,35 +344,11 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u1(const 
 		*(float4 *)&a.t_u[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_u_0 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_0)])) + (a.t_I[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_u_1 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_1)])) + (a.t_I[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_u_2 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_2)])) + (a.t_I[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_u_3 = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0_3)])) + (a.t_I[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_u[(long long)(s0_0)] = (float)(v_u_0);
-		a.t_I[(long long)(s0_0)] = 0; /* zero again for the next run */
-		}
-		if (ok_1) {
-		a.t_u[(long long)(s0_1)] = (float)(v_u_1);
-		a.t_I[(long long)(s0_1)] = 0; /* zero again for the next run */
-		}
-		if (ok_2) {
-		a.t_u[(long long)(s0_2)] = (float)(v_u_2);
-		a.t_I[(long long)(s0_2)] = 0; /* zero again for the next run */
-		}
-		if (ok_3) {
-		a.t_u[(long long)(s0_3)] = (float)(v_u_3);
-		a.t_I[(long long)(s0_3)] = 0; /* zero again for the next run */
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_u = (float)(((((float)a.t_decay) * __ldg(&a.t_v[(long long)(s0)])) + (a.t_I[(long long)(s0)])));
+		a.t_u[(long long)(s0)] = (float)(v_u);
+		a.t_I[(long long)(s0)] = 0; /* zero again for the next run */
 	}
 }
 
@@ -328,21 +356,22 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u2(const 
 {
 	const long long total = a.n_N;
 	const long long stride = (long long)gridDim.x * blockDim.x;
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
+	for (long long pb = (long long)blockIdx.x * blockDim.x; pb < total; pb += 4 * stride) {
+		const long long p = pb + threadIdx.x;
 		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
+		const long long s0_0 = (ok_0 ? p + 0 * stride : pb);
 		const bool cp_spikes_0 = ok_0 && (((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)));
 		const long long cv_spikes_0 = (long long)((s0_0 + ((int)a.t_base)));
 		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
+		const long long s0_1 = (ok_1 ? p + 1 * stride : pb);
 		const bool cp_spikes_1 = ok_1 && (((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)));
 		const long long cv_spikes_1 = (long long)((s0_1 + ((int)a.t_base)));
 		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
+		const long long s0_2 = (ok_2 ? p + 2 * stride : pb);
 		const bool cp_spikes_2 = ok_2 && (((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)));
 		const long long cv_spikes_2 = (long long)((s0_2 + ((int)a.t_base)));
 		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
+		const long long s0_3 = (ok_3 ? p + 3 * stride : pb);
 		const bool cp_spikes_3 = ok_3 && (((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)));
 		const long long cv_spikes_3 = (long long)((s0_3 + ((int)a.t_base)));
 		if (ok_0) {
@@ -354,18 +383,25 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u2(const 
 		if (ok_3) {
 		}
 		{
+			__shared__ unsigned int fz_cw_spikes[32], fz_cb_spikes;
 			const unsigned fz_act = __activemask();
 			const unsigned fz_b0 = __ballot_sync(fz_act, cp_spikes_0);
 			const unsigned fz_b1 = __ballot_sync(fz_act, cp_spikes_1);
 			const unsigned fz_b2 = __ballot_sync(fz_act, cp_spikes_2);
 			const unsigned fz_b3 = __ballot_sync(fz_act, cp_spikes_3);
 			const int fz_tot = __popc(fz_b0) + __popc(fz_b1) + __popc(fz_b2) + __popc(fz_b3);
+			const int fz_wid = threadIdx.x >> 5;
+			if ((int)(threadIdx.x & 31) == __ffs(fz_act) - 1) fz_cw_spikes[fz_wid] = (unsigned int)fz_tot;
+			__syncthreads();
+			if (threadIdx.x == 0) {
+				unsigned int fz_s = 0;
+				for (int fz_w = 0; fz_w < (int)((blockDim.x + 31) >> 5); fz_w++) { const unsigned int fz_c = fz_cw_spikes[fz_w]; fz_cw_spikes[fz_w] = fz_s; fz_s += fz_c; }
+				fz_cb_spikes = fz_s ? atomicAdd((unsigned int *)a.t_nspikes, fz_s) : 0u;
+			}
+			__syncthreads();
 			if (fz_tot) {
 				const unsigned fz_lt = (1u << (threadIdx.x & 31)) - 1u;
-				const int fz_leader = __ffs(fz_act) - 1;
-				unsigned int fz_base = 0;
-				if ((int)(threadIdx.x & 31) == fz_leader) fz_base = atomicAdd((unsigned int *)a.t_nspikes, (unsigned int)fz_tot);
-				fz_base = __shfl_sync(fz_act, fz_base, fz_leader);
+				const unsigned int fz_base = fz_cb_spikes + fz_cw_spikes[fz_wid];
 				if (cp_spikes_0) {
 					const long long slot = (long long)fz_base + __popc(fz_b0 & fz_lt);
 					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_0;
@@ -383,6 +419,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u2(const 
 					if (slot < a.n_N) a.t_spikes[slot] = (int)cv_spikes_3;
 				}
 			}
+			__syncthreads(); /* the offsets read before the next batch's */
 		}
 	}
 }
@@ -390,7 +427,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u2(const 
 extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u3(const fz_spike_burst_shard_args a)
 {
 	const long long total = a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_u & 15) == 0 && ((unsigned long long)a.t_v_next & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -412,31 +448,10 @@ extern "C" __global__ void __launch_bounds__(256, 6) spike_burst_shard_u3(const 
 		*(float4 *)&a.t_v_next[(long long)(s0_0)] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long s0_0 = (ok_0 ? p + 0 * stride : p);
-		const float v_v_next_0 = (float)((((a.t_u[(long long)(s0_0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_0)])));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long s0_1 = (ok_1 ? p + 1 * stride : p);
-		const float v_v_next_1 = (float)((((a.t_u[(long long)(s0_1)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_1)])));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long s0_2 = (ok_2 ? p + 2 * stride : p);
-		const float v_v_next_2 = (float)((((a.t_u[(long long)(s0_2)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_2)])));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long s0_3 = (ok_3 ? p + 3 * stride : p);
-		const float v_v_next_3 = (float)((((a.t_u[(long long)(s0_3)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0_3)])));
-		if (ok_0) {
-		a.t_v_next[(long long)(s0_0)] = (float)(v_v_next_0);
-		}
-		if (ok_1) {
-		a.t_v_next[(long long)(s0_1)] = (float)(v_v_next_1);
-		}
-		if (ok_2) {
-		a.t_v_next[(long long)(s0_2)] = (float)(v_v_next_2);
-		}
-		if (ok_3) {
-		a.t_v_next[(long long)(s0_3)] = (float)(v_v_next_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long s0 = p;
+		const float v_v_next = (float)((((a.t_u[(long long)(s0)]) >= ((float)a.t_vth)) ? ((float)a.t_vreset) : (a.t_u[(long long)(s0)])));
+		a.t_v_next[(long long)(s0)] = (float)(v_v_next);
 	}
 }
 

@@ -241,7 +241,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N * a.n_N;
-	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_xn & 15) == 0 && ((unsigned long long)a.t_xp & 15) == 0 && ((unsigned long long)a.t_yp & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
@@ -275,47 +274,14 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 		a.t_d[fz_p_3] = (double)(v_d_3);
 	}
 	} else
-	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += 4 * stride) {
-		const bool ok_0 = p + 0 * stride < total;
-		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
-		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
-		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
-		const long long s0_0 = fz_rem_0;
-		const double v_d_0 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_0)])) - ((double)__ldg(&a.t_xn[(long long)(s1_0)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_0)])) - ((double)__ldg(&a.t_xp[(long long)(s1_0)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_0)])) - ((double)__ldg(&a.t_yp[(long long)(s1_0)])))))));
-		const bool ok_1 = p + 1 * stride < total;
-		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
-		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_N <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_N) : fz_rem_1 / a.n_N;
-		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_N; fz_rem_1 = fz_q1_1;
-		const long long s0_1 = fz_rem_1;
-		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)__ldg(&a.t_xn[(long long)(s1_1)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)__ldg(&a.t_xp[(long long)(s1_1)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)__ldg(&a.t_yp[(long long)(s1_1)])))))));
-		const bool ok_2 = p + 2 * stride < total;
-		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
-		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_N <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_N) : fz_rem_2 / a.n_N;
-		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_N; fz_rem_2 = fz_q1_2;
-		const long long s0_2 = fz_rem_2;
-		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)__ldg(&a.t_xn[(long long)(s1_2)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)__ldg(&a.t_xp[(long long)(s1_2)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)__ldg(&a.t_yp[(long long)(s1_2)])))))));
-		const bool ok_3 = p + 3 * stride < total;
-		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
-		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_N <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_N) : fz_rem_3 / a.n_N;
-		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_N; fz_rem_3 = fz_q1_3;
-		const long long s0_3 = fz_rem_3;
-		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)__ldg(&a.t_xn[(long long)(s1_3)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)__ldg(&a.t_xp[(long long)(s1_3)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)__ldg(&a.t_yp[(long long)(s1_3)])))))));
-		if (ok_0) {
-		a.t_d[fz_p_0] = (double)(v_d_0);
-		}
-		if (ok_1) {
-		a.t_d[fz_p_1] = (double)(v_d_1);
-		}
-		if (ok_2) {
-		a.t_d[fz_p_2] = (double)(v_d_2);
-		}
-		if (ok_3) {
-		a.t_d[fz_p_3] = (double)(v_d_3);
-		}
+	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p = p;
+		long long fz_rem = fz_p;
+		const long long fz_q1 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long s1 = fz_rem - fz_q1 * a.n_N; fz_rem = fz_q1;
+		const long long s0 = fz_rem;
+		const double v_d = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(s1)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(s1)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(s1)])))))));
+		a.t_d[fz_p] = (double)(v_d);
 	}
 }
 

@@ -12,6 +12,8 @@
 #                                          "...; peeled: ..." in it exactly where the kernel has peel=1
 #   "S and Q in one walk where the row is read again ..." (or "in one loop over the outer axis")
 #                                          a row kernel with shifted=S,Q
+#   "its paths (...) each a function of its own ...; ... built twice, R vectors a thread and S ..."
+#                                          a row kernel with params rcache=R paths=1
 #   "T gathered every A elements along ..."
 #                                          a kernel with T*A among its vec_tensors
 #   "reduction over an outer axis: ... split over as many blocks ..."
@@ -65,6 +67,7 @@ compare() {
 	file == 1 && /^    path / { path[fu, kern] = substr($0, 10); next }
 	file == 1 && /^    params / {
 		r = $0; sub(/.* rcache=/, "", r); sub(/ .*/, "", r); rcache[fu, kern] = r + 0
+		paths[fu, kern] = ($0 ~ / paths=1( |$)/)
 		tile[fu, kern] = tnmin[fu, kern] = ""
 		if (match($0, / tile=[^ ]*/)) tile[fu, kern] = substr($0, RSTART + 6, RLENGTH - 6)
 		if (match($0, / tile_n_min=[^ ]*/)) tnmin[fu, kern] = substr($0, RSTART + 12, RLENGTH - 12)
@@ -131,6 +134,10 @@ compare() {
 		fact(mode[fe, ke] == "row" && rcache[fe, ke] > 0 && c == 4096 * rcache[fe, ke],
 		     "kernel " ke ": no row cache of " c " columns in the schedule (rcache=" rcache[fe, ke] ")")
 		fact(($0 ~ /; peeled: /) == peel[fe, ke], "kernel " ke ": rows " ($0 ~ /; peeled: / ? "" : "not ") "peeled explained, peel=" peel[fe, ke] " in the schedule"); next
+	}
+	file == 2 && /^    its paths \(.*\) each a function of its own/ {
+		c = $0; sub(/.*built twice, /, "", c); sub(/ .*/, "", c)
+		fact(mode[fe, ke] == "row" && paths[fe, ke] && c == rcache[fe, ke], "kernel " ke ": paths as functions of " c " vectors explained, paths=" paths[fe, ke] " rcache=" rcache[fe, ke] " in the schedule"); next
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
@@ -234,6 +241,7 @@ selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored 
 selftest specs/attention.fuse 's/up to 64 (115968 bytes/up to 64 (115000 bytes/' 's/: attention over/: tile over/' \
 	's/^      second product on/      second contraction on/' 's/^    O leaves in whole rows/    Q leaves in whole rows/'
 selftest tests/codegen/cg_gather_stride.fuse 's/X gathered every 2/X gathered every 3/'
+selftest tests/codegen/cg_row_paths.fuse 's/built twice, 6 vectors/built twice, 5 vectors/'
 selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'
 selftest specs/matmul_bias_relu.fuse 's/down to 128 x 64 /down to 128 x 32 /' 's/^    tiles 128 x 256 x 64/    tiles 128 x 128 x 64/'
 

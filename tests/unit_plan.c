@@ -656,7 +656,7 @@ static void test_gather_stride(void)
 	if (load(&c, "odd columns", "fusion oc(X: f32[R,C], w: f32[H]) -> (y: f32[R,H]) {\n"
 	                            "  stage p { y(r,h) = X(r, 2*h + 1) * w(h) where 2*h + 1 < C }\n}\n")) {
 		const Kernel *k = &c.fu.k[0];
-		EXPECT(c.fu.nk == 1 && k->mode == KM_POINT && k->par.unroll == 4 && k->par.vec == 4);
+		EXPECT(c.fu.nk == 1 && k->mode == KM_POINT && k->par.unroll == 1 && k->par.vec == 4 && k->par.min_blocks == 6);
 		EXPECT(kernel_vec_stride(k, tensor(&c, "X")) == 2 && kernel_vec_stride(k, tensor(&c, "w")) == 1 && kernel_vec_stride(k, tensor(&c, "y")) == 1);
 		done(&c);
 	}
@@ -673,6 +673,37 @@ static void test_gather_stride(void)
 			EXPECT(c.fu.k[0].mode == KM_POINT && kernel_vec_stride(&c.fu.k[0], tensor(&c, "X")) == 0);
 			done(&c);
 		}
+}
+
+/* A map on vector paths takes its strided fallback one point at a time and
+ * three quarters of an SM (40 registers), not half: the fallback's four
+ * copies set the kernel's registers (bench/runs/pointocc-2026-11-26-h200);
+ * past 5 loads and stores of vector tensors (an optimizer step updating
+ * four in place) the values alone need more, and the old bound stays; f64
+ * keeps its register pairs' bound. */
+static void test_point_occupancy(void)
+{
+	Case c;
+	if (load(&c, "gated bf16", "fusion g(x: bf16[R,C], u: bf16[R,C]) -> (y: bf16[R,C]) {\n"
+	                           "  stage p { y(r,c) = silu(x(r,c)) * u(r,c) }\n}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(k->mode == KM_POINT && k->par.vec == 8 && k->par.unroll == 1 && k->par.min_blocks == 6);
+		done(&c);
+	}
+	if (load(&c, "four in place", "fusion o(p: bf16[N], g: bf16[N], m: bf16[N], v: bf16[N], lr: f32) -> (p, m, v) {\n"
+	                              "  stage a { m(i) = 0.9 * m(i) + 0.1 * g(i) }\n"
+	                              "  stage b { v(i) = 0.99 * v(i) + 0.01 * g(i) * g(i) }\n"
+	                              "  stage c { p(i) = p(i) - lr * m(i) / (sqrt(v(i)) + 1e-8) }\n}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->par.vec == 8 && k->par.unroll == 4 && k->par.min_blocks == 4);
+		done(&c);
+	}
+	if (load(&c, "f64 map", "fusion d(x: f64[N], y: f32[N]) -> (z: f32[N]) {\n"
+	                        "  stage p [precision = f64] { z(i) = x(i) * y(i) }\n}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(k->par.vec == 4 && k->par.unroll == 1 && k->par.min_blocks == 4);
+		done(&c);
+	}
 }
 
 /* The values each integer input must take (values.c), for the manifest's
@@ -795,6 +826,7 @@ int main(void)
 	test_row_once();
 	test_row_peel();
 	test_gather_stride();
+	test_point_occupancy();
 	test_input_values();
 	test_scatter_compact_scalar();
 	test_split_rules();

@@ -169,6 +169,8 @@ def load_chain(name):
     spec = importlib.util.spec_from_file_location('corpus_' + name, os.path.join(HERE, name + '.py'))
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    if os.environ.get('CORPUS_HEADLINE') and isinstance(getattr(mod, 'SIZES', None), list):
+        mod.SIZES = mod.SIZES[:1]  # the headline size only (run.sh HEADLINE=1)
     return mod
 
 

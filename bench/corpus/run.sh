@@ -10,7 +10,11 @@
 # Knobs: DEADLINE=S (default 560: the whole run, seconds; what is left when the
 # peers start is their budget, and what does not fit is recorded as skipped),
 # VJOBS (validations at once, 4), PJOBS (torch.compile warm-up processes, 6),
-# NO_EAGER=1 (time torch.compile only), REPS (our timed runs, 50).
+# NO_EAGER=1 (time torch.compile only), REPS (our timed runs, 50),
+# HEADLINE=1 (SIZES[0] of each chain only: a whole comparison in one call),
+# BASE=DIR (a baseline's artifacts, e.g. main's, built as build.sh builds:
+# each timing of [C] is followed by the baseline's, into base.txt, so that a
+# branch and main are compared on the same GPU in the same call).
 # Phases: [A] torch.compile warm-up of every chain and size in the background
 # (harness.py --precompile: inductor's on-disk caches), while [B] the drivers
 # are built and the validations run, VJOBS at once (correctness only); then,
@@ -52,10 +56,15 @@ if [ "${1:-}" = --build-one ]; then
 	n=$2
 	sh tests/gpu/build_driver.sh $n $GEN $B/v_$n -L$CUDA_HOME/lib64/stubs -lcuda >$W/v/build.$n.txt 2>&1 ||
 		echo "driver of $n does not build" >>$W/v/build.$n.txt
+	if [ -n "${BASE:-}" ]; then
+		sh tests/gpu/build_driver.sh $n $BASE $B/base_$n -L$CUDA_HOME/lib64/stubs -lcuda >>$W/v/build.$n.txt 2>&1 ||
+			echo "baseline driver of $n does not build" >>$W/v/build.$n.txt
+	fi
 	exit 0
 fi
 
 set -u
+[ -n "${HEADLINE:-}" ] && export CORPUS_HEADLINE=1
 DEADLINE=${DEADLINE:-560}
 VJOBS=${VJOBS:-4}
 PJOBS=${PJOBS:-6}
@@ -116,6 +125,9 @@ awk '$2 == "time"' $O/plan.txt | while read -r n what sz; do
 	if [ ! -x $B/v_$n ]; then echo "ERROR $n $sz: no driver" >>$O/ours.txt; continue; fi
 	timeout 120 $B/v_$n $sz --dir $GEN --seed 7 --flush --time-only --reps $REPS >>$O/ours.txt 2>&1 ||
 		echo "ERROR $n $sz: exit $?" >>$O/ours.txt
+	[ -n "${BASE:-}" ] || continue
+	timeout 120 $B/base_$n $sz --dir $BASE --seed 7 --flush --time-only --reps $REPS >>$O/base.txt 2>&1 ||
+		echo "ERROR $n $sz: exit $?" >>$O/base.txt
 done
 log "C: $(grep -c 'fused=' $O/ours.txt) timed, $(grep -c '^ERROR' $O/ours.txt) errors"
 

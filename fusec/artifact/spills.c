@@ -99,6 +99,29 @@ int artifact_registers(const char *kernel, const char *arch, int *spill)
 	return -1;
 }
 
+/* The kernel a function of its own belongs to: a row path that is not
+   inlined (static __device__ __noinline__ fz_TAG_KERNEL, kern_row.c) is
+   reported by its mangled name, _ZN..<len>fz_TAG_KERNELE..; its spills are
+   its kernel's, said with the path's tag. 0 when name is no such path. */
+static int path_kernel(const char *name, char *kernel, size_t cap, char *tag, size_t tcap)
+{
+	if (strncmp(name, "_ZN", 3)) return 0;
+	const char *p = name + 3, *last = NULL;
+	size_t lastn = 0;
+	while (*p >= '0' && *p <= '9') { /* the nested name's <len><identifier>s, up to E */
+		char *end;
+		const unsigned long n = strtoul(p, &end, 10);
+		if (n == 0 || strlen(end) < n) return 0;
+		last = end, lastn = n, p = end + n;
+	}
+	if (*p != 'E' || !last || lastn < 4 || strncmp(last, "fz_", 3)) return 0;
+	const char *us = memchr(last + 3, '_', lastn - 3);
+	if (!us || (size_t)(us - last) + 1 >= lastn) return 0;
+	snprintf(tag, tcap, "%.*s", (int)lastn, last); /* the function's own name, as in NAME.cu */
+	snprintf(kernel, cap, "%.*s", (int)(lastn - (size_t)(us + 1 - last)), us + 1);
+	return 1;
+}
+
 /* "Function properties for K" then "N bytes stack frame, S bytes spill
    stores, L bytes spill loads" and "Used R registers" */
 static void report(FILE *log, const char *spec, const char *arch)
@@ -118,8 +141,16 @@ static void report(FILE *log, const char *spec, const char *arch)
 		long frame, stores, loads;
 		const int props = sscanf(line, " %ld bytes stack frame, %ld bytes spill stores, %ld bytes spill loads", &frame, &stores,
 		                         &loads) == 3;
-		if (props && *kernel && (r = count_for(kernel, arch))) r->spill = (int)(stores > loads ? stores : loads);
-		if (props && (stores || loads))
+		if (!props || !*kernel) continue;
+		char owner[256], tag[256];
+		const int path = path_kernel(kernel, owner, sizeof owner, tag, sizeof tag);
+		const int spill = (int)(stores > loads ? stores : loads);
+		if ((r = count_for(path ? owner : kernel, arch)) && spill > r->spill) r->spill = spill; /* a kernel spills what its worst part does */
+		if (!stores && !loads) continue;
+		if (path)
+			fprintf(stderr, "%s: warning: kernel %s spills %ld bytes of registers on %s in its row path %s, a function of its own (ptxas -v: %ld bytes "
+			        "spill stores, %ld bytes spill loads)\n", spec, owner, stores ? stores : loads, arch, tag, stores, loads);
+		else
 			fprintf(stderr, "%s: warning: kernel %s spills %ld bytes of registers on %s (ptxas -v: %ld bytes spill stores, "
 			        "%ld bytes spill loads)\n", spec, kernel, stores ? stores : loads, arch, stores, loads);
 	}

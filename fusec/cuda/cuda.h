@@ -61,6 +61,7 @@ typedef struct Cx {
 	int nssa;         /* locals made in this kernel, for their names */
 	const char *rc_var;      /* inside a row loop over cached registers: its index */
 	int rc_vec;              /* ROW cache: rendering the vector path (fz_v4), else the scalar one */
+	int rc_slots;            /* ... the vector path's cached vectors a thread, if not rcache (row_cache_small) */
 	int rc_stream;           /* ... the vector path of a row wider than the registers: every walk
 	                            streams it from memory, ROW_STREAM_VECS vectors a thread in flight */
 	unsigned char *rc_used;  /* per tensor: its row is cached */

@@ -176,6 +176,14 @@ static void split_rows(Cx *cx)
 	cuda_dim(cx, r, out), fputs(" ? fz_lo + fz_chunk : ", out), cuda_dim(cx, r, out), fputs(";\n", out);
 }
 
+/* the kernel compacts a list (STEP_COMPACT) */
+static int compacts(const Cx *cx)
+{
+	for (int sid = cx->k->first_stmt; sid < cx->k->first_stmt + cx->k->nstmt; sid++)
+		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) return 1;
+	return 0;
+}
+
 /* A thread per point, grid-stride. Unrolled: U points a thread, every
  * copy's values (and so its loads) before any copy's stores. Sliced: 32
  * points a block, each point's reduction loop shared by FZ_SLICES warps. */
@@ -204,8 +212,8 @@ void cuda_kern_point(Cx *cx)
 		fputs("\t\tconst bool fz_live = pb + fz_lane < total;\n", out);
 		fputs("\t\tconst long long p = fz_live ? pb + fz_lane : pb;\n", out);
 		cx->sliced = 1;
-	} else if (U > 1) {
-		fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
+	} else {
+		if (U > 1) fprintf(out, "\tconst long long stride = (long long)gridDim.x * blockDim.x;\n");
 		if (k->par.vec) {
 			char *c4 = NULL, *v4 = vec_path(cx, 4, &c4), *c8 = NULL, *v8 = NULL;
 			if (k->par.vec == 8) v8 = vec_path(cx, 8, &c8); /* 16-bit vectors: 16 bytes a thread first */
@@ -215,9 +223,17 @@ void cuda_kern_point(Cx *cx)
 			fputs(v4, out);
 			free(c4), free(v4), free(c8), free(v8);
 		}
-		fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
-	} else {
-		fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
+		if (U > 1 && compacts(cx)) {
+			/* the same batches in every thread of a block: its compactions
+			   meet at __syncthreads (cuda_compact_warp); a copy past the end
+			   reads the block's first point */
+			fprintf(out, "\tfor (long long pb = (long long)blockIdx.x * blockDim.x; pb < total; pb += %d * stride) {\n", U);
+			fputs("\t\tconst long long p = pb + threadIdx.x;\n", out);
+		} else if (U > 1) {
+			fprintf(out, "\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += %d * stride) {\n", U);
+		} else {
+			fputs("\tfor (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {\n", out);
+		}
 	}
 	char *deferred[8] = {0};
 	size_t dlen[8] = {0};
@@ -228,7 +244,7 @@ void cuda_kern_point(Cx *cx)
 			snprintf(sfx, sizeof sfx, "_%d", u);
 			/* a copy past the end reads point p (valid) and stores nothing */
 			fprintf(out, "\t\tconst bool ok%s = p + %d * stride < total;\n", sfx, u);
-			snprintf(lin, sizeof lin, "(ok%s ? p + %d * stride : p)", sfx, u);
+			snprintf(lin, sizeof lin, "(ok%s ? p + %d * stride : %s)", sfx, u, compacts(cx) ? "pb" : "p");
 			dfr = xmemstream(&deferred[u], &dlen[u]);
 			cx->sink = dfr;
 		} else {

@@ -14,6 +14,9 @@ void cuda_kernel_head(Cx *cx)
 	if (cx->persist)
 		fprintf(cx->out, "static __device__ void %s(const fz_%s_args a, const uint3 fz_vb, const dim3 fz_vg, const uint3 fz_vt, const dim3 fz_vd)\n{\n",
 		        k->name, cx->m->fusion[cx->fusion].name);
+	else if (k->par.regs) /* a cap alone: the block is the launch's (up to 1024) */
+		fprintf(cx->out, "extern \"C\" __global__ void __maxnreg__(%d) %s(const fz_%s_args a)\n{\n", k->par.regs, k->name,
+		        cx->m->fusion[cx->fusion].name);
 	else
 		fprintf(cx->out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const fz_%s_args a)\n{\n", k->par.block,
 		        minb, k->name, cx->m->fusion[cx->fusion].name);

@@ -226,7 +226,7 @@ static char *row_lin(Cx *cx, int t, const char *col)
 	return lin;
 }
 
-int cuda_row_cached(const Cx *cx) { return row_cache_vectors(&cx->k->par, cx->rc_vec); }
+int cuda_row_cached(const Cx *cx) { return cx->rc_vec && cx->rc_slots ? cx->rc_slots : row_cache_vectors(&cx->k->par, cx->rc_vec); }
 
 /* Where the vector path's steps start and end: the row's head and the
    end of its vectors when peeled (Kernel.peel), else 0 and the width */

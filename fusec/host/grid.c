@@ -58,7 +58,7 @@ static void tail_cap(const Kernel *k, HostSyntax s, FILE *out)
 static void point_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 {
 	fn(s, "grid", out), space_product(f, k, s, out), comma(s, out);
-	fprintf(out, "%d", k->par.slices > 1 ? kernel_points(k) : k->par.block * k->par.unroll * (k->par.vec == 8 ? 2 : 1));
+	fprintf(out, "%d", k->par.slices > 1 ? kernel_points(k) : k->par.block * kernel_thread_points(k));
 	comma(s, out), tail_cap(k, s, out), fputc(')', out);
 }
 

@@ -59,6 +59,11 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			             "is a multiple of 4 and rows aligned)\n",
 			        ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 1), ROW_MAX_THREADS * 4 * row_cache_vectors(&k->par, 0),
 			        ROW_STREAM_VECS);
+		if (k->mode == KM_ROW && k->par.rcache && k->par.row_paths && !k->has_tail)
+			fprintf(out, "    its paths (rows streamed, rows in registers, the scalar one) each a function of its own, registers "
+			             "allocated per path: a walk loads, beside the cached row, a tensor it recomputes a producer from; rows in "
+			             "registers built twice, %d vectors a thread and %d for rows that need no more\n",
+			        k->par.rcache, row_cache_small(&k->par));
 		for (int t = 0; t < k->nvec; t++)
 			if (kernel_vec_stride(k, k->vec_tensors[t]) > 1) {
 				const int a = kernel_vec_stride(k, k->vec_tensors[t]);

@@ -94,6 +94,71 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 	if (!k->nvec) free(k->vec_tensors), k->vec_tensors = NULL;
 }
 
+/* Loads and stores of a point kernel's vector tensors (an in-place one
+ * counts twice), its statements' and those inlined into them: past 5 the
+ * vector paths' values alone fill 40 registers (adamw_bf16's 7 spilled 16
+ * bytes there, adamw_f32's 7 as well; rotary_bf16's 5, with its partner,
+ * did not), so such a kernel keeps the unrolled fallback and its bound. */
+static int vec_accesses(const Module *m, const Schedule *p, const Kernel *k)
+{
+	int n = 0;
+	for (int v = 0; v < k->nvec; v++) {
+		int rd = 0, wr = 0;
+		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+			if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+			wr |= m->stmt[sid].out == k->vec_tensors[v];
+			rd |= plan_stmt_reads(m, &m->stmt[sid], k->vec_tensors[v]);
+		}
+		n += rd + wr;
+	}
+	return n;
+}
+
+/* Does a walk of row kernel k recompute a producer inlined into the
+ * variant (STEP_INLINE) that reads, along the row, a tensor the cache does
+ * not hold (a mask M(t,s) broadcast over the batch of a softmax's rows)?
+ * Each walk loads it beside the cached row. As one body such a kernel
+ * spilled (softmax_scaled_masked: 72 bytes at 64 registers); its cached
+ * path of 4 vectors alone, none (ptxas -v, sm_90a), and it ran 18% faster
+ * (0.420 -> 0.344 ms, H200, unvalidated run). Such a kernel's paths are
+ * functions of their own (KernelParams.row_paths); for kernels that did
+ * not spill the call cost time (logsumexp_8192 8%, rmsnorm_bf16 17%). */
+static int row_recomputes_loads(const Module *m, const Schedule *p, const Kernel *k)
+{
+	const int n = k->nspace + k->ninner;
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		const Stmt *P = &m->stmt[sid];
+		if (p->op[sid - p->first_stmt] != STEP_INLINE || P->nfree != n) continue;
+		int loads = 0, read = 0;
+		for (int t = p->first_tensor; t < p->last_tensor; t++) {
+			const Tensor *x = &m->tensor[t];
+			if (x->kind == TK_INPUT && x->rank == n) continue; /* a row the cache holds */
+			loads += x->rank >= 1 && dim_same(x->dim[x->rank - 1], k->inner[k->ninner - 1]) && plan_stmt_reads(m, P, t);
+		}
+		for (int u = k->first_stmt; u < k->first_stmt + k->nstmt && !read; u++) read = plan_stmt_reads(m, &m->stmt[u], P->out);
+		if (loads && read) return 1;
+	}
+	return 0;
+}
+
+/* Does s read row t, itself or through a producer inlined into the
+ * variant (STEP_INLINE) over the row's space? The walks recompute such a
+ * producer from its rows, so they are cached as s's own are: a residual
+ * add h = X + Res before a layer norm caches X and Res, each rcache
+ * vectors a thread, and the cache is sized for both (counted as one, the
+ * cached path of rc_1_8 of randchain.py --seed 1 spilled 264 bytes at 64
+ * registers; sized for two, none: ptxas -v, sm_90a). */
+static int row_reads(const Module *m, const Schedule *p, const Stmt *s, int t, int n)
+{
+	if (plan_stmt_reads(m, s, t)) return 1;
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		const Stmt *P = &m->stmt[sid];
+		if (p->op[sid - p->first_stmt] == STEP_INLINE && P->nfree == n && P != s && plan_stmt_reads(m, P, t) && plan_stmt_reads(m, s, P->out))
+			return 1;
+	}
+	return 0;
+}
+
 /* A row cache's vector path for rows of any width and alignment
  * (Kernel.peel): each row's head up to its first 16-byte boundary (8-byte
  * for f16/bf16) and its tail, under 4 columns, a column a thread, the rest
@@ -165,6 +230,14 @@ static int reads_row_vector(const Module *m, const Kernel *k)
 	return 0;
 }
 
+static int scatter_ragged(const Module *m, const Kernel *k)
+{
+	const Stmt *s = &m->stmt[k->first_stmt];
+	for (int i = 0; i < s->nindex; i++)
+		if (m->index[s->first_index + i].kind == IX_RAGGED) return 1;
+	return 0;
+}
+
 void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 {
 	/* Schedules: pointwise kernels take several points a thread so their
@@ -175,6 +248,9 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		Kernel *k = &p->k[i];
 		k->par.unroll = k->par.slices = 1;
 		k->par.red_unroll = 4; /* reduction loops: 4 copies (a pipeline's phases: 32, plan_pipe.c) */
+		/* a warp over a ragged range (CSR rows): 4 items a lane, their loads
+		   in flight together before the atomics (cuda_kern_scatter) */
+		if (k->mode == KM_SCATTER && scatter_ragged(m, k)) k->par.unroll = 4;
 		if (k->mode != KM_POINT) continue;
 		int loops = 0, simple = 1, compact = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++) {
@@ -196,6 +272,10 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		   66% of the copy floor, H200); then 4, then the strided copies */
 		for (int t = 0; t < k->nvec && k->nvec <= 4; t++) /* more: adamw_bf16's 7 lost 8% (registers) */
 			if (elem_info[m->tensor[k->vec_tensors[t]].type].bytes == 2) k->par.vec = 8;
+		/* the strided fallback (misaligned pointers, odd extents) one point
+		   at a time: its four copies' coordinates set the whole kernel's
+		   registers, 44-58 where each vector path alone needs 28-32 */
+		if (k->par.vec && k->nvec && vec_accesses(m, p, k) <= 5) k->par.unroll = 1;
 	}
 
 	/* A row walked more than once (softmax: max, sum, normalise) is read
@@ -227,8 +307,8 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 			           (s->red >= RED_SUM && s->red <= RED_MIN && s->nfree == k->nspace);
 			walks += walk;
 			if (s->nfree != k->nspace + k->ninner && !walk) continue;
-			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1 */
-				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + k->ninner && plan_stmt_reads(m, s, t))
+			for (int t = p->first_tensor; t < p->last_tensor; t++) /* the rows it may cache: inputs of rank space + 1, read or recomputed */
+				if (!seen[t - p->first_tensor] && m->tensor[t].kind == TK_INPUT && m->tensor[t].rank == k->nspace + k->ninner && row_reads(m, p, s, t, k->nspace + k->ninner))
 					seen[t - p->first_tensor] = 1, regs += m->tensor[t].type == ET_F64 || m->tensor[t].type == ET_I64 ? 2 : 1;
 		}
 		free(seen);
@@ -241,6 +321,7 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		else
 			k->par.warp_rows = 1; /* gemv: 8 rows a block, no block-wide barriers */
 		k->peel = k->par.rcache && row_peel(m, p, k);
+		k->par.row_paths = k->par.rcache && row_recomputes_loads(m, p, k);
 	}
 
 	/* Blocks a multiprocessor must hold, which caps registers: kernels with
@@ -251,12 +332,27 @@ void plan_launch(const Module *m, Schedule *p, const unsigned char *stored)
 		Kernel *k = &p->k[i];
 		/* a point of four or more axes decomposes into 64-bit coordinates
 		   per unrolled copy: 40 registers spilled (groupnorm's unfused
-		   normalisation over [N,G,CG,HW], 8 bytes) */
-		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4) ||
+		   normalisation over [N,G,CG,HW], 8 bytes); a ragged scatter's
+		   four copies: 56 registers, 20 bytes spilled at 40 (spike_burst,
+		   sm_90), and half an SM beat three quarters with 4 bytes spilled
+		   (0.0372 ms against 0.0382, H100, cold L2) */
+		int heavy = k->par.slices > 1 || k->mode == KM_MATMUL || (k->mode == KM_SCATTER && k->par.unroll > 1) || k->par.rcache || (k->mode == KM_POINT && k->nspace >= 4) ||
 		            k->par.vec == 8; /* 8 points a thread: adamw_bf16 spilled 32 bytes at 40 */
+		int f64 = 0;
 		for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt; sid++)
-			heavy |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+			f64 |= m->stage[m->stmt[sid].stage].precision == ET_F64; /* doubles take register pairs */
+		heavy |= f64;
 		k->par.min_blocks = (heavy ? 1024 : 1536) / k->par.block;
+		/* a map on its vector paths with a one-copy fallback: three quarters
+		   of an SM, 40 registers a thread, not half (the vector path alone
+		   at a full SM against the built kernel at half, H200,
+		   bench/runs/pointocc-2026-11-26-h200: rotary_bf16 0.239 -> 0.179 ms,
+		   bias_gelu_f16 0.247 -> 0.198, bcast_mid_bf16 0.190 -> 0.150,
+		   swiglu_f16 0.112 -> 0.098, geglu_f16 0.112 -> 0.101; a full SM's
+		   32 registers spilled 4-20 bytes in whole kernels: rotary_bf16 and
+		   softmax's unfused map on sm_80, swiglu_f16 on sm_90); not for f64
+		   (register pairs) */
+		if (k->mode == KM_POINT && k->par.vec && k->par.unroll == 1 && !f64) k->par.min_blocks = 1536 / k->par.block;
 		if (k->par.min_blocks > 32) k->par.min_blocks = 32;
 		if (k->par.min_blocks < 1) k->par.min_blocks = 1;
 		plan_tile_shape(m, k);

@@ -87,6 +87,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if (k->mode == KM_TILE)
 			fprintf(out, " tile_n_min=%d stages=%d smem=%d%s%s%s", p->tile_n_min, p->stages, p->smem, p->b_kmajor ? " b=nk" : "",
 			        p->a_mmajor ? " a=km" : "", p->c_swapped ? " c=swapped" : "");
+		if (p->regs) fprintf(out, " regs=%d", p->regs);
+		if (p->row_paths) fputs(" paths=1", out);
 		fprintf(out, " tuned=%s red_unroll=%d sig=%s", p->tuned ? p->tuned : "built-in", p->red_unroll, k->sig);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
 		if (k->mode == KM_ATTN) {
@@ -135,16 +137,16 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 88, "KernelParams changed: compare the new field in params_same, then update 88");
-_Static_assert(sizeof(Kernel) == 984, "Kernel changed: compare the new field in kernel_same, then update 984");
+_Static_assert(sizeof(KernelParams) == 96, "KernelParams changed: compare the new field in params_same, then update 96");
+_Static_assert(sizeof(Kernel) == 992, "Kernel changed: compare the new field in kernel_same, then update 992");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
 
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
-	return a->block == b->block && a->min_blocks == b->min_blocks && a->unroll == b->unroll && a->vec == b->vec &&
-	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->tile_m == b->tile_m &&
+	return a->block == b->block && a->min_blocks == b->min_blocks && a->regs == b->regs && a->unroll == b->unroll && a->vec == b->vec &&
+	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->row_paths == b->row_paths && a->tile_m == b->tile_m &&
 	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor && a->a_mmajor == b->a_mmajor && a->c_swapped == b->c_swapped &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);

@@ -136,7 +136,11 @@ typedef struct Phase {
 typedef struct KernelParams {
 	int block;        /* threads per block */
 	int min_blocks;   /* blocks an SM must hold (__launch_bounds__), so a register cap */
-	int unroll;       /* POINT maps: points per thread, loads first */
+	int regs;         /* ROW with a register cache: 0, or registers a thread (__maxnreg__, in place of
+	                     __launch_bounds__): a cap for blocks of any size a launch picks (fz_row_lanes),
+	                     which min_blocks gives only at 64 or 32 */
+	int unroll;       /* POINT maps: points per thread, loads first (with vector paths: the copies
+	                     of the strided fallback, 1, so its registers do not cap the vector paths') */
 	int vec;          /* POINT maps: 4 = a thread takes 4 consecutive points, f32 accesses along the
 	                     innermost index as 16-byte vectors (16-bit: 8-byte) when the pointers and the
 	                     innermost extent allow (checked by the kernel); 8 = first 8 points, 16-byte
@@ -149,6 +153,9 @@ typedef struct KernelParams {
 	                     the last block of each 32 points (plan_split) */
 	int rcache;       /* ROW: elements of each row a thread keeps in registers (0: none) */
 	int warp_rows;    /* ROW: a warp per row (rows walked once), not a block */
+	int row_paths;    /* ROW with a register cache: 1 = each path (streamed, cached, scalar) a function
+	                     of its own, its registers allocated alone, the cached one also with the
+	                     small cache (row_cache_small); 0 = the three in one body */
 	int tile_m, tile_n, tile_k; /* MATMUL, TILE: block tile and k-step (TILE: tile_n the widest) */
 	int tile_n_min;   /* TILE: the narrowest tile; the kernel halves tile_n down to it to fill the SMs */
 	int swapped;      /* MATMUL, TILE: the contraction's operands in the order (B, A) */
@@ -171,6 +178,13 @@ typedef struct KernelParams {
  * 16-byte vectors a thread loaded before they are used */
 #define ROW_STREAM_VECS 4
 static inline int row_cache_vectors(const KernelParams *p, int vec) { return vec ? p->rcache : (p->rcache + 2) / 3; }
+/* The lanes a row (fz_row_lanes) leave a thread more than rcache / 2 of
+ * the row's vectors, up to rcache: the vector path of a row the registers
+ * hold is built twice, with rcache slots and with this many (0: once) for
+ * the rows that need no more, so that no slot past the row is loaded and
+ * held (8192 f32 columns at rcache 6: 4 used; the rows of 4 vectors were
+ * 3-8% faster, H200) */
+static inline int row_cache_small(const KernelParams *p) { return p->rcache >= 3 ? (2 * p->rcache + 2) / 3 : 0; }
 
 /* An attention kernel (KM_ATTN, plan_attn.c): S = Q K^T over the space
  * [(b,) m, n], pointwise work on S, a row max and a row sum of exp(z - max)
@@ -285,6 +299,13 @@ static inline int kernel_vec_stride(const Kernel *k, int t)
 static inline int kernel_points(const Kernel *k)
 {
 	return k->par.slices > 1 ? k->par.block / k->par.slices : k->par.block;
+}
+
+/* points a thread of an unsliced POINT kernel takes at once: its widest
+   vector path's, else its unrolled copies' (the grid is sized by them) */
+static inline int kernel_thread_points(const Kernel *k)
+{
+	return k->par.vec && k->nvec ? k->par.vec : k->par.unroll;
 }
 
 /* Why two adjacent stages were not fused. */

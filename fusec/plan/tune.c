@@ -179,7 +179,9 @@ void tune_entry_name(const TuneEntry *e, char *buf, size_t cap)
 
 /* What a table may set, by kernel mode, and within which range. Rows:
    the vectors of 4 a thread keeps (lanes a row follow at launch,
-   fz_row_lanes) and 1024-thread blocks an SM (64 or 32 registers); points
+   fz_row_lanes) and 1024-thread blocks an SM (64 or 32 registers), or
+   the registers a thread themselves (regs, 32..64), and whether each path
+   is a function of its own (paths, 0..1); points
    that are neither sliced nor split: threads a block and blocks an SM
    (points a thread not: the vector paths are built on 4). block and min_blocks together: at most 2048 threads an SM. */
 typedef struct Tunable {
@@ -193,6 +195,8 @@ typedef struct Tunable {
 static const Tunable tunables[] = {
 	{"row", "rcache", PAR(rcache), 1, 8, 0},
 	{"row", "min_blocks", PAR(min_blocks), 1, 2, 0},
+	{"row", "regs", PAR(regs), 32, 64, 0},
+	{"row", "paths", PAR(row_paths), 0, 1, 0},
 	{"point", "block", PAR(block), 64, 1024, 1},
 	{"point", "min_blocks", PAR(min_blocks), 1, 16, 0},
 };

@@ -6,7 +6,9 @@
 #   sh tests/gpu/run.sh [SPEC...]        (default: every spec)
 # Results go to stdout and, when $OUT is set, to $OUT/validate.txt.
 # GPU_PHASE=validate runs only the validations, GPU_PHASE=sanitize only
-# compute-sanitizer (both together take longer than one device call).
+# compute-sanitizer (both together take longer than one device call);
+# JOBS=N runs N validations at once (a GPU machine's cores: their float64
+# references are the slow part), compute-sanitizer one at a time.
 # DRY=1 prints each command ("+ ...") instead of running it, on any machine
 # (tests/gpu_run_dry.sh checks the sizes against the manifests that way);
 # only the near-tie unit test, which needs no GPU, runs all the same.
@@ -19,6 +21,10 @@ specs=${*:-$(ls specs | sed 's/\.fuse$//')}
 if [ -n "$DRY" ]; then log=/dev/null; else mkdir -p $B; log=${OUT:-$B}/validate.txt; : > "$log"; fi
 pass=0 fail=0
 PHASE=${GPU_PHASE:-all}
+# JOBS=N: N validations at once (default 1); compute-sanitizer runs alone
+JOBS=${JOBS:-1}
+nq=0
+[ -z "$DRY" ] && [ "$JOBS" -gt 1 ] && { rm -rf $B/q; mkdir -p $B/q; }
 CLEAN=clean; [ -n "$DRY" ] && CLEAN="printed, not run (DRY)"
 
 # What validate.c accepts as a near tie (tests/gpu/near_tie.h, issue 27),
@@ -79,8 +85,22 @@ vsize() {
 run() { # spec args...
 	s=$1; shift
 	if [ -n "$DRY" ]; then echo "+ $B/v_$s $*"; pass=$((pass + 1)); return; fi
+	if [ "$JOBS" -gt 1 ]; then # queued, run by run_queued below
+		nq=$((nq + 1)); echo "$B/v_$s $* > $B/q/$nq.out 2>&1; echo \$? > $B/q/$nq.rc" > $B/q/$nq.sh; return
+	fi
 	if out=$("$B/v_$s" "$@" 2>&1); then pass=$((pass + 1)); else fail=$((fail + 1)); fi
 	echo "$out" | tee -a "$log"
+}
+
+# the queued validations, JOBS at once (their float64 references run on the
+# CPU, one core each), then their lines in the order they were queued
+run_queued() {
+	[ "$nq" -gt 0 ] || return 0
+	i=0; while [ $i -lt $nq ]; do i=$((i + 1)); echo $B/q/$i.sh; done | xargs -P "$JOBS" -n 1 sh
+	i=0; while [ $i -lt $nq ]; do i=$((i + 1))
+		if [ "$(cat $B/q/$i.rc 2>/dev/null)" = 0 ]; then pass=$((pass + 1)); else fail=$((fail + 1)); fi
+		tee -a "$log" < $B/q/$i.out
+	done
 }
 
 # cs TOOL ARGS...: the driver under compute-sanitizer, its report appended to $B/cs.txt
@@ -127,6 +147,7 @@ for s in $specs; do
 		[ $s = attention_causal ] && run $s B=2 T=1031 D=64 --scalar scale $v --seed $$
 	done
 done
+run_queued
 if [ "$PHASE" != validate ] && { [ -n "$DRY" ] || command -v compute-sanitizer >/dev/null 2>&1 || [ -x $CUDA_HOME/bin/compute-sanitizer ]; }; then
 	CS=$(command -v compute-sanitizer || echo $CUDA_HOME/bin/compute-sanitizer)
 	for s in $specs; do
