@@ -234,14 +234,20 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 #define FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, ...) \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32" \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
+/* ET 3 is f8e4m3, m64 x N x k32 (32 bytes of k, as k16 of 16-bit ones):
+   k-major only on both sides too */
+#define FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, ...) \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3" \
+		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
 #define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, I4, OUT) \
 	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, I4, OUT); \
 	else if constexpr (ET == 1) FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, I4, OUT); \
+	else if constexpr (ET == 3) FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, OUT); \
 	else FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, OUT)
 template <int ET, int BN, int BT, int AT = 0>
 __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
-	static_assert(ET != 2 || (BT == 1 && AT == 0), "wgmma tf32 reads A and B k-major only");
+	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and e4m3 read A and B k-major only");
 	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", "132", FZ_OUT128); }
 	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", "68", FZ_OUT64); }
 	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", "36", FZ_OUT32); }
@@ -287,7 +293,8 @@ __device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
 }
 
 /* ---- tensor-core tiles: C[M,N] = A[M,K] B[K,N], f32 accumulation ----
-   A and B f16, bf16 (ET 0, 1) or f32 read as tf32 (ET 2), row-major: k
+   A and B f16, bf16 (ET 0, 1), f32 read as tf32 (ET 2) or f8e4m3 (ET 3:
+   A[M,K] and B[N,K] alone, both k-major, as fp8 wgmma reads them), row-major: k
    contiguous in A, or m when A is stored transposed as A[K,M] (AT = 1); n
    contiguous in B, or k when B is stored transposed as B[N,K] (BT = 1, x W^T).
    A block of 384 threads owns a 128 x BN tile at a time (BN 256, 128 or 64:
@@ -296,7 +303,7 @@ __device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
    Shared memory is a ring of stages, each in the 128-byte swizzle that TMA
    writes and the tensor cores read, KS = 128 bytes of k a stage (64 16-bit
    elements, 32 tf32): a k-major operand as rows of KS k (A: 128 m rows; BT:
-   BN n rows), an m- or n-major one as boxes of 128 bytes of m or n (64 or 32
+   BN n rows; 128 fp8 elements), an m- or n-major one as boxes of 128 bytes of m or n (64 or 32
    elements) by KS k rows. A full barrier per stage says it is loaded, an
    empty barrier says both multiplying warpgroups are done with it.
    sm_90a: TMA loads, wgmma (tf32 only with A and B both k-major: wgmma has no
@@ -333,9 +340,13 @@ struct fz_tile_maps { fz_tmap a, b; unsigned long long ok; };
 /* Does this instantiation multiply with wgmma? ET 0, 1: every layout on
    sm_90a; tf32 only with B k-major (wgmma reads tf32 k-major from shared
    memory: an m-major A goes through registers, fz_wgmma_tf32_ra) */
-template <int ET, int AT, int BT> __device__ constexpr bool fz_tile_wg() { return FZ_TILE_WGMMA && (ET != 2 || BT); }
+template <int ET, int AT, int BT> __device__ constexpr bool fz_tile_wg()
+{
+	static_assert(ET != 3 || (BT && !AT), "e4m3 tiles read A and B k-major only");
+	return FZ_TILE_WGMMA && (ET != 2 || BT);
+}
 
-/* A chunk of 16 bytes (8 16-bit elements, 4 f32) of row `row` from column
+/* A chunk of 16 bytes (8 16-bit elements, 4 f32, 16 fp8) of row `row` from column
    `col`: mma_common.cuh's fz_chunk for 16-bit elements; for 32-bit ones the
    same rules (cp.async when whole and aligned or wholly outside, else
    element by element) */
@@ -344,7 +355,19 @@ __device__ __forceinline__ void fz_tchunk(unsigned d, const void *p, long long r
 	long long ld)
 {
 	if constexpr (ES == 2) fz_chunk(d, (const unsigned short *)p, row, rows, col, cols, ld);
-	else {
+	else if constexpr (ES == 1) { /* 16 fp8 elements */
+		const long long have = row < rows && col < cols ? (cols - col < 16 ? cols - col : 16) : 0;
+		const unsigned char *q = have ? (const unsigned char *)p + row * ld + col : (const unsigned char *)p;
+		if (have == 0 || (have == 16 && ((unsigned long long)q & 15ull) == 0)) {
+			asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(d), "l"(q), "r"((unsigned)have) : "memory");
+			return;
+		}
+		unsigned e[4] = {0u, 0u, 0u, 0u};
+#pragma unroll
+		for (int i = 0; i < 16; ++i)
+			if (i < have) e[i >> 2] |= (unsigned)q[i] << (8 * (i & 3));
+		asm volatile("st.shared.v4.u32 [%0], {%1, %2, %3, %4};\n" ::"r"(d), "r"(e[0]), "r"(e[1]), "r"(e[2]), "r"(e[3]) : "memory");
+	} else {
 		const long long have = row < rows && col < cols ? (cols - col < 4 ? cols - col : 4) : 0;
 		const unsigned *q = have ? (const unsigned *)p + row * ld + col : (const unsigned *)p;
 		if (have == 0 || (have == 4 && ((unsigned long long)q & 15ull) == 0)) {
@@ -455,10 +478,23 @@ __device__ __forceinline__ unsigned fz_lds32(unsigned addr)
 }
 template <int ET> __device__ __forceinline__ void fz_mma_tile(float *d, const unsigned *a, unsigned b0, unsigned b1)
 {
-	if constexpr (ET == 2)
+	if constexpr (ET == 3) fz_mma16816<0>(d, a, b0, b1); /* e4m3 widened to f16 (fz_e4m3x2) */
+	else if constexpr (ET == 2)
 		asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 	else fz_mma16816<ET>(d, a, b0, b1);
+}
+
+/* Two e4m3 values (bits 0-7 and 8-15 of v) as an f16x2, exactly: the sign
+   to bit 15, exponent and mantissa to bits 13-7 (an f16 of 2^-8 times the
+   value, subnormals included: f16's bias is 8 above e4m3's), times 256.
+   e4m3's NaN (S.1111.111) becomes 480; no hardware conversion before sm_89 */
+__device__ __forceinline__ unsigned fz_e4m3x2(unsigned v)
+{
+	const unsigned r = ((v & 0x7fu) << 7) | ((v & 0x80u) << 8) | ((v & 0x7f00u) << 15) | ((v & 0x8000u) << 16);
+	unsigned o;
+	asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(o) : "r"(r), "r"(0x5c005c00u));
+	return o;
 }
 
 #if FZ_TILE_WGMMA
@@ -604,7 +640,38 @@ __device__ __forceinline__ void fz_tile_consume_mma(const Epi &epi, unsigned cha
 			fz_bar_wait(fz_su32(&bars[s]), ph);
 			const unsigned sa = fz_su32(ring + s * FZ_TILE_STAGE_BYTES), sb = sa + FZ_TILE_A_BYTES;
 #pragma unroll
-			for (int ks = 0; ks < 4; ++ks) { /* 32 bytes of k: k16, tf32 k8 */
+			for (int ks = 0; ks < 4; ++ks) { /* 32 bytes of k: k16, tf32 k8, fp8 two k16 */
+				if constexpr (ET == 3) {
+					/* e4m3, A[M,K] and B[N,K]: ldmatrix as 16-bit pairs, so a thread holds
+					   bytes 4q..4q+3 (q = lane % 4) of a 16-byte chunk of its row, widened
+					   to two f16x2 (fz_e4m3x2): the low pair as the mma's k 2q, 2q+1,
+					   the high pair as k 2q+8, 2q+9, in A and B alike (the sum over a
+					   chunk's 16 k is the same in any order); chunk 2ks, then 2ks+1 */
+					unsigned rb[NT][2]; /* tile j's chunks 2ks and 2ks + 1, as loaded */
+#pragma unroll
+					for (int j = 0; j < NT; j += 2) {
+						unsigned r[4]; /* tile j chunk 2ks, j 2ks + 1, j + 1 2ks, j + 1 2ks + 1 */
+						const int n = w * (BN / 4) + 8 * j + (lane & 7) + 8 * (lane >> 4);
+						fz_ldsm4(r, sb + fz_swz(n, 2 * ks + ((lane >> 3) & 1)), false);
+						rb[j][0] = r[0], rb[j][1] = r[1], rb[j + 1][0] = r[2], rb[j + 1][1] = r[3];
+					}
+#pragma unroll
+					for (int h = 0; h < 2; ++h) {
+						unsigned b[NT][2];
+#pragma unroll
+						for (int j = 0; j < NT; ++j) b[j][0] = fz_e4m3x2(rb[j][h] & 0xffffu), b[j][1] = fz_e4m3x2(rb[j][h] >> 16);
+#pragma unroll
+						for (int i = 0; i < 4; ++i) {
+							unsigned r0, r1; /* rows 0-7 and 8-15 of chunk 2ks + h */
+							asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1)
+								: "r"(sa + fz_swz(64 * c + 16 * i + (lane & 15), 2 * ks + h)));
+							const unsigned a[4] = {fz_e4m3x2(r0 & 0xffffu), fz_e4m3x2(r1 & 0xffffu), fz_e4m3x2(r0 >> 16), fz_e4m3x2(r1 >> 16)};
+#pragma unroll
+							for (int j = 0; j < NT; ++j) fz_mma_tile<ET>(d[i][j], a, b[j][0], b[j][1]);
+						}
+					}
+					continue;
+				}
 				unsigned b[NT][2];
 #pragma unroll
 				for (int j = 0; j < NT; j += 2) {
@@ -675,7 +742,7 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 	fz_tile_consume_mma<ET, AT, BT, BAT, TC, BN>(epi, ring, bars, ebuf, nst, M, N, nk, tiles, mt, per, c, t);
 }
 
-/* The whole tile kernel's body: ET 0 f16, 1 bf16, 2 f32 read as tf32; BT 1:
+/* The whole tile kernel's body: ET 0 f16, 1 bf16, 2 f32 read as tf32, 3 f8e4m3 (BT 1, AT 0 only); BT 1:
    B stored as B[N,K]; AT 1: A stored as A[K,M]; BAT 1: NB products, A as
    [NB,M,K] (AT: [NB,K,M]), B as [NB,K,N] (BT: [NB,N,K]), the batches one
    after another in memory. epi(s0, s1, v) (BAT: epi(b, s0, s1, v)) is the
@@ -687,7 +754,7 @@ template <int ET, int BT = 0, int BAT = 0, int AT = 0, int TC = 0, class Epi>
 __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps &tm, const void *A, const void *B, long long M,
 	long long N, long long K, long long NB = 1)
 {
-	constexpr int ES = ET == 2 ? 4 : 2, KS = 128 / ES, BW = 128 / ES; /* element bytes, k a stage, elements a 128-byte row */
+	constexpr int ES = ET == 3 ? 1 : ET == 2 ? 4 : 2, KS = 128 / ES, BW = 128 / ES; /* element bytes, k a stage, elements a 128-byte row */
 	constexpr bool WG = fz_tile_wg<ET, AT, BT>();
 	extern __shared__ unsigned char fz_smem_raw[];
 	unsigned long long *bars = (unsigned long long *)fz_smem_raw;
@@ -703,7 +770,7 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 	const int wg = threadIdx.x >> 7, t = threadIdx.x & 127;
 	const long long mt = (M + 127) >> 7;
 	const int bn = fz_tile_bn<WG>(mt, N, NB);
-	const long long per = mt * ((N + bn - 1) / bn), tiles = NB * per, nk = (K + KS - 1) >> (ES == 2 ? 6 : 5);
+	const long long per = mt * ((N + bn - 1) / bn), tiles = NB * per, nk = (K + KS - 1) >> (ES == 1 ? 7 : ES == 2 ? 6 : 5);
 #if FZ_TILE_WGMMA
 	/* The maps cover a batched operand as one matrix of NB x rows. Rows past
 	   a batch's M or N read the next batch (their results are not stored);
@@ -770,8 +837,12 @@ __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps 
 					}
 					fz_bar_wait(fz_su32(&bars[FZ_TILE_STAGES + s]), ph ^ 1u);
 					/* 16-bit units, as the 16-bit kernels always counted (ptxas then keeps their registers) */
-					fz_tile_load_plain<ES, AT, BT>(fz_su32(st), (const unsigned short *)A + at.b * M * K * (ES / 2), (const unsigned short *)B + at.b * K * N * (ES / 2),
-						M, N, K, m0, n0, kb * KS, bn, t);
+					if constexpr (ES == 1) /* bytes */
+						fz_tile_load_plain<ES, AT, BT>(fz_su32(st), (const unsigned char *)A + at.b * M * K, (const unsigned char *)B + at.b * K * N,
+							M, N, K, m0, n0, kb * KS, bn, t);
+					else
+						fz_tile_load_plain<ES, AT, BT>(fz_su32(st), (const unsigned short *)A + at.b * M * K * (ES / 2), (const unsigned short *)B + at.b * K * N * (ES / 2),
+							M, N, K, m0, n0, kb * KS, bn, t);
 					pending++;
 				}
 				(void)full;

@@ -181,7 +181,7 @@ enum { FZ_INPUT = 0, FZ_OUTPUT = 1, FZ_TEMP = 2, FZ_INOUT = 3 };
 typedef struct fz_tensor_info {
 	const char *name;
 	int role;                          /* FZ_INPUT, FZ_OUTPUT, FZ_TEMP or FZ_INOUT */
-	const char *type;                  /* f64 f32 bf16 f16 i64 i32 */
+	const char *type;                  /* f64 f32 bf16 f16 f8e4m3 i64 i32 (f8e4m3: e4m3 bytes, tensor-core operands) */
 	int elem_bytes;                    /* on the device */
 	int rank;                          /* 0: a scalar */
 	/* Each dimension as written: a size symbol or a number, or derived
@@ -301,7 +301,8 @@ int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *
 
 /* "tf32" when the manifest says output `tensor` is computed through tf32
    products (its line inexact NAME tf32: compare it with tf32's tolerance,
-   dsl/MATH.md), else NULL (also for a bad argument). */
+   dsl/MATH.md), "fp8" through fp8 products (inexact NAME fp8: the tensor
+   cores' own f32 sums, fp8's tolerance), else NULL (also for a bad argument). */
 const char *fz_tensor_inexact(const fz_artifact_info *info, int tensor);
 
 /* The checks fz_run makes before launching anything, usable without a GPU:

@@ -146,7 +146,7 @@ typedef struct fr_store {
 	fz_tensor_info tensors[FZ_MAX_TENSORS];
 	fz_kernel_info kernels[FZ_MAX_KERNELS];
 	int tma_rows[FZ_MAX_KERNELS][2]; /* per kernel, its maps' box rows (tma-rows=; default 128,64) */
-	const char *inexact[FZ_MAX_TENSORS]; /* per tensor, its inexact line's kind ("tf32"), or NULL */
+	const char *inexact[FZ_MAX_TENSORS]; /* per tensor, its inexact line's kind ("tf32", "fp8"), or NULL */
 	const char **plan;       /* at most FZ_MAX_PLAN */
 	fr_values values[FZ_MAX_TENSORS]; /* per tensor, from its values line */
 	char layout[65];         /* recomputed from the manifest's lines */

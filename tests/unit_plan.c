@@ -191,7 +191,9 @@ static void tile_case(const char *name, const char *ty, const char *prec, const 
 	EXPECT(k->path_why && strstr(k->path_why, why));
 	if (tile) {
 		EXPECT(k->par.a_mmajor == at && k->par.b_kmajor == bt && k->par.c_swapped == sw);
-		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : 64)); /* 128 bytes of k a stage */
+		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : !strcmp(ty, "f8e4m3") ? 128 : 64)); /* 128 bytes of k a stage */
+		/* barriers, slack, the ring of (128 + 256) rows of 128 bytes, the epilogue's buffers: the same for every type */
+		EXPECT(k->par.smem == 64 + 1023 + k->par.stages * (128 + 256) * 128 + 2 * 64 * 36 * 4);
 		EXPECT(k->tile_a == tensor(&c, ta) && k->tile_b == tensor(&c, ta[0] == 'A' ? "B" : "A"));
 	}
 	done(&c);
@@ -208,6 +210,9 @@ static void tile_layouts(void)
 	tile_case("tf32 A(k,m) B(n,k)", "f32", "tf32", "k,m", "n,k", 1, 1, 1, 0, "A", "A's fragments from registers");
 	tile_case("tf32 A(k,m) B(k,n)", "f32", "tf32", "k,m", "k,n", 1, 1, 0, 0, "A", "sm_90a mma.sync");
 	tile_case("f32 exact", "f32", "f32", "m,k", "k,n", 0, 0, 0, 0, "A", "CUDA cores: f32 operands, exact");
+	/* fp8 e4m3 (issue 25): A(m,k) B(n,k) alone, both k-major, 128 k a stage (sema refuses the other layouts) */
+	tile_case("fp8 A(m,k) B(n,k)", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "fp8 e4m3");
+	tile_case("fp8 wgmma path", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "wgmma k32 e4m3 fed by TMA");
 }
 
 static void test_contractions(void)

@@ -35,31 +35,43 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
 	free(by);
 }
 
-static int reads_any(const Module *m, int e, const unsigned char *taint, int first)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor >= first && taint[x->tensor - first]) return 1;
-	for (int i = 0; i < x->nargs; i++)
-		if (reads_any(m, x->args[i], taint, first)) return 1;
-	return reads_any(m, x->a, taint, first) || reads_any(m, x->b, taint, first) || reads_any(m, x->c, taint, first);
-}
-
 /* inexact NAME tf32: an output computed from a contraction its stage lets
    read f32 operands as tf32 (precision = tf32), through any statements
    after it, so a validator compares it with tf32's tolerance (dsl/MATH.md),
    not f32's. Runtimes before it ignore the line (a key they do not know). */
+/* inexact NAME fp8: the same for a contraction over f8e4m3 operands: the
+   products are exact, but the tensor cores add them in f32 with their own
+   rounding (dsl/MATH.md); an output through both says fp8. */
+static int reads_kind(const Module *m, int e, const unsigned char *taint, int first)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	int k = (x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor >= first ? taint[x->tensor - first] : 0;
+	for (int i = 0; i < x->nargs; i++) {
+		int j = reads_kind(m, x->args[i], taint, first);
+		if (j > k) k = j;
+	}
+	const int sub[3] = {reads_kind(m, x->a, taint, first), reads_kind(m, x->b, taint, first), reads_kind(m, x->c, taint, first)};
+	for (int i = 0; i < 3; i++)
+		if (sub[i] > k) k = sub[i];
+	return k;
+}
+
 static void manifest_inexact(const Module *m, const Fusion *f, FILE *out)
 {
-	unsigned char *taint = xcalloc((size_t)f->ntensor + 1, 1);
+	unsigned char *taint = xcalloc((size_t)f->ntensor + 1, 1); /* 0 exact, 1 tf32, 2 fp8 */
 	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
 		for (int s = m->stage[sg].first_stmt; s < m->stage[sg].first_stmt + m->stage[sg].nstmt; s++) {
 			const Stmt *st = &m->stmt[s];
-			if (m->stage[sg].tf32 || reads_any(m, st->rhs, taint, f->first_tensor) || reads_any(m, st->mask, taint, f->first_tensor))
-				taint[st->out - f->first_tensor] = 1;
+			int k = reads_kind(m, st->rhs, taint, f->first_tensor), km = reads_kind(m, st->mask, taint, f->first_tensor);
+			if (km > k) k = km;
+			if (m->stage[sg].tf32 && k < 1) k = 1;
+			if (st->pattern == PAT_CONTRACT && m->expr[st->contract_a].type == ET_F8E4M3) k = 2;
+			if (k > taint[st->out - f->first_tensor]) taint[st->out - f->first_tensor] = (unsigned char)k;
 		}
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)
-		if (taint[i - f->first_tensor] && m->tensor[i].kind == TK_OUTPUT) fprintf(out, "inexact %s tf32\n", m->tensor[i].name);
+		if (taint[i - f->first_tensor] && m->tensor[i].kind == TK_OUTPUT)
+			fprintf(out, "inexact %s %s\n", m->tensor[i].name, taint[i - f->first_tensor] == 2 ? "fp8" : "tf32");
 	free(taint);
 }
 

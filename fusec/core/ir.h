@@ -25,6 +25,7 @@
 	X(F32, "f32", "float", "float", 4, 1, 3) \
 	X(BF16, "bf16", "float", "__nv_bfloat16", 2, 1, 2) \
 	X(F16, "f16", "float", "__half", 2, 1, 1) \
+	X(F8E4M3, "f8e4m3", "float", "unsigned char", 1, 1, 0) \
 	X(I64, "i64", "int64_t", "long long", 8, 0, 0) \
 	X(I32, "i32", "int32_t", "int", 4, 0, 0) \
 	X(BOOL, "bool", "int", "bool", 1, 0, 0)

@@ -36,7 +36,8 @@ void cuda_kern_tile(Cx *cx)
 	ElemType et = m->tensor[ta].type;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
 	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
-	    k->par.tile_k != (et == ET_F32 ? 32 : 64) || (et != ET_F16 && et != ET_BF16 && et != ET_F32) || m->tensor[tb].type != et)
+	    k->par.tile_k != 128 / elem_info[et].bytes || (et != ET_F16 && et != ET_BF16 && et != ET_F32 && et != ET_F8E4M3) ||
+	    m->tensor[tb].type != et || (et == ET_F8E4M3 && (k->par.a_mmajor || !k->par.b_kmajor)))
 		die("tile kernel %s: block %d, tile %dx%d..%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
 		    k->par.tile_n, k->par.tile_n_min, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
 	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */
@@ -66,11 +67,11 @@ void cuda_kern_tile(Cx *cx)
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-	/* ET: 0 f16, 1 bf16, 2 f32 read as tf32; B read as B(n,k): the
+	/* ET: 0 f16, 1 bf16, 2 f32 read as tf32, 3 f8e4m3; B read as B(n,k): the
 	   mainloop's k-major B (template argument BT); batched (BAT): the
 	   batch count last; A read as A(k,m): AT; C^T computed: TC. Arguments
 	   left at their defaults are not written. */
-	const int targ[5] = {et == ET_F32 ? 2 : et == ET_BF16, k->par.b_kmajor, bat, k->par.a_mmajor, k->par.c_swapped};
+	const int targ[5] = {et == ET_F8E4M3 ? 3 : et == ET_F32 ? 2 : et == ET_BF16, k->par.b_kmajor, bat, k->par.a_mmajor, k->par.c_swapped};
 	int nt = 5;
 	while (nt > 1 && !targ[nt - 1]) nt--;
 	fputs("\tfz_tile_gemm<", out);

@@ -94,14 +94,20 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 #define FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, ...) \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32" \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
+/* ET 3 is f8e4m3, m64 x N x k32 (32 bytes of k, as k16 of 16-bit ones):
+   k-major only on both sides too */
+#define FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, ...) \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3" \
+		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
 #define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, I4, OUT) \
 	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, I4, OUT); \
 	else if constexpr (ET == 1) FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, I4, OUT); \
+	else if constexpr (ET == 3) FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, OUT); \
 	else FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, OUT)
 template <int ET, int BN, int BT, int AT = 0>
 __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
-	static_assert(ET != 2 || (BT == 1 && AT == 0), "wgmma tf32 reads A and B k-major only");
+	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and e4m3 read A and B k-major only");
 	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", "132", FZ_OUT128); }
 	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", "68", FZ_OUT64); }
 	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", "36", FZ_OUT32); }

@@ -29,7 +29,7 @@ static void check_attrs(Sema *s, int stage_node, Stage *sg)
 			/* tf32 is no element type: an f32 stage whose tensor cores may
 			   read f32 operands as tf32 (checked in check_stage_claims) */
 			if (t < 0 && v && N(s, v)->kind == AST_IDENT && ast_name_eq(s->ast, v, "tf32")) t = ET_F32, sg->tf32 = 1;
-			if (t < 0 || !elem_info[t].is_float) {
+			if (t < 0 || !elem_info[t].is_float || t == ET_F8E4M3) {
 				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, tf32, bf16, f16");
 				continue;
 			}
@@ -53,6 +53,61 @@ static int f32_intermediate(const Module *m, int e)
 {
 	const Expr *x = &m->expr[e];
 	return x->op == IR_LOAD && m->tensor[x->tensor].kind == TK_TEMP && m->tensor[x->tensor].type == ET_F32;
+}
+
+/* Is load e a plain read of an input, X(i, k) (batched X(b, i, k)): every
+   subscript an index, the reduced index k last, the batch index first?
+   Then i, else -1. */
+static int kmajor_input_load(const Module *m, const Stmt *c, int e)
+{
+	const Expr *x = &m->expr[e];
+	if (x->op != IR_LOAD || m->tensor[x->tensor].kind != TK_INPUT || x->nargs != c->nfree) return -1;
+	for (int i = 0; i < x->nargs; i++)
+		if (m->expr[x->args[i]].op != IR_INDEX) return -1;
+	const int bat = c->nfree == 3;
+	if (m->expr[x->args[x->nargs - 1]].index != c->first_index + c->nfree || (bat && m->expr[x->args[0]].index != c->first_index))
+		return -1;
+	return m->expr[x->args[bat]].index;
+}
+
+/* f8e4m3 operands: on tensor cores only (nothing else reads fp8), so the
+   contraction must be one the tile kernel takes, read the way fp8 tensor
+   cores read it: sm_90a's wgmma takes e4m3 only k-major from shared memory
+   (no transposed fp8 operands), so A(m,k) and B(n,k), k contiguous in both
+   (B stored transposed, as torch._scaled_mm takes it); f32 accumulation. */
+static int check_fp8_contraction(Sema *s, Stage *sg, const Stmt *c)
+{
+	const Module *m = s->m;
+	if (c->red != RED_SUM || c->nindex != c->nfree + 1 || c->mask) {
+		diag_error(s->d, sg->off, "stage '%s' multiplies f8e4m3 operands, so it must be one plain sum over k "
+		           "(acc(m,n) +=! A(m,k) * B(n,k), no 'where'): fp8 is read by tensor cores alone", sg->name);
+		return 0;
+	}
+	int rows[2];
+	for (int i = 0; i < 2; i++) {
+		const int e = i ? c->contract_b : c->contract_a;
+		if ((rows[i] = kmajor_input_load(m, c, e)) < 0) {
+			const Expr *x = &m->expr[e];
+			diag_error(s->d, x->off ? x->off : sg->off, "f8e4m3 operand '%s' must be an input read with the reduced index last and every "
+			           "subscript an index (A(m,k) and B(n,k), batched A(b,m,k) and B(b,n,k)): fp8 tensor cores read both operands "
+			           "k-contiguous (wgmma has no transposed fp8 operands), so store B as B[N,K] (x W^T, as torch._scaled_mm takes it)",
+			           x->op == IR_LOAD ? m->tensor[x->tensor].name : "?");
+			return 0;
+		}
+	}
+	/* one operand over C's row index, the other over its column index */
+	const int im = c->first_index + (c->nfree == 3), in = im + 1;
+	if (!((rows[0] == im && rows[1] == in) || (rows[0] == in && rows[1] == im))) {
+		diag_error(s->d, sg->off, "stage '%s' multiplies f8e4m3 operands that are not one over each of its result's indices: "
+		           "write acc(m,n) +=! A(m,k) * B(n,k) (fp8 is read by tensor cores alone)", sg->name);
+		return 0;
+	}
+	if (sg->precision != ET_F32) {
+		diag_error(s->d, sg->off, "a tensor-core stage over f8e4m3 operands accumulates in f32: it cannot have precision %s (use f32)",
+		           sg->tf32 ? "tf32" : elem_info[sg->precision].name);
+		return 0;
+	}
+	return 1;
 }
 
 static void check_stage_claims(Sema *s, Stage *sg)
@@ -97,11 +152,13 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		if (b == ET_F32 && (a == ET_F16 || a == ET_BF16) && f32_intermediate(m, c->contract_b)) b = a;
 		/* f32 operands: on tensor cores as tf32 where the stage allows it
 		   (precision = tf32), else exact on CUDA cores (the planner says so) */
-		if (a != b || (a != ET_F16 && a != ET_BF16 && a != ET_F32)) {
-			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 operands of one type "
-			           "(or f32 ones, read as tf32 with precision = tf32)", sg->name, elem_info[a].name, elem_info[b].name);
+		if (a != b || (a != ET_F16 && a != ET_BF16 && a != ET_F32 && a != ET_F8E4M3)) {
+			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16, bf16 or "
+			           "f8e4m3 operands of one type (or f32 ones, read as tf32 with precision = tf32)", sg->name, elem_info[a].name,
+			           elem_info[b].name);
 			return;
 		}
+		if (a == ET_F8E4M3 && !check_fp8_contraction(s, sg, c)) return;
 		if (sg->tf32 && a != ET_F32) {
 			diag_error(s->d, sg->off, "stage '%s' has precision tf32 but its operands are %s: tf32 is for f32 operands (use f32)",
 			           sg->name, elem_info[a].name);
@@ -137,6 +194,31 @@ static void check_stage(Sema *s, int node)
 	if (s->d->errors == errors) check_stage_claims(s, &m->stage[id]);
 }
 
+/* f8e4m3 inputs are read by tensor cores alone: each read of one must be
+   an operand of a tensor_eligible stage's contraction (checked there), not
+   a value anywhere else (no CUDA-core path converts fp8). */
+static void check_fp8_reads(Sema *s, int first_expr)
+{
+	const Module *m = s->m;
+	const Fusion *f = F(s);
+	for (int e = first_expr; e < m->nexpr; e++) {
+		const Expr *x = &m->expr[e];
+		if ((x->op != IR_LOAD && x->op != IR_SCALAR) || x->tensor < f->first_tensor || x->tensor >= f->first_tensor + f->ntensor ||
+		    m->tensor[x->tensor].type != ET_F8E4M3)
+			continue;
+		int ok = 0;
+		for (int sg = f->first_stage; sg < f->first_stage + f->nstage && !ok; sg++)
+			for (int i = m->stage[sg].first_stmt; i < m->stage[sg].first_stmt + m->stage[sg].nstmt; i++)
+				if ((m->stage[sg].attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[i].pattern == PAT_CONTRACT &&
+				    (m->stmt[i].contract_a == e || m->stmt[i].contract_b == e))
+					ok = 1;
+		if (!ok)
+			diag_error(s->d, x->off, "f8e4m3 input '%s' is read outside a tensor-core contraction: fp8 is read only as an operand of a "
+			           "'tensor_eligible' stage's acc(m,n) +=! A(m,k) * B(n,k) (keep other reads in f32, bf16 or f16)",
+			           m->tensor[x->tensor].name);
+	}
+}
+
 /* fusion := 'fusion' IDENT '(' params ')' '->' '(' params ')' '{' items '}' */
 static void check_fusion(Sema *s, int node)
 {
@@ -153,6 +235,7 @@ static void check_fusion(Sema *s, int node)
 	sema_namemap_free(&s->tensors), sema_namemap_free(&s->stages), sema_namemap_free(&s->syms);
 	sema_stage_defs(s, N(s, node)->c);
 	f->off = N(s, node)->off;
+	const int first_expr = m->nexpr;
 	f->first_tensor = m->ntensor;
 	f->first_stage = m->nstage;
 	s->nconst = s->nglobal;
@@ -188,6 +271,7 @@ static void check_fusion(Sema *s, int node)
 		if (t->kind == TK_OUTPUT && t->def_stage < 0)
 			diag_error(s->d, t->off, "output '%s' is never written", t->name);
 	}
+	check_fp8_reads(s, first_expr);
 	s->fusion = -1;
 }
 

@@ -194,6 +194,10 @@ static int build_call(Sema *s, int node)
 	int nargs = 0, args[3] = {0, 0, 0};
 	for (int a = x->a; a; a = N(s, a)->next, nargs++)
 		if (nargs < 3) args[nargs] = sema_build_expr(s, a);
+	if (ty == ET_F8E4M3) {
+		diag_error(s->d, x->off, "there is no 'f8e4m3' cast: f8e4m3 is the type of inputs that tensor cores read (an fp8 output is not implemented)");
+		return 0;
+	}
 	if (ty == ET_F16 || ty == ET_BF16) {
 		/* it would round nothing: arithmetic stays in the compute type */
 		diag_error(s->d, x->off, "there is no '%.*s' cast: half precision comes from a stage's precision "

@@ -115,6 +115,19 @@ static const char *tile_path(int batched, int tf32, int at, int bt)
 	return buf;
 }
 
+/* The same for f8e4m3 operands (sema lets them be read A(m,k) and B(n,k) only) */
+static const char *tile_path_fp8(int batched)
+{
+	return batched ? "tensor cores, fp8 e4m3 (exact products, f32 accumulation in the tensor cores' own rounding: dsl/MATH.md), batched "
+	                 "(the persistent grid walks every batch's tiles), B read as B(b,n,k): sm_90a wgmma k32 e4m3 fed by TMA (plain loads "
+	                 "when a row or pointer is not 16-byte aligned), one loading and two multiplying warpgroups; sm_80 and sm_90 "
+	                 "(no fp8 wgmma) mma.sync f16 with ldmatrix, the e4m3 bytes widened to f16 exactly; f32 accumulators"
+	               : "tensor cores, fp8 e4m3 (exact products, f32 accumulation in the tensor cores' own rounding: dsl/MATH.md), B read "
+	                 "as B(n,k): sm_90a wgmma k32 e4m3 fed by TMA (plain loads when a row or pointer is not 16-byte aligned), one "
+	                 "loading and two multiplying warpgroups; sm_80 and sm_90 (no fp8 wgmma) mma.sync f16 with ldmatrix, the e4m3 "
+	                 "bytes widened to f16 exactly; f32 accumulators";
+}
+
 /* A matrix contraction goes to the tensor-core tile template when its stage
  * asks (tensor_eligible) and the operands are what the tensor cores take:
  * two input matrices of one 16-bit float type, or f32 ones where the stage
@@ -141,11 +154,13 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 	else if (ta == ET_F32 && tb == ET_F32 && !sg->tf32)
 		*why = "CUDA cores: f32 operands, exact: tensor cores would read them as tf32 (10-bit mantissas), which the stage "
 		       "does not allow (precision = tf32 does)";
-	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16 && ta != ET_F32))
-		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type, or f32 ones as tf32";
+	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16 && ta != ET_F32 && ta != ET_F8E4M3))
+		*why = "CUDA cores: tensor cores take f16, bf16 or f8e4m3 operands of one type, or f32 ones as tf32";
 	else if (sg->precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
+	else if (ta == ET_F8E4M3 && (at || !bt)) /* sema refuses it first */
+		*why = "CUDA cores: fp8 tensor cores read both operands k-contiguous (A(m,k), B(n,k))";
 	else {
-		*why = tile_path(ib >= 0, ta == ET_F32, at != 0, bt != 0);
+		*why = ta == ET_F8E4M3 ? tile_path_fp8(ib >= 0) : tile_path(ib >= 0, ta == ET_F32, at != 0, bt != 0);
 		return 1;
 	}
 	return 0;
@@ -191,8 +206,8 @@ void plan_tile_shape(const Module *m, Kernel *k)
 			k->tile_a = k->tile_b, k->tile_b = t;
 			k->par.a_mmajor = k->par.b_kmajor = k->par.c_swapped = 1;
 		}
-		/* a stage holds 128 bytes of k: 64 16-bit elements, 32 tf32 ones */
-		const int es = m->tensor[k->tile_a].type == ET_F32 ? 4 : 2;
+		/* a stage holds 128 bytes of k: 64 16-bit elements, 32 tf32 ones, 128 fp8 ones */
+		const int es = elem_info[m->tensor[k->tile_a].type].bytes;
 		k->par.tile_k = 128 / es;
 		/* barriers, alignment slack, the ring, two 64 x 36 f32 epilogue buffers (tile_gemm.cuh FZ_TILE_SMEM) */
 		k->par.smem = 64 + 1023 + k->par.stages * (k->par.tile_m + k->par.tile_n) * k->par.tile_k * es + 2 * 64 * 36 * 4;

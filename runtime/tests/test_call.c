@@ -237,6 +237,9 @@ static void tile_maps(fz_device *dev)
 	/* the default: A [M,K] 64 k x 128 m rows */
 	static const char *const plain[2] = {"tensormap type=9 dims=64,40 stride=128 box=64,128", "tensormap type=9 dims=48,64 stride=96 box=64,64"};
 	tile_maps_case(dev, "matmul_bias_relu_bf16", plain, "bf16 A(m,k) tile maps: boxes of 128 and 64 rows");
+	/* f8e4m3 A [M,K] and B [N,K], both k-major: bytes (type 0, UINT8) in boxes of 128 elements by 128 and 64 rows */
+	static const char *const fp8[2] = {"tensormap type=0 dims=64,40 stride=64 box=128,128", "tensormap type=0 dims=64,48 stride=64 box=128,64"};
+	tile_maps_case(dev, "matmul_bias_relu_fp8", fp8, "fp8 tile maps: e4m3 bytes, 128 k a box");
 }
 
 /* the checks of the arguments, on kl_divergence (q, p: f32 [N]; kl: f32 output) */
@@ -415,6 +418,14 @@ int main(int argc, char **argv)
 			const char *c = fz_tensor_inexact(&info, 3), *a = fz_tensor_inexact(&info, 0);
 			check(!strcmp(info.tensors[3].name, "C") && c && !strcmp(c, "tf32") && !a, "fz_tensor_inexact: C through tf32, A not",
 			      c ? c : "(null)");
+			fz_artifact_info_free(&info);
+		}
+		snprintf(path, sizeof path, "%s/matmul_bias_relu_fp8.manifest", gen_dir);
+		if (check(!fz_artifact_verify(path, &info, err), path, err)) {
+			const int ci = info.ntensors > 5 ? 5 : 0;
+			const char *c = fz_tensor_inexact(&info, ci), *a = fz_tensor_inexact(&info, 0);
+			check(!strcmp(info.tensors[ci].name, "C") && c && !strcmp(c, "fp8") && !a && info.tensors[0].elem_bytes == 1 &&
+			      !strcmp(info.tensors[0].type, "f8e4m3"), "fz_tensor_inexact: C through fp8 products, A (f8e4m3, 1 byte) not", c ? c : "(null)");
 			fz_artifact_info_free(&info);
 		}
 		snprintf(path, sizeof path, "%s/matmul_bias_relu_bf16.manifest", gen_dir);

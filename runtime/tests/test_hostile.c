@@ -142,6 +142,10 @@ static void test_agreement(void)
 	expect("refuses a block of 1025", edited("block_big", "block=256", "block=1025", err), FZ_ERR_FORMAT, err, "block=1025", NULL);
 	expect("refuses an inexact line naming no output", edited("inexact_in", "layout ", "inexact q tf32\nlayout ", err), FZ_ERR_FORMAT, err,
 	       "inexact q: no output", NULL);
+	expect("refuses an inexact line of an unknown kind", edited("inexact_kind", "layout ", "inexact q fp16\nlayout ", err), FZ_ERR_FORMAT,
+	       err, "malformed inexact line (inexact NAME tf32, or fp8)", NULL);
+	expect("refuses an element type of another fp8", edited("fp8_e5m2", "param p input f32 N", "param p input f8e5m2 N", err),
+	       FZ_ERR_FORMAT, err, "unknown element type 'f8e5m2'", NULL);
 	/* a tile kernel's maps' box rows (tma-rows=A,B, issue 25): only on a tile kernel */
 	expect("refuses tma-rows on a kernel that is not a tile kernel", edited("tma_rows", "block=256", "block=256 tma-rows=64,64", err),
 	       FZ_ERR_FORMAT, err, "tile kernels: tma-rows=A,B", NULL);

@@ -51,6 +51,8 @@ sizes() {
 	gemv_axpby_sum) echo "M=1,N=1 M=1003,N=2049 M=16384,N=16384" ;;
 	matmul_bias_relu|matmul_bias_gelu|matmul_bias_relu_bf16|matmul_residual|linear_bias_gelu|matmul_bias_tf32|matmul_at_bias_relu_bf16)
 		echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=1024,K=1024,N=1024" ;;
+	# fp8 (issue 25): K not a multiple of 16 (plain loads), one row of a long K, primes
+	matmul_bias_relu_fp8) echo "M=1,K=1,N=1 M=129,K=67,N=251 M=127,K=131,N=257 M=7,K=4096,N=1024 M=1000,K=1000,N=1000 M=1024,K=1024,N=1024" ;;
 	bmm_bias_relu) echo "Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=4,M=512,K=256,N=384" ;;
 	attn_scores) echo "Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=8,M=512,D=128,N=512" ;;
 	# head sizes of each bucket (64, 128, 256), odd ones (unaligned rows),

@@ -23,7 +23,8 @@ case $phase in validate|time) log=$out/tiles-$phase.txt ;; all) log=$out/tiles.t
 pass=0 fail=0
 rm -f $B/res_*
 specs=${TILES_SPECS:-"matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores
-	matmul_bias_tf32 matmul_at_bias_relu_bf16 tf32_mk_nk tf32_km_nk tf32_km_kn tf32_bmm bf16_mk_nk bf16_km_nk f16_bmm_km"}
+	matmul_bias_tf32 matmul_at_bias_relu_bf16 tf32_mk_nk tf32_km_nk tf32_km_kn tf32_bmm bf16_mk_nk bf16_km_nk f16_bmm_km
+	matmul_bias_relu_fp8 fp8_bmm"}
 # the operand layouts and tf32 (issue 25): specs of tests/gpu/layouts, built here into $B/layouts
 mkdir -p $B/layouts
 for f in tests/gpu/layouts/*.fuse; do bin/fusec -o $B/layouts --arch=sm_80,sm_90,sm_90a "$f" 2>/dev/null || echo "FAIL fusec $f"; done
@@ -47,7 +48,7 @@ validate() {
 	# (fz_tile_bn); on 132 SMs 2048 x 2048 takes 128 x 256 and 1536 x 1024
 	# 128 x 128 (batched: Bt=8 1024 x 1024 and Bt=4 512 x 1024).
 	case $s in
-	bmm_bias_relu|tf32_bmm|f16_bmm_km) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
+	bmm_bias_relu|tf32_bmm|f16_bmm_km|fp8_bmm) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
 		Bt=2,M=263,K=328,N=1 Bt=7,M=100,K=64,N=96 Bt=3,M=200,K=72,N=136 Bt=2,M=300,K=264,N=260 Bt=8,M=1024,K=72,N=1024 Bt=4,M=512,K=136,N=1024" ;;
 	attn_scores) sizes="Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=2,M=127,D=131,N=257 Bt=4,M=256,D=128,N=512 Bt=5,M=1,D=200,N=384
 		Bt=2,M=263,D=328,N=1 Bt=7,M=100,D=64,N=96 Bt=3,M=200,D=72,N=136 Bt=2,M=300,D=264,N=260 Bt=8,M=1024,D=72,N=1024 Bt=4,M=512,D=136,N=1024" ;;
@@ -79,6 +80,7 @@ for s in matmul_bias_relu matmul_bias_relu_bf16 linear_bias_gelu matmul_bias_gel
 	run $s M=4096 K=4096 N=4096 --reps 100 --flush --time-only
 done
 run matmul_bias_relu_bf16 M=8192 K=8192 N=8192 --time-only --reps 30 --flush
+run matmul_bias_relu_fp8 M=8192 K=8192 N=8192 --time-only --reps 30 --flush
 say "--- operand layouts (bf16 beside matmul_bias_relu_bf16's) and tf32 at 4096^3, L2 flushed (issue 25)"
 for s in matmul_at_bias_relu_bf16 bf16_mk_nk bf16_km_nk matmul_bias_tf32 tf32_mk_nk tf32_km_nk; do run $s M=4096 K=4096 N=4096 --reps 60 --flush --time-only; done
 say "--- timings as before (warm L2, the host's launch work inside the events)"

@@ -63,7 +63,7 @@ typedef struct T {
 	int32_t *iref;
 	int64_t *lref;
 	int slot;               /* its place in the reference's args */
-	int tf32;               /* the manifest's inexact NAME tf32: computed through tf32 products */
+	int tf32;               /* the manifest's inexact NAME tf32 (1) or fp8 (2): computed through tf32 (fp8) products */
 	CUdeviceptr dev;
 } T;
 static T ts[MAXT];
@@ -162,7 +162,7 @@ static void read_manifest(const char *path)
 			(void)b;
 		} else if (sscanf(line, "inexact %63s %63s", a, c) == 2) { /* an output through tf32 products */
 			for (int i = 0; i < nt; i++)
-				if (!strcmp(ts[i].name, a) && !strcmp(c, "tf32")) ts[i].tf32 = 1;
+				if (!strcmp(ts[i].name, a) && (!strcmp(c, "tf32") || !strcmp(c, "fp8"))) ts[i].tf32 = strcmp(c, "fp8") ? 1 : 2;
 		} else if (!strncmp(line, "kernel ", 7) && strstr(line, " smem=") && nkx < MAXK) {
 			char *sm = strstr(line, " smem="), *tm = strstr(line, " tma=");
 			if (sscanf(line, "kernel %63s %95s", a, kx[nkx].name) != 2) continue;
@@ -185,8 +185,32 @@ static int is_float(const T *t) { return t->type[0] == 'f' || t->type[0] == 'b';
 /* an inout tensor is both: filled like an input, checked like an output */
 static int is_in(const T *t) { return !strcmp(t->kind, "input") || !strcmp(t->kind, "inout"); }
 static int is_out(const T *t) { return !strcmp(t->kind, "output") || !strcmp(t->kind, "inout"); }
+/* e4m3 (f8e4m3, OCP's E4M3FN: bias 7, no infinities, S.1111.111 NaN):
+   round to nearest even, saturating at +-448 (inputs are drawn inside it) */
+static uint8_t f2e4m3(double v)
+{
+	const uint8_t sign = signbit(v) ? 0x80 : 0;
+	double a = fabs(v);
+	if (a != a) return 0x7f;
+	if (a >= 448) return sign | 0x7e;
+	int e;
+	frexp(a, &e); /* a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1) */
+	int eb = e - 1 < -6 ? -6 : e - 1;
+	const double r = nearbyint(ldexp(a, 3 - eb)); /* in quanta of 2^(eb-3): 0 .. 16 */
+	if (r == 0) return sign;
+	if (eb == -6 && r < 8) return sign | (uint8_t)r; /* subnormal: r 2^-9 */
+	if (r == 16) eb++;                              /* rounded up to 2^(eb+1) */
+	return sign | (uint8_t)((eb + 7) << 3) | (uint8_t)(r == 16 ? 0 : (int)r - 8);
+}
+static double e4m32f(uint8_t b)
+{
+	const int e = (b >> 3) & 15, m = b & 7;
+	double v = e == 15 && m == 7 ? NAN : e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+	return b & 0x80 ? -v : v;
+}
 static int elem_bytes(const T *t)
 {
+	if (!strcmp(t->type, "f8e4m3")) return 1;
 	if (!strcmp(t->type, "f64") || !strcmp(t->type, "i64")) return 8;
 	if (!strcmp(t->type, "f16") || !strcmp(t->type, "bf16")) return 2;
 	return 4;
@@ -197,6 +221,7 @@ static double get(const T *t, const void *buf, long long i)
 	if (!strcmp(t->type, "f64")) return ((const double *)buf)[i];
 	if (!strcmp(t->type, "f16")) return h2f(((const uint16_t *)buf)[i]);
 	if (!strcmp(t->type, "bf16")) return b2f(((const uint16_t *)buf)[i]);
+	if (!strcmp(t->type, "f8e4m3")) return e4m32f(((const uint8_t *)buf)[i]);
 	if (!strcmp(t->type, "i64")) return (double)((const int64_t *)buf)[i];
 	return ((const int32_t *)buf)[i];
 }
@@ -206,6 +231,7 @@ static void put(const T *t, void *buf, long long i, double v)
 	else if (!strcmp(t->type, "f64")) ((double *)buf)[i] = v;
 	else if (!strcmp(t->type, "f16")) ((uint16_t *)buf)[i] = f2h((float)v);
 	else if (!strcmp(t->type, "bf16")) ((uint16_t *)buf)[i] = f2b((float)v);
+	else if (!strcmp(t->type, "f8e4m3")) ((uint8_t *)buf)[i] = f2e4m3(v);
 	else if (!strcmp(t->type, "i64")) ((int64_t *)buf)[i] = (int64_t)v;
 	else ((int32_t *)buf)[i] = (int32_t)v;
 }
@@ -314,11 +340,11 @@ static int encode_map(uint64_t *args, int t, int box_rows, CUtensorMap *map)
 		if (d == x->rank - 1) dim[1] = v;
 		else dim[0] *= v;
 	}
-	const long long eb = !strcmp(x->type, "f32") ? 4 : 2;
+	const long long eb = !strcmp(x->type, "f32") ? 4 : !strcmp(x->type, "f8e4m3") ? 1 : 2;
 	if (x->rank < 2 || (args[t] & 15) || (dim[1] * eb) % 16 || dim[0] <= 0 || dim[1] <= 0 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
 	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)(dim[1] * eb)};
 	cuuint32_t box[2] = {(cuuint32_t)(128 / eb), (cuuint32_t)box_rows}, es[2] = {1, 1};
-	CK(cuTensorMapEncodeTiled(map, eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
+	CK(cuTensorMapEncodeTiled(map, eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 : eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2,
 	                          (void *)(uintptr_t)args[t], dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,
 	                          CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE));
 	return 1;
@@ -413,8 +439,8 @@ static int envelope(void)
 static double tol_of(const T *t)
 {
 	int red = strcmp(t->by, "map") != 0;
-	/* through tf32 products (dsl/MATH.md): operands with 10-bit mantissas */
-	if (t->tf32 && (!strcmp(t->type, "f32") || !strcmp(t->type, "f64"))) return 5e-3;
+	/* through tf32 products (dsl/MATH.md): operands with 10-bit mantissas; fp8 products: the tensor cores' f32 sums */
+	if (t->tf32 && (!strcmp(t->type, "f32") || !strcmp(t->type, "f64"))) return t->tf32 == 2 ? 1e-2 : 5e-3;
 	if (!strcmp(t->type, "f32")) return red ? 1e-4 : 1e-5;
 	if (!strcmp(t->type, "f64")) return 1e-10;
 	if (!strcmp(t->type, "f16")) return 1e-2;

@@ -65,6 +65,8 @@ pub enum Elem {
     F32,
     F16,
     BF16,
+    /// e4m3 bytes (`f8e4m3`): tensor-core operands only
+    F8E4M3,
     I64,
     I32,
 }
@@ -76,6 +78,7 @@ impl Elem {
             Elem::F32 => c"f32",
             Elem::F16 => c"f16",
             Elem::BF16 => c"bf16",
+            Elem::F8E4M3 => c"f8e4m3",
             Elem::I64 => c"i64",
             Elem::I32 => c"i32",
         }
