@@ -25,7 +25,7 @@ static int tcode(const fz_tensor_info *ti)
 }
 static int is_float(int code) { return code <= T_F8E4M3; }
 
-static uint16_t f2h(float f) /* round to nearest even, finite inputs */
+uint16_t rt_f2h(float f) /* round to nearest even, finite inputs */
 {
 	uint32_t x;
 	memcpy(&x, &f, 4);
@@ -39,7 +39,7 @@ static uint16_t f2h(float f) /* round to nearest even, finite inputs */
 	if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
 	return (uint16_t)h;
 }
-static float h2f(uint16_t h)
+float rt_h2f(uint16_t h)
 {
 	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
 	if (e == 0) {
@@ -52,14 +52,14 @@ static float h2f(uint16_t h)
 	memcpy(&f, &x, 4);
 	return f;
 }
-static uint16_t f2b(float f)
+uint16_t rt_f2b(float f)
 {
 	uint32_t x;
 	memcpy(&x, &f, 4);
 	x += 0x7fff + ((x >> 16) & 1);
 	return (uint16_t)(x >> 16);
 }
-static float b2f(uint16_t b)
+float rt_b2f(uint16_t b)
 {
 	uint32_t x = (uint32_t)b << 16;
 	float f;
@@ -69,7 +69,7 @@ static float b2f(uint16_t b)
 
 /* e4m3 (f8e4m3, OCP's E4M3FN: bias 7, no infinities, S.1111.111 NaN):
    round to nearest even, saturating at +-448 (inputs are drawn inside it) */
-static uint8_t f2e4m3(double v)
+uint8_t rt_f2e4m3(double v)
 {
 	const uint8_t sign = signbit(v) ? 0x80 : 0;
 	double a = fabs(v);
@@ -84,7 +84,7 @@ static uint8_t f2e4m3(double v)
 	if (r == 16) eb++;                              /* rounded up to 2^(eb+1) */
 	return sign | (uint8_t)((eb + 7) << 3) | (uint8_t)(r == 16 ? 0 : (int)r - 8);
 }
-static double e4m32f(uint8_t b)
+double rt_e4m32f(uint8_t b)
 {
 	const int e = (b >> 3) & 15, m = b & 7;
 	double v = e == 15 && m == 7 ? NAN : e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
@@ -96,9 +96,9 @@ static double get(int code, const void *buf, long long i)
 	switch (code) {
 	case T_F64: return ((const double *)buf)[i];
 	case T_F32: return ((const float *)buf)[i];
-	case T_F16: return h2f(((const uint16_t *)buf)[i]);
-	case T_BF16: return b2f(((const uint16_t *)buf)[i]);
-	case T_F8E4M3: return e4m32f(((const uint8_t *)buf)[i]);
+	case T_F16: return rt_h2f(((const uint16_t *)buf)[i]);
+	case T_BF16: return rt_b2f(((const uint16_t *)buf)[i]);
+	case T_F8E4M3: return rt_e4m32f(((const uint8_t *)buf)[i]);
 	case T_I64: return (double)((const int64_t *)buf)[i];
 	default: return ((const int32_t *)buf)[i];
 	}
@@ -108,9 +108,9 @@ static void put(int code, void *buf, long long i, double v)
 	switch (code) {
 	case T_F64: ((double *)buf)[i] = v; break;
 	case T_F32: ((float *)buf)[i] = (float)v; break;
-	case T_F16: ((uint16_t *)buf)[i] = f2h((float)v); break;
-	case T_BF16: ((uint16_t *)buf)[i] = f2b((float)v); break;
-	case T_F8E4M3: ((uint8_t *)buf)[i] = f2e4m3(v); break;
+	case T_F16: ((uint16_t *)buf)[i] = rt_f2h((float)v); break;
+	case T_BF16: ((uint16_t *)buf)[i] = rt_f2b((float)v); break;
+	case T_F8E4M3: ((uint8_t *)buf)[i] = rt_f2e4m3(v); break;
 	case T_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
 	default: ((int32_t *)buf)[i] = (int32_t)v;
 	}

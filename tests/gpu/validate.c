@@ -84,48 +84,6 @@ static double urand(void)
 	return (double)(rng >> 11) / 9007199254740992.0;
 }
 
-static uint16_t f2h(float f) /* round to nearest even, finite inputs */
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	uint32_t sign = (x >> 16) & 0x8000;
-	int e = (int)((x >> 23) & 0xff) - 127 + 15;
-	uint32_t mant = x & 0x7fffff;
-	if (e <= 0) return (uint16_t)sign;
-	if (e >= 31) return (uint16_t)(sign | 0x7c00);
-	uint32_t h = sign | (uint32_t)e << 10 | mant >> 13;
-	uint32_t rest = mant & 0x1fff;
-	if (rest > 0x1000 || (rest == 0x1000 && (h & 1))) h++;
-	return (uint16_t)h;
-}
-static float h2f(uint16_t h)
-{
-	uint32_t sign = (uint32_t)(h & 0x8000) << 16, e = (h >> 10) & 0x1f, m = h & 0x3ff, x;
-	if (e == 0) {
-		float f = (float)m / 16777216.0f;
-		return sign ? -f : f;
-	}
-	if (e == 31) x = sign | 0x7f800000 | m << 13;
-	else x = sign | (e - 15 + 127) << 23 | m << 13;
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-static uint16_t f2b(float f)
-{
-	uint32_t x;
-	memcpy(&x, &f, 4);
-	x += 0x7fff + ((x >> 16) & 1);
-	return (uint16_t)(x >> 16);
-}
-static float b2f(uint16_t b)
-{
-	uint32_t x = (uint32_t)b << 16;
-	float f;
-	memcpy(&f, &x, 4);
-	return f;
-}
-
 static int sym_index(const char *s)
 {
 	for (int i = 0; i < nsym; i++)
@@ -185,29 +143,6 @@ static int is_float(const T *t) { return t->type[0] == 'f' || t->type[0] == 'b';
 /* an inout tensor is both: filled like an input, checked like an output */
 static int is_in(const T *t) { return !strcmp(t->kind, "input") || !strcmp(t->kind, "inout"); }
 static int is_out(const T *t) { return !strcmp(t->kind, "output") || !strcmp(t->kind, "inout"); }
-/* e4m3 (f8e4m3, OCP's E4M3FN: bias 7, no infinities, S.1111.111 NaN):
-   round to nearest even, saturating at +-448 (inputs are drawn inside it) */
-static uint8_t f2e4m3(double v)
-{
-	const uint8_t sign = signbit(v) ? 0x80 : 0;
-	double a = fabs(v);
-	if (a != a) return 0x7f;
-	if (a >= 448) return sign | 0x7e;
-	int e;
-	frexp(a, &e); /* a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1) */
-	int eb = e - 1 < -6 ? -6 : e - 1;
-	const double r = nearbyint(ldexp(a, 3 - eb)); /* in quanta of 2^(eb-3): 0 .. 16 */
-	if (r == 0) return sign;
-	if (eb == -6 && r < 8) return sign | (uint8_t)r; /* subnormal: r 2^-9 */
-	if (r == 16) eb++;                              /* rounded up to 2^(eb+1) */
-	return sign | (uint8_t)((eb + 7) << 3) | (uint8_t)(r == 16 ? 0 : (int)r - 8);
-}
-static double e4m32f(uint8_t b)
-{
-	const int e = (b >> 3) & 15, m = b & 7;
-	double v = e == 15 && m == 7 ? NAN : e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
-	return b & 0x80 ? -v : v;
-}
 static int elem_bytes(const T *t)
 {
 	if (!strcmp(t->type, "f8e4m3")) return 1;
@@ -219,9 +154,9 @@ static double get(const T *t, const void *buf, long long i)
 {
 	if (!strcmp(t->type, "f32")) return ((const float *)buf)[i];
 	if (!strcmp(t->type, "f64")) return ((const double *)buf)[i];
-	if (!strcmp(t->type, "f16")) return h2f(((const uint16_t *)buf)[i]);
-	if (!strcmp(t->type, "bf16")) return b2f(((const uint16_t *)buf)[i]);
-	if (!strcmp(t->type, "f8e4m3")) return e4m32f(((const uint8_t *)buf)[i]);
+	if (!strcmp(t->type, "f16")) return rt_h2f(((const uint16_t *)buf)[i]);
+	if (!strcmp(t->type, "bf16")) return rt_b2f(((const uint16_t *)buf)[i]);
+	if (!strcmp(t->type, "f8e4m3")) return rt_e4m32f(((const uint8_t *)buf)[i]);
 	if (!strcmp(t->type, "i64")) return (double)((const int64_t *)buf)[i];
 	return ((const int32_t *)buf)[i];
 }
@@ -229,9 +164,9 @@ static void put(const T *t, void *buf, long long i, double v)
 {
 	if (!strcmp(t->type, "f32")) ((float *)buf)[i] = (float)v;
 	else if (!strcmp(t->type, "f64")) ((double *)buf)[i] = v;
-	else if (!strcmp(t->type, "f16")) ((uint16_t *)buf)[i] = f2h((float)v);
-	else if (!strcmp(t->type, "bf16")) ((uint16_t *)buf)[i] = f2b((float)v);
-	else if (!strcmp(t->type, "f8e4m3")) ((uint8_t *)buf)[i] = f2e4m3(v);
+	else if (!strcmp(t->type, "f16")) ((uint16_t *)buf)[i] = rt_f2h((float)v);
+	else if (!strcmp(t->type, "bf16")) ((uint16_t *)buf)[i] = rt_f2b((float)v);
+	else if (!strcmp(t->type, "f8e4m3")) ((uint8_t *)buf)[i] = rt_f2e4m3(v);
 	else if (!strcmp(t->type, "i64")) ((int64_t *)buf)[i] = (int64_t)v;
 	else ((int32_t *)buf)[i] = (int32_t)v;
 }
