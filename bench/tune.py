@@ -43,6 +43,12 @@ CANDIDATES = {
     'row': [{'rcache': r} for r in (2, 3, 4, 6, 8)] + [{'rcache': r, 'regs': g, 'paths': 1} for r in (2, 4) for g in (40, 48)],
     'point': [{'block': b} for b in (128, 256, 512, 1024)],
 }
+# TUNE_ROW / TUNE_POINT: a mode's candidates in place of the above, sets
+# separated by ';', parameters by ',': TUNE_ROW='rcache=2;rcache=4,regs=48'
+for _mode in CANDIDATES:
+    _env = os.environ.get('TUNE_' + _mode.upper())
+    if _env is not None:
+        CANDIDATES[_mode] = [{k: int(v) for k, v in (kv.split('=') for kv in c.split(','))} for c in _env.split(';') if c]
 
 
 def chain_sizes(spec_dir, name):
