@@ -224,6 +224,13 @@ __device__ __forceinline__ void fz_cp_publish(int n, unsigned full)
 	fz_bar_arrive(full);
 }
 
+/* The tiles' fp8 element types, ET 3 + (A e5m2) + 2 (B e5m2): 3 e4m3 x
+   e4m3, 4 e5m2 x e4m3, 5 e4m3 x e5m2, 6 e5m2 x e5m2 (wgmma takes the two
+   operands' types apart; the mma.sync path widens each to f16 its own way) */
+__device__ constexpr bool fz_et_fp8(int et) { return et >= 3; }
+__device__ constexpr bool fz_et_a5(int et) { return et >= 3 && ((et - 3) & 1) != 0; }
+__device__ constexpr bool fz_et_b5(int et) { return et >= 3 && ((et - 3) & 2) != 0; }
+
 /* sm_90a: wgmma's shared-memory descriptors (128-byte swizzle) and
    instructions */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -256,20 +263,25 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 #define FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, ...) \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32" \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
-/* ET 3 is f8e4m3, m64 x N x k32 (32 bytes of k, as k16 of 16-bit ones):
-   k-major only on both sides too */
-#define FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, ...) \
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3" \
+/* ET 3..6 are fp8 (fz_et_fp8), m64 x N x k32 (32 bytes of k, as k16 of
+   16-bit ones), A's type then B's, e4m3 or e5m2 each: k-major only on both
+   sides too */
+#define FZ_WGMMA_F8_ASM(N, TA, TB, ACC, I0, I1, I2, ...) \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TA "." TB \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
 #define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, I4, OUT) \
 	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, I4, OUT); \
 	else if constexpr (ET == 1) FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, I4, OUT); \
-	else if constexpr (ET == 3) FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 3) FZ_WGMMA_F8_ASM(N, "e4m3", "e4m3", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 4) FZ_WGMMA_F8_ASM(N, "e5m2", "e4m3", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 5) FZ_WGMMA_F8_ASM(N, "e4m3", "e5m2", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 6) FZ_WGMMA_F8_ASM(N, "e5m2", "e5m2", ACC, I0, I1, I2, OUT); \
 	else FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, OUT)
 template <int ET, int BN, int BT, int AT = 0>
 __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
-	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and e4m3 read A and B k-major only");
+	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and fp8 read A and B k-major only");
+	static_assert(ET <= 6, "ET: 0 f16, 1 bf16, 2 tf32, 3..6 fp8");
 	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", "132", FZ_OUT128); }
 	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", "68", FZ_OUT64); }
 	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", "36", FZ_OUT32); }
@@ -315,8 +327,9 @@ __device__ __forceinline__ void fz_ldsm4(unsigned *r, unsigned addr, bool trans)
 }
 
 /* ---- tensor-core tiles: C[M,N] = A[M,K] B[K,N], f32 accumulation ----
-   A and B f16, bf16 (ET 0, 1), f32 read as tf32 (ET 2) or f8e4m3 (ET 3:
-   A[M,K] and B[N,K] alone, both k-major, as fp8 wgmma reads them), row-major: k
+   A and B f16, bf16 (ET 0, 1), f32 read as tf32 (ET 2) or fp8 (ET 3..6, each
+   operand e4m3 or e5m2: mma_common.cuh fz_et_fp8; A[M,K] and B[N,K] alone,
+   both k-major, as fp8 wgmma reads them), row-major: k
    contiguous in A, or m when A is stored transposed as A[K,M] (AT = 1); n
    contiguous in B, or k when B is stored transposed as B[N,K] (BT = 1, x W^T).
    A block of 384 threads owns a 128 x BN tile at a time (BN 256, 128 or 64:
@@ -364,7 +377,7 @@ struct fz_tile_maps { fz_tmap a, b; unsigned long long ok; };
    memory: an m-major A goes through registers, fz_wgmma_tf32_ra) */
 template <int ET, int AT, int BT> __device__ constexpr bool fz_tile_wg()
 {
-	static_assert(ET != 3 || (BT && !AT), "e4m3 tiles read A and B k-major only");
+	static_assert(!fz_et_fp8(ET) || (BT && !AT), "fp8 tiles read A and B k-major only");
 	return FZ_TILE_WGMMA && (ET != 2 || BT);
 }
 
@@ -500,7 +513,7 @@ __device__ __forceinline__ unsigned fz_lds32(unsigned addr)
 }
 template <int ET> __device__ __forceinline__ void fz_mma_tile(float *d, const unsigned *a, unsigned b0, unsigned b1)
 {
-	if constexpr (ET == 3) fz_mma16816<0>(d, a, b0, b1); /* e4m3 widened to f16 (fz_e4m3x2) */
+	if constexpr (fz_et_fp8(ET)) fz_mma16816<0>(d, a, b0, b1); /* fp8 widened to f16 (fz_f8x2) */
 	else if constexpr (ET == 2)
 		asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
 			: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]) : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
@@ -517,6 +530,15 @@ __device__ __forceinline__ unsigned fz_e4m3x2(unsigned v)
 	unsigned o;
 	asm("mul.rn.f16x2 %0, %1, %2;\n" : "=r"(o) : "r"(r), "r"(0x5c005c00u));
 	return o;
+}
+/* Two fp8 values (bits 0-7 and 8-15 of v) as an f16x2, exactly: e4m3 (E5
+   0) as above; e5m2 (E5 1) is the top byte of the f16 of the same value (1
+   sign, 5 exponent bits of bias 15, 2 mantissa bits), infinities and NaNs
+   included, so a shift places it */
+template <bool E5> __device__ __forceinline__ unsigned fz_f8x2(unsigned v)
+{
+	if constexpr (E5) return ((v & 0xffu) << 8) | ((v & 0xff00u) << 16);
+	else return fz_e4m3x2(v);
 }
 
 #if FZ_TILE_WGMMA
@@ -663,10 +685,10 @@ __device__ __forceinline__ void fz_tile_consume_mma(const Epi &epi, unsigned cha
 			const unsigned sa = fz_su32(ring + s * FZ_TILE_STAGE_BYTES), sb = sa + FZ_TILE_A_BYTES;
 #pragma unroll
 			for (int ks = 0; ks < 4; ++ks) { /* 32 bytes of k: k16, tf32 k8, fp8 two k16 */
-				if constexpr (ET == 3) {
-					/* e4m3, A[M,K] and B[N,K]: ldmatrix as 16-bit pairs, so a thread holds
+				if constexpr (fz_et_fp8(ET)) {
+					/* fp8, A[M,K] and B[N,K]: ldmatrix as 16-bit pairs, so a thread holds
 					   bytes 4q..4q+3 (q = lane % 4) of a 16-byte chunk of its row, widened
-					   to two f16x2 (fz_e4m3x2): the low pair as the mma's k 2q, 2q+1,
+					   to two f16x2 (fz_f8x2, each operand by its type): the low pair as the mma's k 2q, 2q+1,
 					   the high pair as k 2q+8, 2q+9, in A and B alike (the sum over a
 					   chunk's 16 k is the same in any order); chunk 2ks, then 2ks+1 */
 					unsigned rb[NT][2]; /* tile j's chunks 2ks and 2ks + 1, as loaded */
@@ -681,13 +703,15 @@ __device__ __forceinline__ void fz_tile_consume_mma(const Epi &epi, unsigned cha
 					for (int h = 0; h < 2; ++h) {
 						unsigned b[NT][2];
 #pragma unroll
-						for (int j = 0; j < NT; ++j) b[j][0] = fz_e4m3x2(rb[j][h] & 0xffffu), b[j][1] = fz_e4m3x2(rb[j][h] >> 16);
+						for (int j = 0; j < NT; ++j)
+							b[j][0] = fz_f8x2<fz_et_b5(ET)>(rb[j][h] & 0xffffu), b[j][1] = fz_f8x2<fz_et_b5(ET)>(rb[j][h] >> 16);
 #pragma unroll
 						for (int i = 0; i < 4; ++i) {
 							unsigned r0, r1; /* rows 0-7 and 8-15 of chunk 2ks + h */
 							asm volatile("ldmatrix.sync.aligned.m8n8.x2.shared.b16 {%0,%1}, [%2];\n" : "=r"(r0), "=r"(r1)
 								: "r"(sa + fz_swz(64 * c + 16 * i + (lane & 15), 2 * ks + h)));
-							const unsigned a[4] = {fz_e4m3x2(r0 & 0xffffu), fz_e4m3x2(r1 & 0xffffu), fz_e4m3x2(r0 >> 16), fz_e4m3x2(r1 >> 16)};
+							constexpr bool A5 = fz_et_a5(ET);
+							const unsigned a[4] = {fz_f8x2<A5>(r0 & 0xffffu), fz_f8x2<A5>(r1 & 0xffffu), fz_f8x2<A5>(r0 >> 16), fz_f8x2<A5>(r1 >> 16)};
 #pragma unroll
 							for (int j = 0; j < NT; ++j) fz_mma_tile<ET>(d[i][j], a, b[j][0], b[j][1]);
 						}
@@ -764,7 +788,7 @@ __device__ __forceinline__ void fz_tile_consume(const Epi &epi, unsigned char *r
 	fz_tile_consume_mma<ET, AT, BT, BAT, TC, BN>(epi, ring, bars, ebuf, nst, M, N, nk, tiles, mt, per, c, t);
 }
 
-/* The whole tile kernel's body: ET 0 f16, 1 bf16, 2 f32 read as tf32, 3 f8e4m3 (BT 1, AT 0 only); BT 1:
+/* The whole tile kernel's body: ET 0 f16, 1 bf16, 2 f32 read as tf32, 3..6 fp8 (BT 1, AT 0 only; fz_et_fp8); BT 1:
    B stored as B[N,K]; AT 1: A stored as A[K,M]; BAT 1: NB products, A as
    [NB,M,K] (AT: [NB,K,M]), B as [NB,K,N] (BT: [NB,N,K]), the batches one
    after another in memory. epi(s0, s1, v) (BAT: epi(b, s0, s1, v)) is the
@@ -776,7 +800,7 @@ template <int ET, int BT = 0, int BAT = 0, int AT = 0, int TC = 0, class Epi>
 __device__ __forceinline__ void fz_tile_gemm(const Epi &epi, const fz_tile_maps &tm, const void *A, const void *B, long long M,
 	long long N, long long K, long long NB = 1)
 {
-	constexpr int ES = ET == 3 ? 1 : ET == 2 ? 4 : 2, KS = 128 / ES, BW = 128 / ES; /* element bytes, k a stage, elements a 128-byte row */
+	constexpr int ES = fz_et_fp8(ET) ? 1 : ET == 2 ? 4 : 2, KS = 128 / ES, BW = 128 / ES; /* element bytes, k a stage, elements a 128-byte row */
 	constexpr bool WG = fz_tile_wg<ET, AT, BT>();
 	extern __shared__ unsigned char fz_smem_raw[];
 	unsigned long long *bars = (unsigned long long *)fz_smem_raw;

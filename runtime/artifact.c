@@ -159,7 +159,7 @@ static int load_module(fz_artifact *a, const char *ptx, char *err)
 }
 
 /* A tile kernel's second parameter: the tensor maps of A and B, boxes 128
-   bytes wide (64 16-bit elements, 32 f32, 128 f8e4m3) by 128 rows (A) and 64 (B), or the
+   bytes wide (64 16-bit elements, 32 f32, 128 fp8) by 128 rows (A) and 64 (B), or the
    manifest's tma-rows= (an m- or n-major operand: a stage's k), each over its
    tensor as stored, a batched operand's leading dimensions flattened into
    rows, 128-byte swizzle, then a flag the kernel reads: 1 when both were
@@ -193,7 +193,7 @@ static int encode_map(const fz_artifact_info *info, const void *args, int t, int
 	if ((ptr & 15) || (dim[1] * eb) % 16) return 0;
 	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)(dim[1] * eb)};
 	cuuint32_t box[2] = {(cuuint32_t)(128 / eb), (cuuint32_t)box_rows}, es[2] = {1, 1};
-	CUtensorMapDataType ty = eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 /* e4m3 bytes */
+	CUtensorMapDataType ty = eb == 1 ? CU_TENSOR_MAP_DATA_TYPE_UINT8 /* fp8 bytes, e4m3 or e5m2 */
 	                       : eb == 4 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32
 	                       : strcmp(x->type, "bf16") ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16 : CU_TENSOR_MAP_DATA_TYPE_BFLOAT16;
 	return fr_cu->cuTensorMapEncodeTiled(map, ty, 2, (void *)(uintptr_t)ptr, dims, strides, box, es, CU_TENSOR_MAP_INTERLEAVE_NONE,

@@ -107,7 +107,7 @@ static int decimal_literal(const char *s, const char *end, double *out)
 static int type_bytes(const char *t)
 {
 	static const struct { const char *name; int bytes; } types[] = {
-		{"f64", 8}, {"f32", 4}, {"bf16", 2}, {"f16", 2}, {"f8e4m3", 1}, {"i64", 8}, {"i32", 4}};
+		{"f64", 8}, {"f32", 4}, {"bf16", 2}, {"f16", 2}, {"f8e4m3", 1}, {"f8e5m2", 1}, {"i64", 8}, {"i32", 4}};
 	for (size_t i = 0; i < sizeof types / sizeof types[0]; i++)
 		if (!strcmp(t, types[i].name)) return types[i].bytes;
 	return 0;
@@ -365,11 +365,11 @@ static int parse_kernel(parser *p, char **t, int n)
 				size_t len = j ? strlen(nm) : (size_t)(b2 - nm);
 				for (int x = 0; x < info->ntensors; x++)
 					if (strlen(info->tensors[x].name) == len && !strncmp(info->tensors[x].name, nm, len)) k->tma[j] = x;
-				/* 16-bit, or f32 (tf32 tiles) or f8e4m3 (fp8 tiles) */
+				/* 16-bit, or f32 (tf32 tiles) or fp8 (f8e4m3, f8e5m2: fp8 tiles) */
 				const fz_tensor_info *op = k->tma[j] < 0 ? NULL : &info->tensors[k->tma[j]];
 				if (!op || op->rank < 2 || op->rank > 3 ||
-				    (op->elem_bytes != 2 && (strcmp(k->mode, "tile") || (strcmp(op->type, "f32") && strcmp(op->type, "f8e4m3")))))
-					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit (or, tile kernels, f32 or f8e4m3) tensor listed before it", t[2], t[i]);
+				    (op->elem_bytes != 2 && (strcmp(k->mode, "tile") || (strcmp(op->type, "f32") && op->elem_bytes != 1))))
+					return bad(p, "kernel %s: %s names no rank-2 or rank-3 16-bit (or, tile kernels, f32 or fp8) tensor listed before it", t[2], t[i]);
 			}
 		} else if (!strncmp(t[i], "tma-rows=", 9) && !rows) { /* the maps' box rows (A, B) where not 128, 64: an
 		                                                      m- or n-major operand's (tile_gemm.cuh) */

@@ -7,7 +7,8 @@
 #   b. the float64 references (generated/NAME_ref.c) against hand-worked values,
 #      under ASan/UBSan (tests/ref/test_NAME.c, test_NAME__CASE.c), and those of
 #      the language's test specs (tests/ref/lang/NAME.fuse, test_NAME.c)
-#   c. golden checks of generated CUDA, headers and --explain (tests/codegen/*.fuse)
+#   c. golden checks of generated CUDA, headers, manifests, PTX and --explain
+#      (tests/codegen/*.fuse; a spec whose PTX is checked has it through ptxas too)
 #   d. make check-generated: the artifacts regenerate byte for byte
 #   e. runtime/fuserun.h's launch helpers (op struct, grid and row-group
 #      functions) are the ones every generated header carries
@@ -214,22 +215,37 @@ done
 for spec in tests/codegen/*.fuse; do
 	[ -e "$spec" ] || break
 	name=$(basename "$spec" .fuse)
-	if grep -q '^[[:space:]]*#[[:space:]]*\(CHECK\|HEADER\|REF\|MANIFEST\)\(-[A-Z]*\)\{0,1\}:' "$spec"; then
-		rm -f "$CG/$name.cu" "$CG/$name.h" "$CG/$name.manifest"
+	if grep -q '^[[:space:]]*#[[:space:]]*\(CHECK\|HEADER\|REF\|MANIFEST\|PTX\|PTX80\)\(-[A-Z]*\)\{0,1\}:' "$spec"; then
+		rm -f "$CG/$name.cu" "$CG/$name.h" "$CG/$name.manifest" "$CG/$name".sm_*.ptx
 		"$FUSEC" -o "$CG" "$spec" > "$CG/$name.log" 2>&1
 		rc=$?
 		if [ $rc -ne 0 ]; then
 			why=$(grep -m1 '): error' "$CG/$name.log" || head -n1 "$CG/$name.log")
 			no "codegen $name" "fusec -o $spec failed (exit $rc): ${why:-no message} (see $CG/$name.log)"
 		else
-			for pf in CHECK HEADER REF MANIFEST; do
+			for pf in CHECK HEADER REF MANIFEST PTX PTX80; do
 				grep -q "^[[:space:]]*#[[:space:]]*$pf\(-[A-Z]*\)\{0,1\}:" "$spec" || continue
 				f=$CG/$name.cu
 				[ $pf = HEADER ] && f=$CG/$name.h
 				[ $pf = MANIFEST ] && f=$CG/$name.manifest
 				[ $pf = REF ] && f=${CG}/${name}_ref.c
+				[ $pf = PTX ] && f=$CG/$name.sm_90a.ptx
+				[ $pf = PTX80 ] && f=$CG/$name.sm_80.ptx
 				if why=$(filecheck $pf "$spec" "$f"); then ok "codegen $(basename "$f")"; else no "codegen $(basename "$f")" "$why"; fi
 			done
+			# a spec whose PTX is checked: each of its targets' PTX assembles, as
+			# generated/'s do (a.): no stack frame, no spills
+			if grep -q '^[[:space:]]*#[[:space:]]*PTX[0-9]*\(-[A-Z]*\)\{0,1\}:' "$spec"; then
+				for ptx in "$CG/$name".sm_*.ptx; do
+					base=$(basename "$ptx" .ptx)
+					arch=${base##*.}
+					if ! "$PTXAS" -arch="$arch" -v "$ptx" -o /dev/null > "$CG/$base.ptxas" 2>&1; then
+						no "ptxas codegen $base" "$(grep -m1 -i error "$CG/$base.ptxas")"
+					elif grep -q '[1-9][0-9]* bytes \(stack frame\|spill\)' "$CG/$base.ptxas"; then
+						no "ptxas codegen $base" "$(grep -m1 '[1-9][0-9]* bytes \(stack frame\|spill\)' "$CG/$base.ptxas")"
+					else ok "ptxas codegen $base"; fi
+				done
+			fi
 		fi
 	fi
 	if grep -q '^[[:space:]]*#[[:space:]]*EXPLAIN\(-[A-Z]*\)\{0,1\}:' "$spec"; then

@@ -773,6 +773,13 @@ static void test_frontend(void)
 		{"frontend: empty file", "", 1},
 		{"frontend: syntax errors skip the checker",
 		 "fusion f(x: f32[N]) -> (y: f32[N]) { stage s { y(i) = x(i) + } stage t { z(i) = q(i) } }", 1},
+		/* fp8: e5m2 under e4m3's rules, and one of each in a contraction */
+		{"frontend: e4m3 x e5m2 contraction",
+		 "fusion f(A: f8e4m3[M,K], B: f8e5m2[N,K]) -> (C: f32[M,N]) { stage m [tensor_eligible] { C(m,n) +=! A(m,k) * B(n,k) } }", 0},
+		{"frontend: batched e5m2 contraction",
+		 "fusion f(A: f8e5m2[Q,M,K], B: f8e5m2[Q,N,K]) -> (C: f32[Q,M,N]) { stage m [tensor_eligible] { C(b,m,n) +=! A(b,m,k) * B(b,n,k) } }", 0},
+		{"frontend: e5m2 read outside a contraction", "fusion f(A: f8e5m2[M,K]) -> (C: f32[M,K]) { stage s { C(m,k) = A(m,k) } }", 1},
+		{"frontend: e5m2 output", "fusion f(A: f32[M,K]) -> (C: f8e5m2[M,K]) { stage s { C(m,k) = A(m,k) } }", 1},
 	};
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		FrontEnd fe = {0};
@@ -796,12 +803,31 @@ static void test_frontend(void)
 	}
 }
 
+/* the element types: f8e5m2 beside f8e4m3, one byte, fp8 (elem_is_fp8) */
+static void test_elem_types(void)
+{
+	begin("elem: f8e5m2 is an element type");
+	expect_int("lookup f8e5m2", elem_lookup("f8e5m2", 6), ET_F8E5M2);
+	expect_int("lookup f8e4m3", elem_lookup("f8e4m3", 6), ET_F8E4M3);
+	expect_int("lookup f8e5m3", elem_lookup("f8e5m3", 6), -1);
+	expect_int("bytes", elem_info[ET_F8E5M2].bytes, 1);
+	expect_str("name", elem_info[ET_F8E5M2].name, "f8e5m2");
+	end();
+	begin("elem: fp8 types");
+	expect_int("e4m3", elem_is_fp8(ET_F8E4M3), 1);
+	expect_int("e5m2", elem_is_fp8(ET_F8E5M2), 1);
+	expect_int("f16", elem_is_fp8(ET_F16), 0);
+	expect_int("i32", elem_is_fp8(ET_I32), 0);
+	end();
+}
+
 int main(void)
 {
 	test_lexer();
 	test_parser();
 	test_diag();
 	test_frontend();
+	test_elem_types();
 	printf("unit: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

@@ -176,27 +176,33 @@ static void test_grid_fold(void)
 /* Matrix contractions: CUDA cores for f32 (and why), tensor cores for a
  * tensor_eligible bf16 one, the epilogue joined in registers. */
 /* One tile kernel's layout flags and operands, for each way of reading A and
- * B, 16-bit and tf32; f32 without tf32 stays a CUDA-core matmul. */
-static void tile_case(const char *name, const char *ty, const char *prec, const char *a, const char *b, int tile, int at,
-	int bt, int sw, const char *ta, const char *why)
+ * B, 16-bit and tf32; f32 without tf32 stays a CUDA-core matmul. A of type
+ * ty, B of tyb (fp8: e4m3 and e5m2 mix). */
+static void tile_case2(const char *name, const char *ty, const char *tyb, const char *prec, const char *a, const char *b, int tile,
+	int at, int bt, int sw, const char *ta, const char *why)
 {
 	Case c;
 	char text[512];
 	snprintf(text, sizeof text, "fusion tl(A: %s[%s], B: %s[%s]) -> (C: f32[M,N]) {\n"
 	         "  stage m [tensor_eligible, precision = %s] { acc(m,n) +=! A(%s) * B(%s) }\n"
-	         "  stage e { C(m,n) = acc(m,n) }\n}\n", ty, a[0] == 'm' ? "M,K" : "K,M", ty, b[0] == 'k' ? "K,N" : "N,K", prec, a, b);
+	         "  stage e { C(m,n) = acc(m,n) }\n}\n", ty, a[0] == 'm' ? "M,K" : "K,M", tyb, b[0] == 'k' ? "K,N" : "N,K", prec, a, b);
 	if (!load(&c, name, text)) return;
 	const Kernel *k = &c.fu.k[0];
 	EXPECT(c.fu.nk == 1 && (k->mode == KM_TILE) == tile);
 	EXPECT(k->path_why && strstr(k->path_why, why));
 	if (tile) {
 		EXPECT(k->par.a_mmajor == at && k->par.b_kmajor == bt && k->par.c_swapped == sw);
-		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : !strcmp(ty, "f8e4m3") ? 128 : 64)); /* 128 bytes of k a stage */
+		EXPECT(k->par.tile_k == (!strcmp(ty, "f32") ? 32 : !strncmp(ty, "f8", 2) ? 128 : 64)); /* 128 bytes of k a stage */
 		/* barriers, slack, the ring of (128 + 256) rows of 128 bytes, the epilogue's buffers: the same for every type */
 		EXPECT(k->par.smem == 64 + 1023 + k->par.stages * (128 + 256) * 128 + 2 * 64 * 36 * 4);
 		EXPECT(k->tile_a == tensor(&c, ta) && k->tile_b == tensor(&c, ta[0] == 'A' ? "B" : "A"));
 	}
 	done(&c);
+}
+static void tile_case(const char *name, const char *ty, const char *prec, const char *a, const char *b, int tile, int at, int bt,
+	int sw, const char *ta, const char *why)
+{
+	tile_case2(name, ty, ty, prec, a, b, tile, at, bt, sw, ta, why);
 }
 
 static void tile_layouts(void)
@@ -213,6 +219,12 @@ static void tile_layouts(void)
 	/* fp8 e4m3 (issue 25): A(m,k) B(n,k) alone, both k-major, 128 k a stage (sema refuses the other layouts) */
 	tile_case("fp8 A(m,k) B(n,k)", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "fp8 e4m3");
 	tile_case("fp8 wgmma path", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "wgmma k32 e4m3 fed by TMA");
+	/* e5m2, and one of each (the pair named A x B, as wgmma's .atype.btype) */
+	tile_case("fp8 e5m2", "f8e5m2", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "wgmma k32 e5m2 fed by TMA");
+	tile_case("fp8 e5m2 widened", "f8e5m2", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "the e5m2 bytes widened to f16 exactly");
+	tile_case2("fp8 e4m3 x e5m2", "f8e4m3", "f8e5m2", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "wgmma k32 e4m3 x e5m2 fed by TMA");
+	tile_case2("fp8 e5m2 x e4m3", "f8e5m2", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "fp8 e5m2 x e4m3 (exact products");
+	tile_case2("fp8 mixed widened", "f8e5m2", "f8e4m3", "f32", "m,k", "n,k", 1, 0, 1, 0, "A", "the e4m3 and e5m2 bytes widened");
 }
 
 static void test_contractions(void)

@@ -39,9 +39,10 @@ static void manifest_tensors(const Module *m, const Fusion *f, FILE *out)
    read f32 operands as tf32 (precision = tf32), through any statements
    after it, so a validator compares it with tf32's tolerance (dsl/MATH.md),
    not f32's. Runtimes before it ignore the line (a key they do not know). */
-/* inexact NAME fp8: the same for a contraction over f8e4m3 operands: the
-   products are exact, but the tensor cores add them in f32 with their own
-   rounding (dsl/MATH.md); an output through both says fp8. */
+/* inexact NAME fp8: the same for a contraction over fp8 operands (f8e4m3,
+   f8e5m2, or one of each): the products are exact, but the tensor cores add
+   them in f32 with their own rounding (dsl/MATH.md); an output through both
+   says fp8. */
 static int reads_kind(const Module *m, int e, const unsigned char *taint, int first)
 {
 	if (!e) return 0;
@@ -66,7 +67,7 @@ static void manifest_inexact(const Module *m, const Fusion *f, FILE *out)
 			int k = reads_kind(m, st->rhs, taint, f->first_tensor), km = reads_kind(m, st->mask, taint, f->first_tensor);
 			if (km > k) k = km;
 			if (m->stage[sg].tf32 && k < 1) k = 1;
-			if (st->pattern == PAT_CONTRACT && m->expr[st->contract_a].type == ET_F8E4M3) k = 2;
+			if (st->pattern == PAT_CONTRACT && elem_is_fp8(m->expr[st->contract_a].type)) k = 2;
 			if (k > taint[st->out - f->first_tensor]) taint[st->out - f->first_tensor] = (unsigned char)k;
 		}
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++)

@@ -35,6 +35,8 @@ int elem_lookup(const char *s, size_t len)
 	return -1;
 }
 
+int elem_is_fp8(int t) { return t == ET_F8E4M3 || t == ET_F8E5M2; }
+
 void ir_init(Module *m)
 {
 	memset(m, 0, sizeof *m);

@@ -26,6 +26,7 @@
 	X(BF16, "bf16", "float", "__nv_bfloat16", 2, 1, 2) \
 	X(F16, "f16", "float", "__half", 2, 1, 1) \
 	X(F8E4M3, "f8e4m3", "float", "unsigned char", 1, 1, 0) \
+	X(F8E5M2, "f8e5m2", "float", "unsigned char", 1, 1, 0) \
 	X(I64, "i64", "int64_t", "long long", 8, 0, 0) \
 	X(I32, "i32", "int32_t", "int", 4, 0, 0) \
 	X(BOOL, "bool", "int", "bool", 1, 0, 0)
@@ -43,6 +44,9 @@ typedef struct {
 } ElemInfo;
 extern const ElemInfo elem_info[ET_N];
 int elem_lookup(const char *s, size_t len); /* -1 if unknown; bool is not a spec type */
+/* f8e4m3 or f8e5m2: bytes that tensor cores alone read (sema's rules are
+   the same for both, and one contraction may mix them) */
+int elem_is_fp8(int t);
 
 /* Expression opcodes: name, arity, C-ish spelling for printing. Built-in
  * functions are opcodes too, so every backend expands this one list. */

@@ -47,8 +47,8 @@ void cuda_load(Cx *cx, int t, const char *lin, FILE *out)
 	   loads ahead of the kernel's stores (a tile epilogue's 16 rows at once) */
 	case ET_F16: fprintf(out, "fz_h2f(%sa.t_%s[%s]))", pre, x->name, lin); break;
 	case ET_BF16: fprintf(out, "fz_b2f(%sa.t_%s[%s]))", pre, x->name, lin); break;
-	/* e4m3 bytes: read by tensor-core tiles alone (sema checks every read) */
-	case ET_F8E4M3: die("kernel reads f8e4m3 tensor %s outside a tensor-core tile", x->name);
+	/* fp8 bytes: read by tensor-core tiles alone (sema checks every read) */
+	case ET_F8E4M3: case ET_F8E5M2: die("kernel reads %s tensor %s outside a tensor-core tile", elem_info[x->type].name, x->name);
 	default: fprintf(out, "%sa.t_%s[%s])", pre, x->name, lin); break;
 	}
 }

@@ -33,11 +33,12 @@ void cuda_kern_tile(Cx *cx)
 	const char *fname = m->fusion[cx->fusion].name;
 	FILE *out = cx->out;
 	const int ta = k->tile_a, tb = k->tile_b; /* A(m,k) or A(k,m), and B(k,n) or B(n,k) */
-	ElemType et = m->tensor[ta].type;
+	ElemType et = m->tensor[ta].type, etb = m->tensor[tb].type;
+	const int fp8 = elem_is_fp8(et) && elem_is_fp8(etb); /* e4m3 and e5m2 in any pair */
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
 	if (k->par.block != 384 || k->par.tile_m != 128 || k->par.tile_n != 256 || k->par.tile_n_min != 64 ||
-	    k->par.tile_k != 128 / elem_info[et].bytes || (et != ET_F16 && et != ET_BF16 && et != ET_F32 && et != ET_F8E4M3) ||
-	    m->tensor[tb].type != et || (et == ET_F8E4M3 && (k->par.a_mmajor || !k->par.b_kmajor)))
+	    k->par.tile_k != 128 / elem_info[et].bytes || (!fp8 && ((et != ET_F16 && et != ET_BF16 && et != ET_F32) || etb != et)) ||
+	    (fp8 && (k->par.a_mmajor || !k->par.b_kmajor)))
 		die("tile kernel %s: block %d, tile %dx%d..%dx%d, operands %s and %s", k->name, k->par.block, k->par.tile_m,
 		    k->par.tile_n, k->par.tile_n_min, k->par.tile_k, elem_info[et].name, elem_info[m->tensor[tb].type].name);
 	/* the epilogue at (s0, s1), batched (s0, s1, s2), v_acc_ the accumulator there */
@@ -67,11 +68,14 @@ void cuda_kern_tile(Cx *cx)
 	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
 		if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 			fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-	/* ET: 0 f16, 1 bf16, 2 f32 read as tf32, 3 f8e4m3; B read as B(n,k): the
-	   mainloop's k-major B (template argument BT); batched (BAT): the
-	   batch count last; A read as A(k,m): AT; C^T computed: TC. Arguments
-	   left at their defaults are not written. */
-	const int targ[5] = {et == ET_F8E4M3 ? 3 : et == ET_F32 ? 2 : et == ET_BF16, k->par.b_kmajor, bat, k->par.a_mmajor, k->par.c_swapped};
+	/* ET: 0 f16, 1 bf16, 2 f32 read as tf32, fp8 3 + (A e5m2) + 2 (B e5m2):
+	   3 e4m3 x e4m3, 4 e5m2 x e4m3, 5 e4m3 x e5m2, 6 e5m2 x e5m2
+	   (tile_gemm.cuh fz_et_fp8); B read as B(n,k): the mainloop's k-major B
+	   (template argument BT); batched (BAT): the batch count last; A read as
+	   A(k,m): AT; C^T computed: TC. Arguments left at their defaults are not
+	   written. */
+	const int etv = fp8 ? 3 + (et == ET_F8E5M2) + 2 * (etb == ET_F8E5M2) : et == ET_F32 ? 2 : et == ET_BF16;
+	const int targ[5] = {etv, k->par.b_kmajor, bat, k->par.a_mmajor, k->par.c_swapped};
 	int nt = 5;
 	while (nt > 1 && !targ[nt - 1]) nt--;
 	fputs("\tfz_tile_gemm<", out);

@@ -62,6 +62,13 @@ __device__ __forceinline__ void fz_cp_publish(int n, unsigned full)
 	fz_bar_arrive(full);
 }
 
+/* The tiles' fp8 element types, ET 3 + (A e5m2) + 2 (B e5m2): 3 e4m3 x
+   e4m3, 4 e5m2 x e4m3, 5 e4m3 x e5m2, 6 e5m2 x e5m2 (wgmma takes the two
+   operands' types apart; the mma.sync path widens each to f16 its own way) */
+__device__ constexpr bool fz_et_fp8(int et) { return et >= 3; }
+__device__ constexpr bool fz_et_a5(int et) { return et >= 3 && ((et - 3) & 1) != 0; }
+__device__ constexpr bool fz_et_b5(int et) { return et >= 3 && ((et - 3) & 2) != 0; }
+
 /* sm_90a: wgmma's shared-memory descriptors (128-byte swizzle) and
    instructions */
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -94,20 +101,25 @@ __device__ __forceinline__ unsigned long long fz_wg_desc(unsigned addr, unsigned
 #define FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, ...) \
 	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k8.f32.tf32.tf32" \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
-/* ET 3 is f8e4m3, m64 x N x k32 (32 bytes of k, as k16 of 16-bit ones):
-   k-major only on both sides too */
-#define FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, ...) \
-	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32.e4m3.e4m3" \
+/* ET 3..6 are fp8 (fz_et_fp8), m64 x N x k32 (32 bytes of k, as k16 of
+   16-bit ones), A's type then B's, e4m3 or e5m2 each: k-major only on both
+   sides too */
+#define FZ_WGMMA_F8_ASM(N, TA, TB, ACC, I0, I1, I2, ...) \
+	asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %" I2 ", 0;\nwgmma.mma_async.sync.aligned.m64n" #N "k32.f32." TA "." TB \
 		" {" ACC "}, %" I0 ", %" I1 ", p, 1, 1;\n}\n" : __VA_ARGS__ : "l"(da), "l"(db), "r"(scale))
 #define FZ_WGMMA_N(N, ACC, I0, I1, I2, I3, I4, OUT) \
 	if constexpr (ET == 0) FZ_WGMMA_ASM(N, "f16", ACC, I0, I1, I2, I3, I4, OUT); \
 	else if constexpr (ET == 1) FZ_WGMMA_ASM(N, "bf16", ACC, I0, I1, I2, I3, I4, OUT); \
-	else if constexpr (ET == 3) FZ_WGMMA_E4M3_ASM(N, ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 3) FZ_WGMMA_F8_ASM(N, "e4m3", "e4m3", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 4) FZ_WGMMA_F8_ASM(N, "e5m2", "e4m3", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 5) FZ_WGMMA_F8_ASM(N, "e4m3", "e5m2", ACC, I0, I1, I2, OUT); \
+	else if constexpr (ET == 6) FZ_WGMMA_F8_ASM(N, "e5m2", "e5m2", ACC, I0, I1, I2, OUT); \
 	else FZ_WGMMA_TF32_ASM(N, ACC, I0, I1, I2, OUT)
 template <int ET, int BN, int BT, int AT = 0>
 __device__ __forceinline__ void fz_wgmma(float *d, unsigned long long da, unsigned long long db, int scale)
 {
-	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and e4m3 read A and B k-major only");
+	static_assert(ET < 2 || (BT == 1 && AT == 0), "wgmma tf32 and fp8 read A and B k-major only");
+	static_assert(ET <= 6, "ET: 0 f16, 1 bf16, 2 tf32, 3..6 fp8");
 	if constexpr (BN == 256) { FZ_WGMMA_N(256, FZ_ACC128, "128", "129", "130", "131", "132", FZ_OUT128); }
 	else if constexpr (BN == 128) { FZ_WGMMA_N(128, FZ_ACC64, "64", "65", "66", "67", "68", FZ_OUT64); }
 	else if constexpr (BN == 64) { FZ_WGMMA_N(64, FZ_ACC32, "32", "33", "34", "35", "36", FZ_OUT32); }

@@ -54,7 +54,7 @@ const char *emit_device_type(const Tensor *t)
 	case ET_F64: return "double";
 	case ET_F32: return "float";
 	case ET_F16: case ET_BF16: return "unsigned short";
-	case ET_F8E4M3: return "unsigned char"; /* e4m3 bytes, read by tensor-core tiles alone */
+	case ET_F8E4M3: case ET_F8E5M2: return "unsigned char"; /* fp8 bytes, read by tensor-core tiles alone */
 	case ET_I64: return "long long";
 	case ET_I32: return "int";
 	default: return "int";

@@ -29,7 +29,7 @@ static void check_attrs(Sema *s, int stage_node, Stage *sg)
 			/* tf32 is no element type: an f32 stage whose tensor cores may
 			   read f32 operands as tf32 (checked in check_stage_claims) */
 			if (t < 0 && v && N(s, v)->kind == AST_IDENT && ast_name_eq(s->ast, v, "tf32")) t = ET_F32, sg->tf32 = 1;
-			if (t < 0 || !elem_info[t].is_float || t == ET_F8E4M3) {
+			if (t < 0 || !elem_info[t].is_float || elem_is_fp8(t)) {
 				diag_error(s->d, N(s, v ? v : a)->off, "precision must be one of f64, f32, tf32, bf16, f16");
 				continue;
 			}
@@ -70,17 +70,28 @@ static int kmajor_input_load(const Module *m, const Stmt *c, int e)
 	return m->expr[x->args[bat]].index;
 }
 
-/* f8e4m3 operands: on tensor cores only (nothing else reads fp8), so the
-   contraction must be one the tile kernel takes, read the way fp8 tensor
-   cores read it: sm_90a's wgmma takes e4m3 only k-major from shared memory
-   (no transposed fp8 operands), so A(m,k) and B(n,k), k contiguous in both
-   (B stored transposed, as torch._scaled_mm takes it); f32 accumulation. */
+/* "T" or "T and U": a contraction's operand types, for its errors */
+static const char *operand_types(ElemType a, ElemType b, char *buf, size_t n)
+{
+	if (a == b) return elem_info[a].name;
+	snprintf(buf, n, "%s and %s", elem_info[a].name, elem_info[b].name);
+	return buf;
+}
+
+/* fp8 (f8e4m3, f8e5m2, or one of each) operands: on tensor cores only
+   (nothing else reads fp8), so the contraction must be one the tile kernel
+   takes, read the way fp8 tensor cores read it: sm_90a's wgmma takes e4m3
+   and e5m2 only k-major from shared memory (no transposed fp8 operands), so
+   A(m,k) and B(n,k), k contiguous in both (B stored transposed, as
+   torch._scaled_mm takes it); f32 accumulation. */
 static int check_fp8_contraction(Sema *s, Stage *sg, const Stmt *c)
 {
 	const Module *m = s->m;
+	char both[32];
+	const char *tys = operand_types(m->expr[c->contract_a].type, m->expr[c->contract_b].type, both, sizeof both);
 	if (c->red != RED_SUM || c->nindex != c->nfree + 1 || c->mask) {
-		diag_error(s->d, sg->off, "stage '%s' multiplies f8e4m3 operands, so it must be one plain sum over k "
-		           "(acc(m,n) +=! A(m,k) * B(n,k), no 'where'): fp8 is read by tensor cores alone", sg->name);
+		diag_error(s->d, sg->off, "stage '%s' multiplies %s operands, so it must be one plain sum over k "
+		           "(acc(m,n) +=! A(m,k) * B(n,k), no 'where'): fp8 is read by tensor cores alone", sg->name, tys);
 		return 0;
 	}
 	int rows[2];
@@ -88,23 +99,23 @@ static int check_fp8_contraction(Sema *s, Stage *sg, const Stmt *c)
 		const int e = i ? c->contract_b : c->contract_a;
 		if ((rows[i] = kmajor_input_load(m, c, e)) < 0) {
 			const Expr *x = &m->expr[e];
-			diag_error(s->d, x->off ? x->off : sg->off, "f8e4m3 operand '%s' must be an input read with the reduced index last and every "
+			diag_error(s->d, x->off ? x->off : sg->off, "%s operand '%s' must be an input read with the reduced index last and every "
 			           "subscript an index (A(m,k) and B(n,k), batched A(b,m,k) and B(b,n,k)): fp8 tensor cores read both operands "
 			           "k-contiguous (wgmma has no transposed fp8 operands), so store B as B[N,K] (x W^T, as torch._scaled_mm takes it)",
-			           x->op == IR_LOAD ? m->tensor[x->tensor].name : "?");
+			           elem_info[x->type].name, x->op == IR_LOAD ? m->tensor[x->tensor].name : "?");
 			return 0;
 		}
 	}
 	/* one operand over C's row index, the other over its column index */
 	const int im = c->first_index + (c->nfree == 3), in = im + 1;
 	if (!((rows[0] == im && rows[1] == in) || (rows[0] == in && rows[1] == im))) {
-		diag_error(s->d, sg->off, "stage '%s' multiplies f8e4m3 operands that are not one over each of its result's indices: "
-		           "write acc(m,n) +=! A(m,k) * B(n,k) (fp8 is read by tensor cores alone)", sg->name);
+		diag_error(s->d, sg->off, "stage '%s' multiplies %s operands that are not one over each of its result's indices: "
+		           "write acc(m,n) +=! A(m,k) * B(n,k) (fp8 is read by tensor cores alone)", sg->name, tys);
 		return 0;
 	}
 	if (sg->precision != ET_F32) {
-		diag_error(s->d, sg->off, "a tensor-core stage over f8e4m3 operands accumulates in f32: it cannot have precision %s (use f32)",
-		           sg->tf32 ? "tf32" : elem_info[sg->precision].name);
+		diag_error(s->d, sg->off, "a tensor-core stage over %s operands accumulates in f32: it cannot have precision %s (use f32)",
+		           tys, sg->tf32 ? "tf32" : elem_info[sg->precision].name);
 		return 0;
 	}
 	return 1;
@@ -152,16 +163,19 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		if (b == ET_F32 && (a == ET_F16 || a == ET_BF16) && f32_intermediate(m, c->contract_b)) b = a;
 		/* f32 operands: on tensor cores as tf32 where the stage allows it
 		   (precision = tf32), else exact on CUDA cores (the planner says so) */
-		if (a != b || (a != ET_F16 && a != ET_BF16 && a != ET_F32 && a != ET_F8E4M3)) {
-			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16, bf16 or "
-			           "f8e4m3 operands of one type (or f32 ones, read as tf32 with precision = tf32)", sg->name, elem_info[a].name,
-			           elem_info[b].name);
+		/* fp8: e4m3 and e5m2 in any pair (wgmma and the f16 widening take each operand's own type) */
+		const int fp8 = elem_is_fp8(a) && elem_is_fp8(b);
+		if (!fp8 && (a != b || (a != ET_F16 && a != ET_BF16 && a != ET_F32))) {
+			diag_error(s->d, sg->off, "stage '%s' is 'tensor_eligible' but its operands are %s and %s; tensor cores need f16 or bf16 "
+			           "operands of one type, fp8 ones (f8e4m3, f8e5m2, or one of each), or f32 ones (read as tf32 with precision = tf32)",
+			           sg->name, elem_info[a].name, elem_info[b].name);
 			return;
 		}
-		if (a == ET_F8E4M3 && !check_fp8_contraction(s, sg, c)) return;
+		if (fp8 && !check_fp8_contraction(s, sg, c)) return;
 		if (sg->tf32 && a != ET_F32) {
+			char both[32];
 			diag_error(s->d, sg->off, "stage '%s' has precision tf32 but its operands are %s: tf32 is for f32 operands (use f32)",
-			           sg->name, elem_info[a].name);
+			           sg->name, operand_types(a, b, both, sizeof both));
 			return;
 		}
 		if (a == ET_F32) return; /* f32 accumulation, tf32 or exact */
@@ -194,7 +208,7 @@ static void check_stage(Sema *s, int node)
 	if (s->d->errors == errors) check_stage_claims(s, &m->stage[id]);
 }
 
-/* f8e4m3 inputs are read by tensor cores alone: each read of one must be
+/* fp8 inputs are read by tensor cores alone: each read of one must be
    an operand of a tensor_eligible stage's contraction (checked there), not
    a value anywhere else (no CUDA-core path converts fp8). */
 static void check_fp8_reads(Sema *s, int first_expr)
@@ -204,7 +218,7 @@ static void check_fp8_reads(Sema *s, int first_expr)
 	for (int e = first_expr; e < m->nexpr; e++) {
 		const Expr *x = &m->expr[e];
 		if ((x->op != IR_LOAD && x->op != IR_SCALAR) || x->tensor < f->first_tensor || x->tensor >= f->first_tensor + f->ntensor ||
-		    m->tensor[x->tensor].type != ET_F8E4M3)
+		    !elem_is_fp8(m->tensor[x->tensor].type))
 			continue;
 		int ok = 0;
 		for (int sg = f->first_stage; sg < f->first_stage + f->nstage && !ok; sg++)
@@ -213,9 +227,9 @@ static void check_fp8_reads(Sema *s, int first_expr)
 				    (m->stmt[i].contract_a == e || m->stmt[i].contract_b == e))
 					ok = 1;
 		if (!ok)
-			diag_error(s->d, x->off, "f8e4m3 input '%s' is read outside a tensor-core contraction: fp8 is read only as an operand of a "
+			diag_error(s->d, x->off, "%s input '%s' is read outside a tensor-core contraction: fp8 is read only as an operand of a "
 			           "'tensor_eligible' stage's acc(m,n) +=! A(m,k) * B(n,k) (keep other reads in f32, bf16 or f16)",
-			           m->tensor[x->tensor].name);
+			           elem_info[m->tensor[x->tensor].type].name, m->tensor[x->tensor].name);
 	}
 }
 

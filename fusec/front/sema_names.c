@@ -86,7 +86,7 @@ static int type_lookup(Sema *s, int node)
 {
 	int t = elem_lookup(TXT(s, node), N(s, node)->len);
 	if (t < 0)
-		diag_error(s->d, N(s, node)->off, "unknown element type '%.*s' (expected f64, f32, bf16, f16, f8e4m3, i32 or i64)", NAMEF(s, node));
+		diag_error(s->d, N(s, node)->off, "unknown element type '%.*s' (expected f64, f32, bf16, f16, f8e4m3, f8e5m2, i32 or i64)", NAMEF(s, node));
 	return t;
 }
 
@@ -205,12 +205,12 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 	int id = sema_tensor_new(s, node, kind, t < 0 ? ET_F32 : (ElemType)t);
 	Tensor *x = &s->m->tensor[id];
 	if (kind != TK_TEMP) x->param = F(s)->nparam++;
-	if (t == ET_F8E4M3 && kind != TK_INPUT)
-		diag_error(s->d, N(s, N(s, node)->a)->off, "'%.*s': f8e4m3 is a type of inputs alone (tensor-core operands); outputs and "
-		           "temps are f32, bf16 or f16 (an fp8 output, scaled and saturated, is not implemented)", NAMEF(s, node));
-	else if (t == ET_F8E4M3 && (!N(s, node)->b || !N(s, N(s, node)->b)->next))
-		diag_error(s->d, N(s, node)->off, "'%.*s': an f8e4m3 input is a matrix (rank 2, or 3 batched), read by tensor cores; scales "
-		           "are f32 scalars", NAMEF(s, node));
+	if (elem_is_fp8(t) && kind != TK_INPUT)
+		diag_error(s->d, N(s, N(s, node)->a)->off, "'%.*s': %s is a type of inputs alone (tensor-core operands); outputs and "
+		           "temps are f32, bf16 or f16 (an fp8 output, scaled and saturated, is not implemented)", NAMEF(s, node), elem_info[t].name);
+	else if (elem_is_fp8(t) && (!N(s, node)->b || !N(s, N(s, node)->b)->next))
+		diag_error(s->d, N(s, node)->off, "'%.*s': an %s input is a matrix (rank 2, or 3 batched), read by tensor cores; scales "
+		           "are f32 scalars", NAMEF(s, node), elem_info[t].name);
 	for (int d = N(s, node)->b; d; d = N(s, d)->next) {
 		if (x->rank == MAX_RANK) {
 			diag_error(s->d, N(s, d)->off, "too many dimensions (at most %d)", MAX_RANK);
@@ -345,6 +345,7 @@ static void type_range(ElemType t, double *lo, double *hi)
 	case ET_BF16: *hi = 3.3895313892515355e38; break;
 	case ET_F16: *hi = 65504.0; break;
 	case ET_F8E4M3: *hi = 448.0; break;
+	case ET_F8E5M2: *hi = 57344.0; break;
 	case ET_I32: *lo = -2147483648.0, *hi = 2147483647.0; return;
 	case ET_I64: *lo = -9007199254740992.0, *hi = 9007199254740992.0; return;
 	default: *hi = INFINITY; break;

@@ -115,17 +115,22 @@ static const char *tile_path(int batched, int tf32, int at, int bt)
 	return buf;
 }
 
-/* The same for f8e4m3 operands (sema lets them be read A(m,k) and B(n,k) only) */
-static const char *tile_path_fp8(int batched)
+/* The same for fp8 operands, A of type ta and B of tb (sema lets them be
+   read A(m,k) and B(n,k) only): "e4m3", "e5m2", or the pair as A x B */
+static const char *tile_path_fp8(int batched, ElemType ta, ElemType tb)
 {
-	return batched ? "tensor cores, fp8 e4m3 (exact products, f32 accumulation in the tensor cores' own rounding: dsl/MATH.md), batched "
-	                 "(the persistent grid walks every batch's tiles), B read as B(b,n,k): sm_90a wgmma k32 e4m3 fed by TMA (plain loads "
-	                 "when a row or pointer is not 16-byte aligned), one loading and two multiplying warpgroups; sm_80 and sm_90 "
-	                 "(no fp8 wgmma) mma.sync f16 with ldmatrix, the e4m3 bytes widened to f16 exactly; f32 accumulators"
-	               : "tensor cores, fp8 e4m3 (exact products, f32 accumulation in the tensor cores' own rounding: dsl/MATH.md), B read "
-	                 "as B(n,k): sm_90a wgmma k32 e4m3 fed by TMA (plain loads when a row or pointer is not 16-byte aligned), one "
-	                 "loading and two multiplying warpgroups; sm_80 and sm_90 (no fp8 wgmma) mma.sync f16 with ldmatrix, the e4m3 "
-	                 "bytes widened to f16 exactly; f32 accumulators";
+	const int a5 = ta == ET_F8E5M2, b5 = tb == ET_F8E5M2;
+	static const char *const one[2] = {"e4m3", "e5m2"};
+	static char bufs[2][2][2][640]; /* a buffer a combination, as tile_path's */
+	char *buf = bufs[batched][a5][b5], ty[16], bytes[16];
+	if (a5 == b5) snprintf(ty, sizeof ty, "%s", one[a5]), snprintf(bytes, sizeof bytes, "%s", one[a5]);
+	else snprintf(ty, sizeof ty, "%s x %s", one[a5], one[b5]), snprintf(bytes, sizeof bytes, "e4m3 and e5m2");
+	snprintf(buf, sizeof bufs[0][0][0], "tensor cores, fp8 %s (exact products, f32 accumulation in the tensor cores' own rounding: "
+	         "dsl/MATH.md)%s: sm_90a wgmma k32 %s fed by TMA (plain loads when a row or pointer is not 16-byte aligned), one loading "
+	         "and two multiplying warpgroups; sm_80 and sm_90 (no fp8 wgmma) mma.sync f16 with ldmatrix, the %s bytes widened to f16 "
+	         "exactly; f32 accumulators", ty, batched ? ", batched (the persistent grid walks every batch's tiles), B read as B(b,n,k)"
+	                                               : ", B read as B(n,k)", ty, bytes);
+	return buf;
 }
 
 /* A matrix contraction goes to the tensor-core tile template when its stage
@@ -141,6 +146,7 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 	int ea = x.sw ? s->contract_b : s->contract_a, eb = x.sw ? s->contract_a : s->contract_b;
 	ElemType ta = m->expr[ea].op == IR_LOAD ? m->tensor[m->expr[ea].tensor].type : ET_N;
 	ElemType tb = m->expr[eb].op == IR_LOAD ? m->tensor[m->expr[eb].tensor].type : ET_N;
+	const int fp8 = ta != ET_N && tb != ET_N && elem_is_fp8(ta) && elem_is_fp8(tb); /* e4m3 and e5m2, any pair */
 	const Stage *sg = &m->stage[s->stage];
 	int bt = plain_load_b(m, eb, ib, i1, kx), at = plain_load_b(m, ea, ib, kx, i0);
 	if (!(sg->attrs & ATTR(TENSOR_ELIGIBLE))) *why = "CUDA cores: the stage is not marked tensor_eligible";
@@ -154,13 +160,14 @@ int plan_tile_eligible(const Module *m, const Stmt *s, const char **why)
 	else if (ta == ET_F32 && tb == ET_F32 && !sg->tf32)
 		*why = "CUDA cores: f32 operands, exact: tensor cores would read them as tf32 (10-bit mantissas), which the stage "
 		       "does not allow (precision = tf32 does)";
-	else if (ta != tb || (ta != ET_F16 && ta != ET_BF16 && ta != ET_F32 && ta != ET_F8E4M3))
-		*why = "CUDA cores: tensor cores take f16, bf16 or f8e4m3 operands of one type, or f32 ones as tf32";
+	else if (!fp8 && (ta != tb || (ta != ET_F16 && ta != ET_BF16 && ta != ET_F32)))
+		*why = "CUDA cores: tensor cores take f16 or bf16 operands of one type, fp8 ones (f8e4m3, f8e5m2, or one of each), or f32 "
+		       "ones as tf32";
 	else if (sg->precision != ET_F32) *why = "CUDA cores: tensor cores accumulate in f32, the stage asks for another precision";
-	else if (ta == ET_F8E4M3 && (at || !bt)) /* sema refuses it first */
+	else if (fp8 && (at || !bt)) /* sema refuses it first */
 		*why = "CUDA cores: fp8 tensor cores read both operands k-contiguous (A(m,k), B(n,k))";
 	else {
-		*why = ta == ET_F8E4M3 ? tile_path_fp8(ib >= 0) : tile_path(ib >= 0, ta == ET_F32, at != 0, bt != 0);
+		*why = fp8 ? tile_path_fp8(ib >= 0, ta, tb) : tile_path(ib >= 0, ta == ET_F32, at != 0, bt != 0);
 		return 1;
 	}
 	return 0;

@@ -14,7 +14,8 @@ from . import _lib
 
 # manifest element types: (torch dtype name, NumPy dtype of the float64 reference's buffers)
 TYPES = {"f64": ("float64", "float64"), "f32": ("float32", "float64"), "f16": ("float16", "float64"),
-         "bf16": ("bfloat16", "float64"), "f8e4m3": ("float8_e4m3fn", "float64"), "i64": ("int64", "int64"),
+         "bf16": ("bfloat16", "float64"), "f8e4m3": ("float8_e4m3fn", "float64"),
+         "f8e5m2": ("float8_e5m2", "float64"), "i64": ("int64", "int64"),
          "i32": ("int32", "int32")}
 
 

@@ -17,7 +17,7 @@ class dtype:
 
 
 float64, float32, float16, bfloat16 = dtype("float64", 8), dtype("float32", 4), dtype("float16", 2), dtype("bfloat16", 2)
-float8_e4m3fn = dtype("float8_e4m3fn", 1)
+float8_e4m3fn, float8_e5m2 = dtype("float8_e4m3fn", 1), dtype("float8_e5m2", 1)
 int64, int32, uint8 = dtype("int64", 8), dtype("int32", 4), dtype("uint8", 1)
 
 

@@ -93,6 +93,13 @@ raises("a tensor of another dtype", TypeError, ["q: torch.float32 (f32) expected
 raises("a tensor of another shape", ValueError, ["p: shape (1000,) ([N]) expected, (1001,) given"], art, q, T.empty((1001,), T.float32, dev))
 raises("a size given that disagrees with the shapes", ValueError, ["q: shape (999,)"], art, q, p, N=999)
 raises("an unknown size", TypeError, ["has no size Q"], art, q, p, Q=3)
+# fp8 (issue 25): e4m3 and e5m2 bytes are torch's two float8 dtypes, not interchangeable
+f8 = fuserun.load(os.path.join(GEN, "matmul_bias_relu_fp8.manifest"))
+check("f8e5m2 is torch.float8_e5m2, f8e4m3 torch.float8_e4m3fn",
+      f8._dtypes["f8e5m2"] is T.float8_e5m2 and f8._dtypes["f8e4m3"] is T.float8_e4m3fn, repr(f8._dtypes))
+raises("an e5m2 tensor where the manifest says f8e4m3", TypeError, ["B: torch.float8_e4m3fn (f8e4m3) expected, torch.float8_e5m2 given"],
+       f8, T.empty((8, 16), T.float8_e4m3fn, dev), T.empty((24, 16), T.float8_e5m2, dev), 1.0, 1.0, T.empty((24,), T.bfloat16, dev))
+f8.close()
 raises("a tensor on another device", ValueError, ["q: on device(type='cuda', index=0) expected"], art,
        T.empty((1000,), T.float32, T.device("cpu")), p)
 raises("the number of inputs", TypeError, ["takes 2 inputs (q, p), given 1"], art, q)

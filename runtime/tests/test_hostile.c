@@ -144,8 +144,15 @@ static void test_agreement(void)
 	       "inexact q: no output", NULL);
 	expect("refuses an inexact line of an unknown kind", edited("inexact_kind", "layout ", "inexact q fp16\nlayout ", err), FZ_ERR_FORMAT,
 	       err, "malformed inexact line (inexact NAME tf32, or fp8)", NULL);
-	expect("refuses an element type of another fp8", edited("fp8_e5m2", "param p input f32 N", "param p input f8e5m2 N", err),
-	       FZ_ERR_FORMAT, err, "unknown element type 'f8e5m2'", NULL);
+	expect("refuses an element type of another fp8", edited("fp8_e8m0", "param p input f32 N", "param p input f8e8m0 N", err),
+	       FZ_ERR_FORMAT, err, "unknown element type 'f8e8m0'", NULL);
+	{ /* f8e5m2 is one (issue 25): the fp8 spec's B made e5m2, its fingerprints agreeing, is a tile kernel's 1-byte operand */
+		char mp[4096];
+		const char *d5 = copy_artifact("matmul_bias_relu_fp8", "fp8_e5m2_ok");
+		edit(path2(mp, d5, "matmul_bias_relu_fp8.manifest"), "param B input f8e4m3 N,K", "param B input f8e5m2 N,K", 1);
+		refingerprint(d5, "matmul_bias_relu_fp8");
+		expect("accepts an f8e5m2 tile operand", verify(d5, "matmul_bias_relu_fp8.manifest", err), FZ_OK, err, "", NULL);
+	}
 	/* a tile kernel's maps' box rows (tma-rows=A,B, issue 25): only on a tile kernel */
 	expect("refuses tma-rows on a kernel that is not a tile kernel", edited("tma_rows", "block=256", "block=256 tma-rows=64,64", err),
 	       FZ_ERR_FORMAT, err, "tile kernels: tma-rows=A,B", NULL);

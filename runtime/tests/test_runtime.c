@@ -27,6 +27,7 @@ int main(int argc, char **argv)
 	test_strerror();
 	test_checks();
 	test_compare();
+	test_fp8();
 	test_no_driver(); /* before anything loads the fake: a load that worked is kept */
 	bind_fake();
 	test_fake_device();

@@ -49,6 +49,7 @@ void bind_fake(void);
 void test_fake_device(void);
 void test_fault_injection(void);
 void test_pipeline_fake(void);
+void test_fp8(void);
 void unbind_fake(void);
 
 #endif

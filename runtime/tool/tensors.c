@@ -14,16 +14,16 @@
 
 int rt_reference_in_process;
 
-enum { T_F64, T_F32, T_F16, T_BF16, T_F8E4M3, T_I64, T_I32 };
+enum { T_F64, T_F32, T_F16, T_BF16, T_F8E4M3, T_F8E5M2, T_I64, T_I32 };
 
 static int tcode(const fz_tensor_info *ti)
 {
-	static const char *const names[] = {"f64", "f32", "f16", "bf16", "f8e4m3", "i64", "i32"};
-	for (int i = 0; i < 7; i++)
+	static const char *const names[] = {"f64", "f32", "f16", "bf16", "f8e4m3", "f8e5m2", "i64", "i32"};
+	for (int i = 0; i < 8; i++)
 		if (!strcmp(ti->type, names[i])) return i;
 	return T_I32;
 }
-static int is_float(int code) { return code <= T_F8E4M3; }
+static int is_float(int code) { return code <= T_F8E5M2; }
 
 uint16_t rt_f2h(float f) /* round to nearest even, finite inputs */
 {
@@ -67,29 +67,49 @@ float rt_b2f(uint16_t b)
 	return f;
 }
 
-/* e4m3 (f8e4m3, OCP's E4M3FN: bias 7, no infinities, S.1111.111 NaN):
-   round to nearest even, saturating at +-448 (inputs are drawn inside it) */
-uint8_t rt_f2e4m3(double v)
+/* The two fp8 formats (OCP 8-bit floating point), sign bit 7 in both:
+   e4m3 (f8e4m3, E4M3FN: 3 mantissa bits, bias 7, no infinities, S.1111.111
+   NaN, largest 448) and e5m2 (f8e5m2: 2 mantissa bits, bias 15, IEEE's
+   specials: S.11111.00 infinity, S.11111.xx NaN, largest 57344, the top
+   byte of the f16 of the same value). */
+typedef struct fp8_format {
+	int mbits, emin, bias; /* mantissa bits; the exponent of the subnormals and the smallest normals */
+	int ieee;              /* 1: the top exponent holds infinity and NaNs (e5m2); 0: only S.1111.111 is NaN (e4m3) */
+	double max;            /* the largest finite value, and its code */
+	uint8_t maxcode;
+} fp8_format;
+static const fp8_format fp8_e4m3 = {3, -6, 7, 0, 448.0, 0x7e}, fp8_e5m2 = {2, -14, 15, 1, 57344.0, 0x7b};
+
+/* round to nearest even, saturating at +-max (an infinity too), as the
+   device's cvt.rn.satfinite does; a NaN gives 0x7f, a NaN in both formats */
+static uint8_t fp8_from(double v, const fp8_format *f)
 {
 	const uint8_t sign = signbit(v) ? 0x80 : 0;
 	double a = fabs(v);
 	if (a != a) return 0x7f;
-	if (a >= 448) return sign | 0x7e;
+	if (a >= f->max) return sign | f->maxcode;
 	int e;
-	frexp(a, &e); /* a = f 2^e, f in [0.5, 1): the leading bit is 2^(e-1) */
-	int eb = e - 1 < -6 ? -6 : e - 1;
-	const double r = nearbyint(ldexp(a, 3 - eb)); /* in quanta of 2^(eb-3): 0 .. 16 */
+	frexp(a, &e); /* a = g 2^e, g in [0.5, 1): the leading bit is 2^(e-1) */
+	int eb = e - 1 < f->emin ? f->emin : e - 1;
+	const int one = 1 << f->mbits;
+	const double r = nearbyint(ldexp(a, f->mbits - eb)); /* in quanta of 2^(eb-mbits): 0 .. 2 one */
 	if (r == 0) return sign;
-	if (eb == -6 && r < 8) return sign | (uint8_t)r; /* subnormal: r 2^-9 */
-	if (r == 16) eb++;                              /* rounded up to 2^(eb+1) */
-	return sign | (uint8_t)((eb + 7) << 3) | (uint8_t)(r == 16 ? 0 : (int)r - 8);
+	if (eb == f->emin && r < one) return sign | (uint8_t)r; /* subnormal: r 2^(emin-mbits) */
+	if (r == 2 * one) eb++;                                 /* rounded up to 2^(eb+1) */
+	return sign | (uint8_t)((eb + f->bias) << f->mbits) | (uint8_t)(r == 2 * one ? 0 : (int)r - one);
 }
-double rt_e4m32f(uint8_t b)
+static double fp8_to(uint8_t b, const fp8_format *f)
 {
-	const int e = (b >> 3) & 15, m = b & 7;
-	double v = e == 15 && m == 7 ? NAN : e ? ldexp(8 + m, e - 10) : ldexp(m, -9);
+	const int top = 0x7f >> f->mbits, e = (b & 0x7f) >> f->mbits, m = b & ((1 << f->mbits) - 1);
+	double v;
+	if (e == top && (f->ieee || m == (1 << f->mbits) - 1)) v = f->ieee && m == 0 ? INFINITY : NAN;
+	else v = e ? ldexp((1 << f->mbits) + m, e - f->bias - f->mbits) : ldexp(m, f->emin - f->mbits);
 	return b & 0x80 ? -v : v;
 }
+uint8_t rt_f2e4m3(double v) { return fp8_from(v, &fp8_e4m3); }
+double rt_e4m32f(uint8_t b) { return fp8_to(b, &fp8_e4m3); }
+uint8_t rt_f2e5m2(double v) { return fp8_from(v, &fp8_e5m2); }
+double rt_e5m22f(uint8_t b) { return fp8_to(b, &fp8_e5m2); }
 
 static double get(int code, const void *buf, long long i)
 {
@@ -99,6 +119,7 @@ static double get(int code, const void *buf, long long i)
 	case T_F16: return rt_h2f(((const uint16_t *)buf)[i]);
 	case T_BF16: return rt_b2f(((const uint16_t *)buf)[i]);
 	case T_F8E4M3: return rt_e4m32f(((const uint8_t *)buf)[i]);
+	case T_F8E5M2: return rt_e5m22f(((const uint8_t *)buf)[i]);
 	case T_I64: return (double)((const int64_t *)buf)[i];
 	default: return ((const int32_t *)buf)[i];
 	}
@@ -111,6 +132,7 @@ static void put(int code, void *buf, long long i, double v)
 	case T_F16: ((uint16_t *)buf)[i] = rt_f2h((float)v); break;
 	case T_BF16: ((uint16_t *)buf)[i] = rt_f2b((float)v); break;
 	case T_F8E4M3: ((uint8_t *)buf)[i] = rt_f2e4m3(v); break;
+	case T_F8E5M2: ((uint8_t *)buf)[i] = rt_f2e5m2(v); break;
 	case T_I64: ((int64_t *)buf)[i] = (int64_t)v; break;
 	default: ((int32_t *)buf)[i] = (int32_t)v;
 	}
@@ -485,7 +507,8 @@ static int free_integers(rt_case *c, char *err)
 static void type_range(int code, double *lo, double *hi)
 {
 	static const double top[] = {[T_F64] = INFINITY, [T_F32] = 3.4028234663852886e38, [T_F16] = 65504.0,
-	                             [T_BF16] = 3.3895313892515355e38, [T_F8E4M3] = 448.0, [T_I64] = 9223372036854775807.0, [T_I32] = 2147483647.0};
+	                             [T_BF16] = 3.3895313892515355e38, [T_F8E4M3] = 448.0,
+	                             [T_F8E5M2] = 57344.0, [T_I64] = 9223372036854775807.0, [T_I32] = 2147483647.0};
 	*hi = top[code];
 	*lo = code == T_I32 ? -2147483648.0 : code == T_I64 ? -9223372036854775808.0 : -top[code];
 }

@@ -37,7 +37,8 @@ typedef struct rt_case {
    (and, for an integer, holds one and is within 2^53); else 1 with err.
    fusec 0.1 writes domains the type cannot hold (i32 in [0, 3e9]). */
 /* element conversions of the storage types, as the device stores them
-   (round to nearest even; e4m3 saturating at +-448): fuserun's inputs and
+   (round to nearest even; fp8 saturating at its largest finite value, as
+   cvt.rn.satfinite does: e4m3 +-448, e5m2 +-57344): fuserun's inputs and
    tests/gpu/validate.c's, one definition for both */
 uint16_t rt_f2h(float f);
 float rt_h2f(uint16_t h);
@@ -45,6 +46,8 @@ uint16_t rt_f2b(float f);
 float rt_b2f(uint16_t b);
 uint8_t rt_f2e4m3(double v);
 double rt_e4m32f(uint8_t b);
+uint8_t rt_f2e5m2(double v);
+double rt_e5m22f(uint8_t b);
 
 int rt_check_domains(const fz_artifact_info *info, char *err);
 /* sizes[i] for info->sizes[i], all > 0. Fills the inputs from seed: from

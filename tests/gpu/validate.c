@@ -145,7 +145,7 @@ static int is_in(const T *t) { return !strcmp(t->kind, "input") || !strcmp(t->ki
 static int is_out(const T *t) { return !strcmp(t->kind, "output") || !strcmp(t->kind, "inout"); }
 static int elem_bytes(const T *t)
 {
-	if (!strcmp(t->type, "f8e4m3")) return 1;
+	if (!strncmp(t->type, "f8", 2)) return 1; /* f8e4m3, f8e5m2 */
 	if (!strcmp(t->type, "f64") || !strcmp(t->type, "i64")) return 8;
 	if (!strcmp(t->type, "f16") || !strcmp(t->type, "bf16")) return 2;
 	return 4;
@@ -157,6 +157,7 @@ static double get(const T *t, const void *buf, long long i)
 	if (!strcmp(t->type, "f16")) return rt_h2f(((const uint16_t *)buf)[i]);
 	if (!strcmp(t->type, "bf16")) return rt_b2f(((const uint16_t *)buf)[i]);
 	if (!strcmp(t->type, "f8e4m3")) return rt_e4m32f(((const uint8_t *)buf)[i]);
+	if (!strcmp(t->type, "f8e5m2")) return rt_e5m22f(((const uint8_t *)buf)[i]);
 	if (!strcmp(t->type, "i64")) return (double)((const int64_t *)buf)[i];
 	return ((const int32_t *)buf)[i];
 }
@@ -167,6 +168,7 @@ static void put(const T *t, void *buf, long long i, double v)
 	else if (!strcmp(t->type, "f16")) ((uint16_t *)buf)[i] = rt_f2h((float)v);
 	else if (!strcmp(t->type, "bf16")) ((uint16_t *)buf)[i] = rt_f2b((float)v);
 	else if (!strcmp(t->type, "f8e4m3")) ((uint8_t *)buf)[i] = rt_f2e4m3(v);
+	else if (!strcmp(t->type, "f8e5m2")) ((uint8_t *)buf)[i] = rt_f2e5m2(v);
 	else if (!strcmp(t->type, "i64")) ((int64_t *)buf)[i] = (int64_t)v;
 	else ((int32_t *)buf)[i] = (int32_t)v;
 }
@@ -275,7 +277,7 @@ static int encode_map(uint64_t *args, int t, int box_rows, CUtensorMap *map)
 		if (d == x->rank - 1) dim[1] = v;
 		else dim[0] *= v;
 	}
-	const long long eb = !strcmp(x->type, "f32") ? 4 : !strcmp(x->type, "f8e4m3") ? 1 : 2;
+	const long long eb = elem_bytes(x);
 	if (x->rank < 2 || (args[t] & 15) || (dim[1] * eb) % 16 || dim[0] <= 0 || dim[1] <= 0 || dim[0] >= (1ll << 31) || dim[1] >= (1ll << 31)) return 0;
 	cuuint64_t dims[2] = {(cuuint64_t)dim[1], (cuuint64_t)dim[0]}, strides[1] = {(cuuint64_t)(dim[1] * eb)};
 	cuuint32_t box[2] = {(cuuint32_t)(128 / eb), (cuuint32_t)box_rows}, es[2] = {1, 1};

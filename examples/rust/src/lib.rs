@@ -67,6 +67,8 @@ pub enum Elem {
     BF16,
     /// e4m3 bytes (`f8e4m3`): tensor-core operands only
     F8E4M3,
+    /// e5m2 bytes (`f8e5m2`): tensor-core operands only
+    F8E5M2,
     I64,
     I32,
 }
@@ -79,6 +81,7 @@ impl Elem {
             Elem::F16 => c"f16",
             Elem::BF16 => c"bf16",
             Elem::F8E4M3 => c"f8e4m3",
+            Elem::F8E5M2 => c"f8e5m2",
             Elem::I64 => c"i64",
             Elem::I32 => c"i32",
         }

@@ -110,6 +110,11 @@ fn wrong_arguments_are_refused_with_the_parameter_named() {
     assert!(e.message.contains("takes 3 arguments") && e.message.contains("given 2"), "{e}");
     let e = call.run(&[Arg::Tensor(&q, Elem::F64), Arg::Tensor(&p, Elem::F32), Arg::Tensor(&kl, Elem::F32)]).unwrap_err();
     assert!(e.message.contains("argument 1 (q): f32 expected, f64 given"), "{e}");
+    // the fp8 types are spelled as the manifest spells them (f8e5m2 beside f8e4m3)
+    let e = call.run(&[Arg::Tensor(&q, Elem::F8E5M2), Arg::Tensor(&p, Elem::F32), Arg::Tensor(&kl, Elem::F32)]).unwrap_err();
+    assert!(e.message.contains("argument 1 (q): f32 expected, f8e5m2 given"), "{e}");
+    let e = call.run(&[Arg::Tensor(&q, Elem::F32), Arg::Tensor(&p, Elem::F8E4M3), Arg::Tensor(&kl, Elem::F32)]).unwrap_err();
+    assert!(e.message.contains("argument 2 (p): f32 expected, f8e4m3 given"), "{e}");
     let e = call.run(&[Arg::Tensor(&q, Elem::F32), Arg::Float(Elem::F32, 1.0), Arg::Tensor(&kl, Elem::F32)]).unwrap_err();
     assert!(e.message.contains("argument 2 (p)") && e.message.contains("tensor"), "{e}");
     assert_eq!((e.code, e.name.as_str()), (fuserun::ERR_INVALID, "invalid argument"));
