@@ -38,13 +38,18 @@ int fz_check_sizes(const fz_artifact_info *info, const void *args, size_t args_s
 {
 	if (!info || !args) return fr_err(err, FZ_ERR_INVALID, "fz_check_sizes: a NULL argument");
 	int rc = args_size_ok(info, args_size, err);
+	long long sizes[FZ_MAX_SIZES];
 	for (int i = 0; !rc && i < info->nsizes; i++) {
 		long long v;
 		memcpy(&v, (const char *)args + 8 * (size_t)(info->ntensors + i), 8);
 		if (v <= 0)
 			rc = fr_err(err, FZ_ERR_BAD_SIZE, "size %s of fusion %s is %lld: every size must be > 0", info->sizes[i],
 			            info->fusion, v);
+		if (i < FZ_MAX_SIZES) sizes[i] = v;
 	}
+	/* and at least what the inputs' domains reach through subscripts (a
+	   verified manifest has at most FZ_MAX_SIZES sizes) */
+	if (!rc && info->nsizes <= FZ_MAX_SIZES) rc = fz_check_fits(info, sizes, err);
 	return rc;
 }
 

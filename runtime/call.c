@@ -29,7 +29,7 @@ static int check_sizes(const fz_artifact_info *info, const long long *sizes, int
 	for (int i = 0; i < nsizes; i++)
 		if (sizes[i] < 1 || sizes[i] > (1LL << 62))
 			return fr_err(err, FZ_ERR_BAD_SIZE, "size %s = %lld: not from 1 to 2^62", info->sizes[i], sizes[i]);
-	return FZ_OK;
+	return fz_check_fits(info, sizes, err); /* the dimensions the inputs' domains reach */
 }
 
 /* the bytes of tensor t at these sizes */

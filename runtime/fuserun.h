@@ -71,6 +71,7 @@ extern "C" {
 #define FZ_MAX_OPS 512                 /* `op` lines of a variant (format 2) */
 #define FZ_MAX_ENTRY_POINTS 8          /* an attention launch's entry points (head-size buckets) */
 #define FZ_MAX_NESTING 64              /* parentheses and calls nested in a recipe expression */
+#define FZ_MAX_FITS 128                /* `fits` lines: dimensions inputs' domains reach */
 /* the targets a manifest may list, which fusec --arch accepts */
 #define FZ_TARGETS "sm_80 sm_90 sm_90a sm_100 sm_120"
 
@@ -307,8 +308,19 @@ const char *fz_tensor_inexact(const fz_artifact_info *info, int tensor);
 
 /* The checks fz_run makes before launching anything, usable without a GPU:
    the args size, every launch naming a kernel of the artifact, every memset
-   a non-null pointer, and (fz_check_sizes) every size symbol > 0. */
+   a non-null pointer, and (fz_check_sizes) every size symbol > 0 and the
+   sizes within the manifest's fits lines (fz_check_fits). */
 int fz_check_sizes(const fz_artifact_info *info, const void *args, size_t args_size, char *errbuf);
+/* The manifest's lines `fits NAME DIM>=LEAST` at sizes[] (sizes[i] for
+   info->sizes[i]): an integer input with a domain that a subscript reads
+   directly reaches every value of its domain, so the dimension it
+   subscripts (DIM, as a param line spells one) must be at least LEAST, or
+   an input the spec allows reads or writes outside a buffer. FZ_OK, or
+   FZ_ERR_BAD_SIZE naming the input, its domain, DIM, LEAST and DIM's value
+   (also for a size not from 1 to 2^62); FZ_ERR_INVALID for a NULL
+   argument. fz_run, fz_call, fz_call_prepare and the fz_recipe_ functions
+   check it; an info without fits lines (filled by hand) says nothing. */
+int fz_check_fits(const fz_artifact_info *info, const long long *sizes, char *errbuf);
 int fz_check_ops(const fz_artifact_info *info, const fz_op *ops, int nops, const void *args, size_t args_size,
                  char *errbuf);
 

@@ -108,6 +108,19 @@ typedef struct fr_values {
 	const char *range;       /* LO..HI as written */
 } fr_values;
 
+/* A `fits NAME DIM>=LEAST` line of the manifest: input NAME's domain
+   reaches dimension DIM through a subscript, so DIM must be at least LEAST
+   at a launch's sizes. dim is DIM parsed as a param line's dimension (rank
+   1, named like the input, for the messages). */
+typedef struct fr_fit {
+	int tensor;
+	fz_tensor_info dim;
+	long long least;
+} fr_fit;
+/* shape.c: dimension d of t at sizes (each from 1 to 2^62, checked), as
+   the generated code computes it; FZ_OK or FZ_ERR_BAD_SIZE with why */
+int fr_dim_at(const fz_artifact_info *info, const fz_tensor_info *t, int d, const long long *sizes, long long *out, char *err);
+
 /* The launch recipe (recipe.c): expressions as nodes in a pool, each
    node's operands before it (kid[] are smaller indices). */
 typedef struct fr_node {
@@ -149,6 +162,8 @@ typedef struct fr_store {
 	const char *inexact[FZ_MAX_TENSORS]; /* per tensor, its inexact line's kind ("tf32", "fp8"), or NULL */
 	const char **plan;       /* at most FZ_MAX_PLAN */
 	fr_values values[FZ_MAX_TENSORS]; /* per tensor, from its values line */
+	fr_fit fits[FZ_MAX_FITS];         /* the fits lines, in order */
+	int nfits;
 	char layout[65];         /* recomputed from the manifest's lines */
 	fr_recipe recipe;        /* format 2: the stored/parts/counter/op lines */
 } fr_store;

@@ -316,6 +316,37 @@ static int parse_values(parser *p, char **t, int n)
 	return FZ_OK;
 }
 
+/* fits NAME DIM>=LEAST: input NAME (an integer input with a domain, listed
+   before it) subscripts dimension DIM, spelt as a param line spells one,
+   which must be at least LEAST (1 to 2^62) at a launch's sizes
+   (fusec/front/sema_fits.c); once per input and dimension */
+static int parse_fits(parser *p, char **t, int n)
+{
+	fz_artifact_info *info = p->info;
+	if (n != 3) return bad(p, "malformed fits line (fits NAME DIM>=LEAST)");
+	if (p->st->nfits == FZ_MAX_FITS) return bad(p, "more than %d fits lines", FZ_MAX_FITS);
+	int i = 0;
+	while (i < info->ntensors && strcmp(info->tensors[i].name, t[1])) i++;
+	if (i == info->ntensors) return bad(p, "fits %s: no param line of that name before it", t[1]);
+	const fz_tensor_info *x = &info->tensors[i];
+	if (x->role != FZ_INPUT || (strcmp(x->type, "i32") && strcmp(x->type, "i64")) || !x->has_domain)
+		return bad(p, "fits %s: not an integer input with a domain", t[1]);
+	fr_fit *f = &p->st->fits[p->st->nfits];
+	memset(f, 0, sizeof *f);
+	char *ge = strstr(t[2], ">=");
+	if (!ge || ge == t[2] || !strict_count(ge + 2, 1LL << 62, &f->least) || f->least == 0)
+		return bad(p, "fits %s: malformed '%s' (DIM>=LEAST, LEAST from 1 to 2^62)", t[1], t[2]);
+	*ge = 0;
+	f->tensor = i, f->dim.name = x->name, f->dim.dim[0] = t[2], f->dim.rank = 1, f->dim.elem_bytes = 1;
+	if (!parse_dim(info, t[2], &f->dim, 0))
+		return bad(p, "fits %s: dimension '%s' is neither a size, a number, nor a size derived as fusec writes one", t[1], t[2]);
+	for (int k = 0; k < p->st->nfits; k++)
+		if (p->st->fits[k].tensor == i && !strcmp(p->st->fits[k].dim.dim[0], t[2]))
+			return bad(p, "fits %s %s listed twice", t[1], t[2]);
+	p->st->nfits++;
+	return FZ_OK;
+}
+
 /* kernel fused|unfused NAME MODE block=B [space=...] [grid-reduction=deterministic]
    [across=T,...] [smem=B tma=A,B [tma-rows=RA,RB]] */
 static int parse_kernel(parser *p, char **t, int n)
@@ -466,6 +497,7 @@ static int parse_line(parser *p, char *line)
 	if (!strcmp(k, "temp")) return parse_tensor(p, t, n, 1);
 	if (!strcmp(k, "kernel")) return parse_kernel(p, t, n);
 	if (!strcmp(k, "values")) return parse_values(p, t, n);
+	if (!strcmp(k, "fits")) return parse_fits(p, t, n);
 	if (!strcmp(k, "inexact")) { /* inexact NAME tf32|fp8: an output computed through tf32 products, or fp8 ones */
 		if (n != 3 || (strcmp(t[2], "tf32") && strcmp(t[2], "fp8"))) return bad(p, "malformed inexact line (inexact NAME tf32, or fp8)");
 		for (int i = 0; i < info->ntensors; i++)

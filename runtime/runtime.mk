@@ -98,7 +98,7 @@ build/rt/sanref/%_ref.o: generated/%_ref.c
 	$(CC) -Igenerated $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@
 RT_TEST_SRC := runtime/tests/test_runtime.c runtime/tests/testutil.c runtime/tests/test_verify.c runtime/tests/test_hostile.c \
                runtime/tests/test_checks.c runtime/tests/test_driver.c runtime/tests/test_shape.c \
-               runtime/tests/test_pipeline.c runtime/tests/test_fp8.c
+               runtime/tests/test_pipeline.c runtime/tests/test_fp8.c runtime/tests/test_fits.c
 build/rt/sant/%.o: runtime/tests/%.c
 	@mkdir -p $(@D)
 	$(CC) $(RT_TOOL_CPPFLAGS) $(RT_CPPFLAGS) $(CPPFLAGS) $(WARN) $(SANFLAGS) -MMD -MP -c $< -o $@

@@ -3,13 +3,30 @@
  * max(B + K, 0) / D, or / S. Every step is overflow-checked, so no size on
  * a command line and no manifest can make a caller allocate a wrapped-round
  * count. fz_tensor_values: an integer input's values line at given sizes,
- * overflow-checked the same way. fz_tensor_shape_text: the dimensions as
- * written, which the generated header and reference carry too. */
+ * overflow-checked the same way. fz_check_fits: the fits lines at given
+ * sizes, each dimension computed as the shapes are. fz_tensor_shape_text:
+ * the dimensions as written, which the generated header and reference
+ * carry too. */
 #include <string.h>
 
 #include "internal.h"
 
 #define LIMIT (1ll << 62)
+
+int fr_dim_at(const fz_artifact_info *info, const fz_tensor_info *t, int d, const long long *sizes, long long *out, char *err)
+{
+	int use[2] = {t->dim_size[d], t->dim_per[d]};
+	for (int u = 0; u < 2; u++)
+		if (use[u] >= info->nsizes || (use[u] >= 0 && (sizes[use[u]] < 1 || sizes[use[u]] > LIMIT)))
+			return fr_err(err, FZ_ERR_BAD_SIZE, "%s: size %s is %lld, not from 1 to 2^62", t->name,
+			              use[u] < info->nsizes ? info->sizes[use[u]] : "?", use[u] < info->nsizes ? sizes[use[u]] : 0);
+	long long v = t->dim_size[d] >= 0 ? sizes[t->dim_size[d]] : t->dim_value[d];
+	if (__builtin_add_overflow(v, t->dim_add[d], &v) || v > LIMIT)
+		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: dimension %s overflows", t->name, t->dim[d]);
+	if (v < 0) v = 0;
+	*out = v / (t->dim_per[d] >= 0 ? sizes[t->dim_per[d]] : t->dim_div[d] > 1 ? t->dim_div[d] : 1);
+	return FZ_OK;
+}
 
 int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *sizes, long long *dims,
                     long long *elements, char *err)
@@ -19,16 +36,9 @@ int fz_tensor_shape(const fz_artifact_info *info, int tensor, const long long *s
 	const fz_tensor_info *t = &info->tensors[tensor];
 	long long n = 1;
 	for (int d = 0; d < t->rank; d++) {
-		int use[2] = {t->dim_size[d], t->dim_per[d]};
-		for (int u = 0; u < 2; u++)
-			if (use[u] >= info->nsizes || (use[u] >= 0 && (sizes[use[u]] < 1 || sizes[use[u]] > LIMIT)))
-				return fr_err(err, FZ_ERR_BAD_SIZE, "%s: size %s is %lld, not from 1 to 2^62", t->name,
-				              use[u] < info->nsizes ? info->sizes[use[u]] : "?", use[u] < info->nsizes ? sizes[use[u]] : 0);
-		long long v = t->dim_size[d] >= 0 ? sizes[t->dim_size[d]] : t->dim_value[d];
-		if (__builtin_add_overflow(v, t->dim_add[d], &v) || v > LIMIT)
-			return fr_err(err, FZ_ERR_BAD_SIZE, "%s: dimension %s overflows", t->name, t->dim[d]);
-		if (v < 0) v = 0;
-		v /= t->dim_per[d] >= 0 ? sizes[t->dim_per[d]] : t->dim_div[d] > 1 ? t->dim_div[d] : 1;
+		long long v;
+		int rc = fr_dim_at(info, t, d, sizes, &v, err);
+		if (rc) return rc;
 		if (dims) dims[d] = v;
 		if (__builtin_mul_overflow(n, v, &n) || n > LIMIT / (t->elem_bytes > 0 ? t->elem_bytes : 1))
 			return fr_err(err, FZ_ERR_BAD_SIZE, "%s: more than 2^62 bytes at these sizes", t->name);
@@ -70,6 +80,24 @@ int fz_tensor_values(const fz_artifact_info *info, int tensor, const long long *
 	if (out->lo > out->hi || (v->nonzero && !out->lo && !out->hi))
 		return fr_err(err, FZ_ERR_BAD_SIZE, "%s: values %s%s hold nothing at these sizes (%lld..%lld): choose other sizes", t->name,
 		              v->range, v->nonzero ? " nonzero" : "", out->lo, out->hi);
+	return FZ_OK;
+}
+
+int fz_check_fits(const fz_artifact_info *info, const long long *sizes, char *err)
+{
+	if (!info || !sizes) return fr_err(err, FZ_ERR_INVALID, "fz_check_fits: a NULL argument");
+	const fr_store *st = info->storage_;
+	for (int i = 0; st && i < st->nfits; i++) { /* an info filled by hand says nothing */
+		const fr_fit *f = &st->fits[i];
+		const fz_tensor_info *g = &info->tensors[f->tensor];
+		long long v;
+		int rc = fr_dim_at(info, &f->dim, 0, sizes, &v, err);
+		if (rc) return rc;
+		if (v >= f->least) continue;
+		return fr_err(err, FZ_ERR_BAD_SIZE, "input %s's domain %.17g..%.17g subscripts a dimension %s, which must be at least %lld: "
+		              "%s is %lld at these sizes (choose larger sizes, or give %s a narrower domain)", g->name, g->domain_lo,
+		              g->domain_hi, f->dim.dim[0], f->least, f->dim.dim[0], v, g->name);
+	}
 	return FZ_OK;
 }
 

@@ -41,6 +41,7 @@ static int representable(const Module *m, const Fusion *f, const FusionPlan *fp,
 	else if (strlen(f->name) > FZ_MAX_NAME) why = "the fusion's name is too long", limit = FZ_MAX_NAME, have = (int)strlen(f->name);
 	else if (f->nsym > FZ_MAX_SIZES) why = "too many sizes", limit = FZ_MAX_SIZES, have = f->nsym;
 	else if (f->ntensor > FZ_MAX_TENSORS) why = "too many tensors", limit = FZ_MAX_TENSORS, have = f->ntensor;
+	else if (f->nfit > FZ_MAX_FITS) why = "too many dimensions that inputs' domains subscript", limit = FZ_MAX_FITS, have = f->nfit;
 	else if (fp->fused.nk + fp->unfused.nk > FZ_MAX_KERNELS)
 		why = "too many kernels", limit = FZ_MAX_KERNELS, have = fp->fused.nk + fp->unfused.nk;
 	const Schedule *var[2] = {&fp->fused, &fp->unfused};

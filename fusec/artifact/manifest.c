@@ -150,6 +150,19 @@ static void manifest_values(const Module *m, int fusion, FILE *out)
 	}
 }
 
+/* fits NAME DIM>=LEAST: input NAME's domain reaches dimension DIM through a
+   subscript, so DIM (as a param line spells it) must be at least LEAST at
+   the sizes of a launch (front/sema_fits.c); the runtime refuses smaller
+   sizes before it launches anything. Runtimes before it ignore the line. */
+static void manifest_fits(const Module *m, const Fusion *f, FILE *out)
+{
+	for (int i = 0; i < f->nfit; i++) {
+		fprintf(out, "fits %s ", m->tensor[f->fit[i].tensor].name);
+		dim_write(m, f, f->fit[i].dim, out);
+		fprintf(out, ">=%lld\n", (long long)f->fit[i].least);
+	}
+}
+
 void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 {
 	const int fusion = fp->fusion;
@@ -160,6 +173,7 @@ void manifest_body(const Module *m, const FusionPlan *fp, FILE *out)
 	fprintf(out, "layout %s\n", hex);
 	manifest_tensors(m, f, out);
 	manifest_values(m, fusion, out);
+	manifest_fits(m, f, out);
 	manifest_inexact(m, f, out);
 	manifest_kernels(m, f, fused, out);
 	manifest_kernels(m, f, unfused, out);

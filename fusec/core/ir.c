@@ -49,6 +49,7 @@ void ir_free(Module *m)
 		free(m->fusion[i].name);
 		for (int j = 0; j < m->fusion[i].nsym; j++) free(m->fusion[i].sym[j]);
 		free(m->fusion[i].sym);
+		free(m->fusion[i].fit);
 	}
 	for (int i = 0; i < m->npipeline; i++) free(m->pipeline[i].name), free(m->pipeline[i].steps);
 	free(m->pipeline);

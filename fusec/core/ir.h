@@ -210,6 +210,17 @@ typedef struct Stage {
 	unsigned off;
 } Stage;
 
+/* A dimension an input's domain reaches: a subscript reads integer input
+ * `tensor` (plus a constant) directly, so every value its domain allows
+ * must fall inside `dim`, which must hold at least `least` elements
+ * (front/sema_fits.c). The manifest's fits lines, which the runtime checks
+ * before launching, and the reference's first check. */
+typedef struct Fit {
+	int tensor;
+	Dim dim;
+	int64_t least;           /* the most any such subscript needs */
+} Fit;
+
 typedef struct Fusion {
 	char *name;
 	int first_tensor, ntensor;
@@ -218,6 +229,7 @@ typedef struct Fusion {
 	char **sym; int nsym;    /* size symbols, in order of first appearance */
 	unsigned off;
 	int failed;              /* the checker reported errors in it */
+	Fit *fit; int nfit;      /* malloc'd: at most one per input and dimension */
 } Fusion;
 
 /* pipeline NAME = [repeat STEPS] FUSION(in <- out, ...): the fusion's

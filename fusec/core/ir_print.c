@@ -125,6 +125,11 @@ void ir_print(const Module *m, void *out)
 		for (int j = 0; j < fu->nsym; j++) fprintf(f, " %s", fu->sym[j]);
 		fputc('\n', f);
 		for (int j = fu->first_tensor; j < fu->first_tensor + fu->ntensor; j++) ptensor(m, fu, &m->tensor[j], f);
+		for (int j = 0; j < fu->nfit; j++) { /* what the domains need of the sizes */
+			fprintf(f, "  fits   %s: ", m->tensor[fu->fit[j].tensor].name);
+			dim_write(m, fu, fu->fit[j].dim, f);
+			fprintf(f, " >= %lld\n", (long long)fu->fit[j].least);
+		}
 		for (int j = fu->first_stage; j < fu->first_stage + fu->nstage; j++) {
 			const Stage *s = &m->stage[j];
 			fprintf(f, "  stage %s precision %s", s->name, s->tf32 ? "tf32" : elem_info[s->precision].name);

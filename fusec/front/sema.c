@@ -286,6 +286,7 @@ static void check_fusion(Sema *s, int node)
 			diag_error(s->d, t->off, "output '%s' is never written", t->name);
 	}
 	check_fp8_reads(s, first_expr);
+	sema_domain_fits(s);
 	s->fusion = -1;
 }
 

@@ -8,7 +8,8 @@
  *                 name lookup, did-you-mean, knock-on errors of failed names
  *   sema_index.c  a statement's indices: slots, ranges, affine subscripts
  *   sema_expr.c   expressions: indices collected (pass 1), typed IR built
- *                 (pass 2), reads of later stages' names */
+ *                 (pass 2), reads of later stages' names
+ *   sema_fits.c   inputs' domains against the dimensions they subscript */
 #ifndef FUSEC_SEMA_IMPL_H
 #define FUSEC_SEMA_IMPL_H
 #include <math.h>
@@ -159,5 +160,9 @@ long sema_const_int(Sema *s, int node);
 int sema_loads_index(const Module *m, int e, int ix);
 int sema_check_order(Sema *s, int e);
 void sema_stage_defs(Sema *s, int items);
+
+/* sema_fits.c: the current fusion's subscripts that read an input with a
+   domain: an error where no size holds the domain, else F(s)->fit */
+void sema_domain_fits(Sema *s);
 
 #endif

@@ -22,7 +22,9 @@ static void ref_struct(const Module *m, int fusion, FILE *out)
 	}
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tlong long n_%s;\n", f->sym[i]);
 	fprintf(out, "} fz_%s_ref_args;\n", f->name);
-	fprintf(out, "/* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory */\n");
+	/* 3 only where it can happen, so that other headers stay as they were */
+	fprintf(out, "/* 0 ok, 1 a subscript out of range (a bad gather), 2 out of memory%s */\n",
+	        f->nfit ? ",\n   3 sizes below what the inputs' domains reach (the manifest's fits lines)" : "");
 	fprintf(out, "int fz_%s_reference(const fz_%s_ref_args *a);\n", f->name, f->name);
 	fprintf(out, "/* {name, shape} of every param and temp, as the reference reads and writes\n"
 	             "   them (NAME_ref.c; the manifest writes the same shapes); {0, 0} ends it */\n"

@@ -289,6 +289,22 @@ static void ref_shapes(const Module *m, const Fusion *f, FILE *out)
 	fputs("\t{0, 0}\n};\n", out);
 }
 
+/* The dimensions inputs' domains reach through subscripts (the manifest's
+   fits lines, front/sema_fits.c): below them some input the spec allows
+   reads outside a buffer, so the reference refuses those sizes before it
+   reads anything, as the runtime refuses to launch at them: 3. */
+static void ref_fits(const Rx *rx, const Fusion *f, FILE *out)
+{
+	if (!f->nfit) return;
+	fputs("	if (", out);
+	for (int i = 0; i < f->nfit; i++) {
+		if (i) fputs(" || ", out);
+		dim_c(rx, f->fit[i].dim, out);
+		fprintf(out, " < %lldLL", (long long)f->fit[i].least);
+	}
+	fputs(") return 3; /* sizes below what the inputs' domains reach */\n", out);
+}
+
 void host_reference(const Module *m, int fusion, FILE *out)
 {
 	const Fusion *f = &m->fusion[fusion];
@@ -305,6 +321,7 @@ void host_reference(const Module *m, int fusion, FILE *out)
 	ref_shapes(m, f, out);
 	fprintf(out, "\nint fz_%s_reference(const fz_%s_ref_args *a)\n{\n\tint bad = 0;\n", f->name, f->name);
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tconst long long n_%s = a->n_%s;\n", f->sym[i], f->sym[i]);
+	ref_fits(&rx, f, out);
 	for (int i = f->first_tensor; i < f->first_tensor + f->ntensor; i++) {
 		const Tensor *t = &m->tensor[i];
 		if (t->kind == TK_INPUT && t->rank == 0)

@@ -115,5 +115,6 @@ class Reference:
         rc = self._fn(ctypes.byref(a))
         if rc:
             raise ValueError(f"the reference of {m.fusion} refused the inputs: "
-                             + ("a subscript out of range (a bad gather)" if rc == 1 else "out of memory" if rc == 2 else f"code {rc}"))
+                             + {1: "a subscript out of range (a bad gather)", 2: "out of memory",
+                                3: "sizes below what an input's domain reaches (the manifest's fits lines)"}.get(rc, f"code {rc}"))
         return outs[0] if len(outs) == 1 else tuple(outs)

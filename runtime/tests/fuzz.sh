@@ -19,6 +19,13 @@ for m in generated/*.manifest; do
 	# derived dimensions as fusec writes them ((N+1)/2, R,C/2; the dictionary has more): none of the shipped manifests has one
 	{ printf '\017\004'; sed '$d' "$m" | sed -e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\) /\1 (\2+1)\/2 /' \
 		-e 's/^\(temp [^ ]* temp [a-z0-9]*\) \([A-Z][A-Z0-9]*\),\([A-Z][A-Z0-9]*\) /\1 \2,\3\/2 /'; } >"$seeds/$n.derived"
+	# fits lines (a dimension an input's domain reaches): the first i32 input given a
+	# domain and a fits line over its first dimension, its values line dropped
+	if grep -q '^param [^ ]* input i32 [^-]' "$m"; then
+		{ printf '\017\005'; sed '$d' "$m" | awk '/^values /{next}
+			/^param [^ ]* input i32 [^-]/ && !done {sub(/ by=input$/, " by=input domain=1.0..5.0"); print; split($5, d, ","); print "fits " $2 " " d[1] ">=6"; done=1; next}
+			{print}'; } >"$seeds/$n.fits"
+	fi
 	# values lines (what an integer input holds): ranges at their edges, the flags
 	if grep -q '^values ' "$m"; then
 		{ printf '\017\052'; sed '$d' "$m" | sed -e 's/^values \([a-z_0-9]*\) .*nondecreasing$/values \1 -2..S nondecreasing nonzero/' \

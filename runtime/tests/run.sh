@@ -19,6 +19,8 @@ unset FUSERUN_LIBCUDA FAKECUDA_CC FAKECUDA_FAIL FAKECUDA_FAIL_AT FAKECUDA_FAIL_C
 
 # 1. the test program (verification, checks, comparisons, fake driver, leaks)
 rm -rf "$T" && mkdir -p "$T"
+# an artifact with a fits line (issue 27), for test_fits.c
+bin/fusec -o "$T/fits_src" tests/ref/lang/domain_gather.fuse >"$T/fits_src.log" 2>&1 || cat "$T/fits_src.log"
 tally $B/test_runtime generated "$FAKE" "$NOCUDA" "$T"
 # the generic call (fz_call, the manifest's recipe) against every shipped
 # fusion's typed launchers, without a GPU and on the fake driver
@@ -277,19 +279,46 @@ EOF2
 	else
 		bad "fusec compiles a divisor beside the most negative i32" "$(cat $U/fusec.log)"
 	fi
-	# inputs the reference refuses (a gather domain past its dimension: 0..99
-	# into N = 4) are never launched on: bench refuses them as validate does
+	# a gather domain past its dimension (0..99 into N = 4) is never launched
+	# on: since issue 27 fusec writes `fits g N>=100` and the sizes are
+	# refused before any input is drawn, by bench as by validate
 	printf 'fusion gather_dom(g: i32[M] in [0, 99], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i)) }\n}\n' > $U/gather_dom.fuse
 	if bin/fusec -o $U/gd $U/gather_dom.fuse >$U/fusec.log 2>&1; then
 		for cmd in validate "bench --reps 3"; do
-			expect "fuserun ${cmd%% *} refuses inputs its reference refuses (a bad gather), launching nothing" 2 \
-				"reference of gather_dom failed: a subscript out of range (a bad gather)" -- \
+			expect "fuserun ${cmd%% *} refuses sizes a gather's domain does not fit, launching nothing" 2 \
+				"input g's domain 0..99 subscripts a dimension N, which must be at least 100: N is 4 at these sizes" -- \
 				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN $cmd $U/gd/gather_dom.manifest --size M=100,N=4
 		done
 		expect "fuserun bench runs on a gather domain that fits its dimension" 0 "speed-up over unfused" -- \
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/gd/gather_dom.manifest --size M=100,N=100 --reps 3
 	else
 		bad "fusec compiles a gather with a domain" "$(cat $U/fusec.log)"
+	fi
+	# issue 27 (the spec fuzzer's seed 63417, reduced): malloc in [1, 5]
+	# subscripts cos: f32[N], so N must be at least 6 (its fits line): N = 5
+	# refused through the header's launchers and the recipe, nothing launched;
+	# N = 6 launched (the fake runs no kernel: MISMATCH). A temp's derived
+	# dimension too: h(g(i)) with h over (N+1)/2 and g in [0, 3] needs N >= 7.
+	printf 'fusion fits_half(g: i32[M] in [0, 3], x: f32[N]) -> (y: f32[M]) {\n    stage a { h(j) = x(2*j) }\n    stage b { y(i) = h(g(i)) }\n}\n' > $U/fits_half.fuse
+	if bin/fusec -o $U/fits tests/ref/lang/domain_gather.fuse $U/fits_half.fuse >$U/fusec.log 2>&1; then
+		for how in "" "--recipe "; do
+			expect "fuserun validate ${how}at N = 5: below malloc's domain 1..5 refused, nothing launched" 2 \
+				"fuserun: input malloc's domain 1..5 subscripts a dimension N, which must be at least 6: N is 5 at these sizes" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN validate $how$U/fits/domain_gather.manifest --size P=3,N=5
+			expect "fuserun validate ${how}at N = 6: fits malloc's domain 1..5, launched" 1 "y .*MISMATCH" -- \
+				env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $how$U/fits/domain_gather.manifest --size P=3,N=6
+		done
+		expect "fuserun bench refuses N = 5 for malloc's domain 1..5" 2 "which must be at least 6: N is 5" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN bench $U/fits/domain_gather.manifest --size P=3,N=5 --reps 3
+		expect "fuserun bench runs N = 6 for malloc's domain 1..5" 0 "speed-up over unfused" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN bench $U/fits/domain_gather.manifest --size P=3,N=6 --reps 3
+		expect "fuserun validate: a derived dimension (N+1)/2 below g's domain refused" 2 \
+			"input g's domain 0..3 subscripts a dimension (N+1)/2, which must be at least 4: (N+1)/2 is 3 at these sizes" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN validate $U/fits/fits_half.manifest --size M=10,N=6
+		expect "fuserun validate: (N+1)/2 = 4 fits g's domain, launched" 1 "y .*MISMATCH" -- \
+			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/fits/fits_half.manifest --size M=10,N=7
+	else
+		bad "fusec compiles specs whose inputs' domains subscript a dimension (fits lines)" "$(cat $U/fusec.log)"
 	fi
 	# domains the element type cannot hold (fusec refuses them since issue
 	# 27: the manifests are edited and re-hashed here): refused by name and

@@ -26,6 +26,7 @@ int main(int argc, char **argv)
 	test_shapes();
 	test_strerror();
 	test_checks();
+	test_fits_lines();
 	test_compare();
 	test_fp8();
 	test_no_driver(); /* before anything loads the fake: a load that worked is kept */
@@ -33,6 +34,7 @@ int main(int argc, char **argv)
 	test_fake_device();
 	test_fault_injection();
 	test_pipeline_fake();
+	test_fits_fake();
 	unbind_fake();
 	printf("test_runtime: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;

@@ -64,13 +64,15 @@ char *path2(char *buf, const char *dir, const char *name)
 }
 
 /* copies the artifact NAME into tmp/CASE/; returns the directory */
-const char *copy_artifact(const char *name, const char *casename)
+const char *copy_artifact(const char *name, const char *casename) { return copy_artifact_from(gen_dir, name, casename); }
+
+const char *copy_artifact_from(const char *from, const char *name, const char *casename)
 {
 	static char dir[4096];
 	char src[4096], dst[4096], err[FZ_ERRMSG_SIZE];
 	snprintf(dir, sizeof dir, "%s/%s", tmp_dir, casename);
 	mkdir(tmp_dir, 0777), mkdir(dir, 0777);
-	snprintf(src, sizeof src, "%s/%s.manifest", gen_dir, name);
+	snprintf(src, sizeof src, "%s/%s.manifest", from, name);
 	fz_artifact_info info;
 	if (fz_artifact_verify(src, &info, err)) { fprintf(stderr, "%s\n", err); exit(2); }
 	const char *files[32];
@@ -82,7 +84,7 @@ const char *copy_artifact(const char *name, const char *casename)
 	files[nf++] = mname;
 	for (int i = 0; i < nf; i++) {
 		size_t n;
-		char *data = slurp(path2(src, gen_dir, files[i]), &n);
+		char *data = slurp(path2(src, from, files[i]), &n);
 		if (!data) { perror(src); exit(2); }
 		spit(path2(dst, dir, files[i]), data, n);
 		free(data);

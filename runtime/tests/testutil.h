@@ -18,6 +18,8 @@ void spit(const char *path, const char *data, size_t n);
 char *path2(char *buf, const char *dir, const char *name);   /* buf: 4096 bytes */
 /* copies the artifact NAME into TMP/CASE/; returns the directory (static) */
 const char *copy_artifact(const char *name, const char *casename);
+/* the same from another directory (an artifact fusec wrote for the test) */
+const char *copy_artifact_from(const char *from, const char *name, const char *casename);
 /* recomputes a manifest's manifest-sha256 line */
 void rehash(const char *path);
 /* replaces the first `from` in the file with `to`; rehashes if asked */
@@ -43,6 +45,8 @@ void test_hostile(void);
 void test_shapes(void);
 void test_strerror(void);
 void test_checks(void);
+void test_fits_lines(void);
+void test_fits_fake(void);
 void test_compare(void);
 void test_no_driver(void);
 void bind_fake(void);

@@ -183,8 +183,9 @@ static double input_value(rt_case *c, const rt_tensor *t, int code)
 /* ---- the reference, run apart ---- */
 
 /* what a run of the reference says: fz_NAME_reference's own answers (0,
-   1 a subscript out of range, 2 out of memory), then ours */
-enum { REF_OK = 0, REF_BAD_INDEX = 1, REF_NO_MEMORY = 2, REF_CRASHED = 3, REF_FAILED = 4, REF_NO_CHILD = 5 };
+   1 a subscript out of range, 2 out of memory, 3 sizes below the manifest's
+   fits lines), then ours */
+enum { REF_OK = 0, REF_BAD_INDEX = 1, REF_NO_MEMORY = 2, REF_SIZES = 3, REF_CRASHED = 4, REF_FAILED = 5, REF_NO_CHILD = 6 };
 
 static void *view_of(const rt_tensor *t) { return t->ref ? (void *)t->ref : t->iref ? (void *)t->iref : (void *)t->lref; }
 static size_t view_bytes(const rt_tensor *t) { return (size_t)t->n * (t->ref ? sizeof(double) : t->iref ? 4 : 8); }
@@ -257,7 +258,7 @@ _Noreturn static void reference_child(rt_case *c, int fd, int outputs)
 {
 	signal(SIGFPE, SIG_DFL), signal(SIGILL, SIG_DFL), signal(SIGSEGV, SIG_DFL), signal(SIGBUS, SIG_DFL);
 	int r = c->spec->reference(c->rargs);
-	unsigned char code = r >= REF_OK && r <= REF_NO_MEMORY ? (unsigned char)r : REF_FAILED;
+	unsigned char code = r >= REF_OK && r <= REF_SIZES ? (unsigned char)r : REF_FAILED;
 	int ok = !fd_write(fd, &code, 1);
 	for (int i = 0; ok && outputs && code == REF_OK && i < c->info->ntensors; i++)
 		if (writes(&c->t[i])) ok = !fd_write(fd, view_of(&c->t[i]), view_bytes(&c->t[i]));
@@ -277,7 +278,7 @@ static int run_reference(rt_case *c, int outputs, int *why)
 	*why = 0;
 	if (rt_reference_in_process) {
 		int r = c->spec->reference(c->rargs);
-		return r >= REF_OK && r <= REF_NO_MEMORY ? r : REF_FAILED;
+		return r >= REF_OK && r <= REF_SIZES ? r : REF_FAILED;
 	}
 	int fd[2];
 	if (pipe(fd)) return *why = errno, REF_NO_CHILD;
@@ -310,6 +311,7 @@ static void reference_failure(int r, int why, char *buf, size_t n)
 	                : why == SIGSEGV || why == SIGBUS ? "a read or write outside its buffers" : NULL;
 	if (r == REF_BAD_INDEX) snprintf(buf, n, "a subscript out of range (a bad gather)");
 	else if (r == REF_NO_MEMORY) snprintf(buf, n, "out of memory");
+	else if (r == REF_SIZES) snprintf(buf, n, "sizes below what an input's domain reaches (the manifest's fits lines)");
 	else if (r == REF_CRASHED && sig) snprintf(buf, n, "it crashed (%s)", sig);
 	else if (r == REF_CRASHED) snprintf(buf, n, "it crashed (signal %d)", why);
 	else if (r == REF_NO_CHILD) snprintf(buf, n, "it could not be run apart (%s)", strerror(why));
@@ -447,7 +449,8 @@ static int no_free_values(rt_case *c, const free_int *f, int nf, int r, int why,
 	return 1;
 }
 
-/* a run that ends the search: out of memory, or no child process */
+/* a run that ends the search: out of memory, no child process, or sizes
+   the reference refuses whatever the inputs */
 static int fatal_run(rt_case *c, int r, int why, char *err)
 {
 	char what[200];
@@ -477,7 +480,7 @@ static int free_integers(rt_case *c, char *err)
 		for (lo = 0; lo <= 1 && lo <= m[j] - 1; lo++) {
 			for (int x = 0; x < nf; x++) fill_free(c, &f[x], lo, m[j] - 1);
 			if ((r = run_reference(c, 0, &why)) == REF_OK) break;
-			if (r == REF_NO_MEMORY || r == REF_NO_CHILD) return fatal_run(c, r, why, err);
+			if (r == REF_NO_MEMORY || r == REF_NO_CHILD || r == REF_SIZES) return fatal_run(c, r, why, err);
 		}
 	if (r != REF_OK) return no_free_values(c, f, nf, r, why, err);
 	long long d[FZ_MAX_SIZES];
@@ -494,7 +497,7 @@ static int free_integers(rt_case *c, char *err)
 			if (hi == f[x].hi) continue; /* two sizes past the type: tried */
 			fill_free(c, &f[x], lo, hi);
 			r = run_reference(c, 0, &why);
-			if (r == REF_NO_MEMORY || r == REF_NO_CHILD) return fatal_run(c, r, why, err);
+			if (r == REF_NO_MEMORY || r == REF_NO_CHILD || r == REF_SIZES) return fatal_run(c, r, why, err);
 			accepted = r == REF_OK;
 		}
 		if (!accepted) f[x] = keep, refill_free(c, &f[x], lo);
@@ -562,6 +565,9 @@ int rt_case_inputs(rt_case *c, const fz_artifact_info *info, const fr_spec *spec
 		return 1;
 	}
 	if (rt_check_domains(info, err)) return 1;
+	/* sizes at which an input the spec allows would subscript outside a
+	   buffer: refused as the runtime refuses to launch at them */
+	if (fz_check_fits(info, c->size, err)) return 1;
 	if (info->ntensors <= 0 || info->ntensors > FZ_MAX_TENSORS) return snprintf(err, FZ_ERRMSG_SIZE, "no tensors"), 1;
 	c->t = calloc((size_t)info->ntensors, sizeof *c->t);
 	c->args = calloc(info->args_size / 8, 8);
