@@ -147,7 +147,7 @@ static inline int fz_attention_causal_fused_ops(const fz_attention_causal_args *
 	int n = 0;
 	if (sm <= 0) sm = 132;
 	{ /* attention_causal_f0: attention */
-		unsigned long long gx = fz_grid(a->n_B * ((a->n_T + 127) / 128), 1, 0);
+		unsigned long long gx = fz_grid(a->n_B * ((a->n_T + 127) / 128), 1, (long long)sm * 1);
 		if (gx) {
 			if (n >= max_ops) return -1;
 			ops[n].kernel = (a->n_D <= 64 ? "attention_causal_f0_d64" : (a->n_D <= 128 ? "attention_causal_f0_d128" : (a->n_D <= 256 ? "attention_causal_f0_d256" : (const char *)0)));

@@ -1211,20 +1211,56 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
 }
 
 /* Warp specialisation (FlashAttention-3's shape): warpgroup 0 copies, the
-   others compute. Two copying warps take turns on each ring: warp 0
-   copies K(j) for even j, warp 1 K(j) for odd j (and Q's rows first),
-   each into stage j % ST; warps 2 and 3 the same for V. A warp
-   waits for its stage's empty barrier (an arrival from every computing
-   warp once its reads of the stage are done), copies by cp.async, waits
-   for its own copy and says it is in on the stage's full barrier (made
-   visible to wgmma first): a copy is published the moment it lands, not
-   held behind another stage's wait. The computing warpgroups never wait
-   for each other: no block-wide barrier after the start. Barriers: Q's
-   full, then full K, full V, empty K, empty V, ST each. */
+   others compute. The block is persistent: it takes tiles (a batch's BM
+   rows of m) one after the other (fz_attn_tile), and the rings run on
+   across its tiles: g counts the block's steps, every tile's and pass's,
+   so that a stage is g % ST and its phase (g / ST) % 2, and the copier
+   fills the next tile's first stages while this one's last are read. Two
+   copying warps take turns on each ring: warp 0 copies K(g) for even g,
+   warp 1 K(g) for odd g (and each tile's Q first), each into stage
+   g % ST; warps 2 and 3 the same for V. A warp waits for its stage's
+   empty barrier (an arrival from every computing warp once its reads of
+   the stage are done), copies by cp.async, waits for its own copy and says
+   it is in on the stage's full barrier (made visible to wgmma first): a
+   copy is published the moment it lands, not held behind another stage's
+   wait. Q's tile has NQ buffers (the block's i-th tile in buffer i % NQ),
+   each with a full barrier and an empty one (an arrival from every
+   computing thread after its epilogue, which stages O in its rows of Q).
+   The computing warpgroups never wait for each other: no block-wide
+   barrier after the start. Barriers: Q's full, Q's empty, NQ each, then
+   full K, full V, empty K, empty V, ST each. */
 struct fz_attn_bars {
-	unsigned q, fk, fv, ek, ev; /* shared addresses of the first of each */
+	unsigned q, qe, fk, fv, ek, ev; /* shared addresses of the first of each */
+	__device__ __forceinline__ unsigned qfull(int i) const { return q + 8u * i; }
+	__device__ __forceinline__ unsigned qempty(int i) const { return qe + 8u * i; }
 	__device__ __forceinline__ unsigned full(int v, int s) const { return (v ? fv : fk) + 8u * s; }
 	__device__ __forceinline__ unsigned empty(int v, int s) const { return (v ? ev : ek) + 8u * s; }
+};
+
+/* The block's tiles: its r-th is tile r G + blockIdx.x for even r and
+   r G + G - 1 - blockIdx.x for odd r (G blocks; a snake, so that with the
+   tiles longest first, as CAUSAL orders them, every block's sum of steps
+   comes out near the mean); past the last tile, none more */
+struct fz_attn_tiles {
+	unsigned mt, n; /* tiles a batch, tiles in all (32 bits: the division below is the cheap one) */
+	__device__ __forceinline__ unsigned at(int r) const
+	{
+		const unsigned g = gridDim.x;
+		return (unsigned)r * g + ((r & 1) ? g - 1 - blockIdx.x : blockIdx.x);
+	}
+	/* tile p's batch, first row and steps (CAUSAL: a batch's last rows
+	   first, the tiles with the most steps, and only the steps up to the
+	   tile's last row) */
+	template <int BM, int BN, int CAUSAL>
+	__device__ __forceinline__ void get(unsigned p, long long N, unsigned &b, unsigned &m0, unsigned &nsteps) const
+	{
+		b = p / mt;
+		const unsigned mb = p - b * mt;
+		m0 = (CAUSAL ? mt - 1 - mb : mb) * BM;
+		long long ns = (N + BN - 1) / BN;
+		if (CAUSAL && ((long long)m0 + BM + BN - 1) / BN < ns) ns = ((long long)m0 + BM + BN - 1) / BN;
+		nsteps = (unsigned)ns;
+	}
 };
 
 /* this thread's copies in, visible to wgmma, said on barrier bar */
@@ -1258,46 +1294,69 @@ __device__ __forceinline__ void fz_attn_tma(unsigned dst, const fz_tmap *map, lo
    wholly inside a batch's N rows is copied so, by one lane of its warp
    (its arrival carries the bytes, the other lanes' arrivals complete the
    count), and a cut last step by cp.async, zero-filled, as without */
-template <int DB, int BN, int BM, int ST, int NP>
-__device__ __noinline__ void fz_attn_copy(const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Qb,
-	const unsigned short *Kb, const unsigned short *Vb, const fz_tile_maps *tm, long long rowb, long long m0, long long M, long long N,
-	long long D, long long nsteps, int t)
+#if FZ_ATTN_WGMMA
+#define FZ_ATTN_COPY_INLINE __noinline__ /* its own registers, under setmaxnreg's 56 */
+#else
+#define FZ_ATTN_COPY_INLINE __forceinline__ /* a branch of the kernel's, no call's spills */
+#endif
+template <int DB, int BN, int BM, int ST, int NP, int NQ, int CAUSAL>
+__device__ FZ_ATTN_COPY_INLINE void fz_attn_copy(const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, const unsigned short *Q,
+	const unsigned short *K, const unsigned short *V, const fz_tile_maps *tm, const fz_attn_tiles tl, long long M, long long N,
+	long long D, int t)
 {
 	static_assert(ST >= 2, "two copying warps a ring, taking turns");
-	constexpr unsigned TB = BN * DB * 2u;
+	constexpr unsigned TB = BN * DB * 2u, TQ = BM * DB * 2u;
 	const int w = t >> 5, lane = t & 31, v = w >> 1, s = w & 1;
-	if (w == 1) {
-#pragma unroll 1
-		for (int c = 0; c < BM / 64; ++c) fz_attn_load<DB, 64, 32>(sq + c * (64 * DB * 2), Qb, m0 + 64 * c, M, D, lane);
-		fz_attn_publish(bb.q);
-	}
 	const bool tma = FZ_ATTN_WGMMA && FZ_ATTN_TMA && BN % 128 == 0 && tm && tm->ok != 0;
-	for (long long j = s; j < NP * nsteps; j += 2) {
-		const int st = (int)(j % ST);
-		const long long n0 = (j % nsteps) * BN;
-		fz_bar_wait(bb.empty(v, st), (unsigned)((j / ST) & 1) ^ 1u);
-		if constexpr (FZ_ATTN_WGMMA && FZ_ATTN_TMA && BN % 128 == 0) {
-			if (tma && n0 + BN <= N) {
-				if (lane == 0) {
-					if (v) fz_attn_tma<DB, BN, 1>(sv0 + st * TB, &tm->b, rowb + n0, bb.full(1, st));
-					else fz_attn_tma<DB, BN, 0>(sk0 + st * TB, &tm->a, rowb + n0, bb.full(0, st));
-				} else fz_bar_arrive(bb.full(v, st));
-				continue;
-			}
+	const unsigned dst = v ? sv0 : sk0; /* this warp's ring */
+	unsigned g = 0; /* the block's steps before this tile */
+#pragma unroll 1
+	for (int r = 0;; ++r) {
+		const unsigned p = tl.at(r);
+		if (p >= tl.n) break;
+		unsigned b, m0, nsteps; /* 32 bits: a block's registers */
+		tl.template get<BM, BN, CAUSAL>(p, N, b, m0, nsteps);
+		if (w == 1) {
+			const int qb = NQ > 1 ? r % NQ : 0;
+			fz_bar_wait(bb.qempty(qb), (unsigned)((r / NQ) & 1) ^ 1u);
+#pragma unroll 1
+			for (int c = 0; c < BM / 64; ++c) fz_attn_load<DB, 64, 32>(sq + qb * TQ + c * (64 * DB * 2), Q + b * M * D, (long long)m0 + 64 * c, M, D, lane);
+			fz_attn_publish(bb.qfull(qb));
 		}
-		fz_attn_load<DB, BN, 32>((v ? sv0 : sk0) + st * TB, v ? Vb : Kb, n0, N, D, lane);
-		fz_attn_publish(bb.full(v, st));
+		const unsigned steps = NP * nsteps;
+		const unsigned short *src = (v ? V : K) + b * N * D;
+#pragma unroll 1
+		for (unsigned j = (unsigned)s ^ (g & 1u); j < steps; j += 2) {
+			const unsigned gj = g + j;
+			const int st = (int)(gj % ST);
+			const long long n0 = (long long)(NP > 1 ? j % nsteps : j) * BN;
+			const unsigned full = (v ? bb.fv : bb.fk) + 8u * st;
+			fz_bar_wait((v ? bb.ev : bb.ek) + 8u * st, ((gj / ST) & 1u) ^ 1u);
+			if constexpr (FZ_ATTN_WGMMA && FZ_ATTN_TMA && BN % 128 == 0) {
+				if (tma && n0 + BN <= N) {
+					if (lane == 0) {
+						if (v) fz_attn_tma<DB, BN, 1>(dst + st * TB, &tm->b, b * N + n0, full);
+						else fz_attn_tma<DB, BN, 0>(dst + st * TB, &tm->a, b * N + n0, full);
+					} else fz_bar_arrive(full);
+					continue;
+				}
+			}
+			fz_attn_load<DB, BN, 32>(dst + st * TB, src, n0, N, D, lane);
+			fz_attn_publish(full);
+		}
+		g += steps;
 	}
 }
 
-#if FZ_ATTN_WGMMA
 /* FlashAttention-3's ping-pong between two computing warpgroups: each
    issues a step's products only once the other has issued its own, so one
    warpgroup's softmax runs under the other's products. Named barrier 3 + c
    is warpgroup c's turn: it waits there (its 128 threads and the other's
-   128 arrivals), issues, and hands the turn over. Warpgroup 1 hands over
-   first, at the start, and not after its last issue, so that every
-   barrier's arrivals match its waits. */
+   128 arrivals), issues, and hands the turn over. The turns run on across
+   the block's tiles (both warpgroups take the same tiles, the same issues
+   each): warpgroup 1 hands over first, once, at the start, and not after
+   its last issue of the block's last tile, so that every barrier's
+   arrivals match its waits. */
 template <int PP> __device__ __forceinline__ void fz_attn_turn(int c)
 {
 	if constexpr (PP) asm volatile("bar.sync %0, 256;\n" ::"r"(3 + c) : "memory");
@@ -1308,6 +1367,7 @@ template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
 		if (!(last && c == 1)) asm volatile("bar.arrive %0, 256;\n" ::"r"(3 + (c ^ 1)) : "memory");
 }
 
+#if FZ_ATTN_WGMMA
 /* A computing warpgroup on wgmma, with FlashAttention-3's overlap inside
    it: step j issues S(j) = Q K(j)^T, then O += P(j - 1) V(j - 1), waits for
    S(j) only and takes its softmax while the second product runs; then
@@ -1318,75 +1378,79 @@ template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	long long nsteps, long long, unsigned, float L, int lane)
+	unsigned nsteps, unsigned g, unsigned, bool last, float L, int lane)
 {
 	static_assert(OD == DB, "one walk");
 	constexpr unsigned TB = BN * DB * 2u;
 	const int c = (threadIdx.x >> 7) - 1;
 	unsigned a[BN / 16][4]; /* P of the step before */
-	fz_bar_wait(bb.q, 0);
-	if (PP && c == 1) fz_attn_hand<PP>(1, false); /* warpgroup 0 goes first */
 	{
+		const int st = (int)(g % ST);
 		float s[BN / 8][4], corr[2];
-		fz_bar_wait(bb.full(0, 0), 0);
+		fz_bar_wait(bb.full(0, st), (g / ST) & 1u);
 		fz_attn_turn<PP>(c);
-		fz_attn_qk_issue<ET, DB, BN, 64>(s, sq, sk0);
+		fz_attn_qk_issue<ET, DB, BN, 64>(s, sq, sk0 + st * TB);
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<0>(s);
-		if (lane == 0) fz_bar_arrive(bb.empty(0, 0));
+		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
 		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, 0, M, N, L, lane);
 		fz_attn_pack<ET, BN>(a, s); /* O is 0: nothing to rescale */
 	}
-	for (long long j = 1; j < nsteps; ++j) {
-		const int st = (int)(j % ST), sp = (int)((j - 1) % ST);
+	for (unsigned j = 1; j < nsteps; ++j) {
+		const unsigned gj = g + j;
+		const int st = (int)(gj % ST), sp = (int)((gj - 1) % ST);
 		float s[BN / 8][4], corr[2];
-		fz_bar_wait(bb.full(0, st), (unsigned)((j / ST) & 1));
-		fz_bar_wait(bb.full(1, sp), (unsigned)(((j - 1) / ST) & 1));
+		fz_bar_wait(bb.full(0, st), (gj / ST) & 1u);
+		fz_bar_wait(bb.full(1, sp), ((gj - 1) / ST) & 1u);
 		fz_attn_turn<PP>(c);
 		fz_attn_qk_issue<ET, DB, BN, 64>(s, sq, sk0 + st * TB);
 		fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + sp * TB);
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<1>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
-		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN, M, N, L, lane);
+		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, (long long)j * BN, M, N, L, lane);
 		fz_attn_pin(s, lrow); /* the exponentials before the wait, not sunk after it */
 		fz_wg_wait<0>(o);
 		if (lane == 0) fz_bar_arrive(bb.empty(1, sp));
 		fz_attn_rescale<DB>(o, corr);
 		fz_attn_pack<ET, BN>(a, s);
 	}
-	const int sp = (int)((nsteps - 1) % ST);
-	fz_bar_wait(bb.full(1, sp), (unsigned)(((nsteps - 1) / ST) & 1));
+	const unsigned gl = g + nsteps - 1;
+	const int sp = (int)(gl % ST);
+	fz_bar_wait(bb.full(1, sp), (gl / ST) & 1u);
 	fz_attn_turn<PP>(c);
 	fz_attn_pv_issue<ET, DB, BN>(o, a, sv0 + sp * TB);
-	fz_attn_hand<PP>(c, true);
+	fz_attn_hand<PP>(c, last);
 	fz_wg_wait<0>(o);
+	if (lane == 0) fz_bar_arrive(bb.empty(1, sp));
 }
 #else
 /* A computing warpgroup on mma.sync (sm_80, sm_90), a step's BN columns in
    parts of at most 64 (16 at DB 256) so that S's, P's and O's registers fit
    without spilling in the 168 a thread that 384 threads leave; O's OD
-   columns from dv (bytes into V's tile); steps j0 .. j0 + nsteps - 1 of the
-   copier's walk (DB 256 takes two walks, a half of O each) */
+   columns from dv (bytes into V's tile); steps g .. g + nsteps - 1 of the
+   block's (DB 256 takes two walks a tile, a half of O each) */
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	long long nsteps, long long j0, unsigned dv, float L, int lane)
+	unsigned nsteps, unsigned g, unsigned dv, bool, float L, int lane)
 {
 	constexpr unsigned TB = BN * DB * 2u;
-	constexpr int SB = DB > 128 ? 16 : DB > 64 ? (BN < 32 ? BN : 32) : (BN < 64 ? BN : 64);
+	/* 16 too at DB 128 when z reads a matrix (BN 64, plan_attn_launch): the
+	   persistent loop's tile in registers left its loads too few at 32 */
+	constexpr int SB = DB > 128 || (DB > 64 && BN < 128) ? 16 : DB > 64 ? 32 : (BN < 64 ? BN : 64);
 	constexpr bool QR = DB <= 64;
 	const int w = (threadIdx.x >> 5) & 3;
 	unsigned qf[QR ? DB / 16 : 1][4];
-	fz_bar_wait(bb.q, 0);
 	if constexpr (QR) {
 #pragma unroll
 		for (int ks = 0; ks < DB / 16; ++ks)
 			fz_ldsm4(qf[ks], sq + (ks >> 2) * (64 * 128) + fz_swz(16 * w + (lane & 15), 2 * (ks & 3) + (lane >> 4)), false);
 	}
-	for (long long j = 0; j < nsteps; ++j) {
-		const int st = (int)((j0 + j) % ST);
-		const unsigned ph = (unsigned)(((j0 + j) / ST) & 1);
+	for (unsigned j = 0; j < nsteps; ++j) {
+		const unsigned gj = g + j;
+		const int st = (int)(gj % ST);
+		const unsigned ph = (gj / ST) & 1u;
 		fz_bar_wait(bb.full(0, st), ph);
 		fz_bar_wait(bb.full(1, st), ph);
 #pragma unroll 1
@@ -1394,7 +1458,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 			float s[SB / 8][4], corr[2];
 			unsigned a[SB / 16][4];
 			fz_attn_scores<ET, DB, SB, 64, QR, BN>(s, qf, sq, sk0 + st * TB + h * SB * 128, w, lane);
-			fz_attn_softmax<BAT, SB, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, j * BN + h * SB, M, N, L, lane);
+			fz_attn_softmax<BAT, SB, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, (long long)j * BN + h * SB, M, N, L, lane);
 			fz_attn_rescale<OD>(o, corr);
 			fz_attn_pack<ET, SB>(a, s);
 			fz_attn_pv<ET, OD, SB, BN>(o, a, sv0 + st * TB + dv + h * SB * 128, lane);
@@ -1480,10 +1544,10 @@ __device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD
 
 /* A computing warpgroup's 64 rows of Q negated in shared memory, once
    they have landed (a factor zc < 0 folded into the exponent as |zc|),
-   visible to wgmma and to the warpgroup's ldmatrix before any product */
-template <int DB> __device__ __forceinline__ void fz_attn_negq(const fz_attn_bars &bb, unsigned sq, int c, int t)
+   visible to wgmma and to the warpgroup's ldmatrix before any product;
+   every tile's, each in its own buffer of Q's */
+template <int DB> __device__ __forceinline__ void fz_attn_negq(unsigned sq, int c, int t)
 {
-	fz_bar_wait(bb.q, 0);
 #pragma unroll
 	for (int i = 0; i < DB / 16; ++i) {
 		const unsigned p = sq + 16u * (unsigned)(t + 128 * i);
@@ -1500,19 +1564,24 @@ template <int DB> __device__ __forceinline__ void fz_attn_negq(const fz_attn_bar
 
 /* The whole kernel: ET 0 f16, 1 bf16; DB the head-size bucket; BN the
    columns of n a step; C computing warpgroups of 64 rows of m each (BM =
-   64 C rows a block), sharing each step's K and V tiles, and one copying;
+   64 C rows a tile), sharing each step's K and V tiles, and one copying;
    CAUSAL 1: the spec's z masks n > m to a value whose exponential is 0, so
-   the steps past the block's last row are not taken; BAT 1: NB batches, Q
-   as [NB,M,D], K and V as [NB,N,D]. Blocks: NB x ceil(M / BM), 128 (C + 1)
-   threads; dynamic shared memory: 256 bytes of barriers, Q's BM x DB tile
-   (a 64 x DB tile a computing warpgroup),
-   ST stages of K's and V's BN x DB, 1 KB of alignment slack. */
+   the steps past the tile's last row are not taken; BAT 1: NB batches, Q
+   as [NB,M,D], K and V as [NB,N,D]. Tiles: NB x ceil(M / BM); blocks: at
+   most that many (the runtime's grid: at most one an SM), each taking its
+   tiles in turn (fz_attn_tiles), 128 (C + 1) threads; dynamic shared
+   memory: 256 bytes of barriers, NQ of Q's BM x DB tiles (a 64 x DB tile a
+   computing warpgroup; two at DB 64, where they fit beside the rings on
+   every GPU, so that the next tile's Q lands during this one's epilogue),
+   ST stages of K's and V's BN x DB, 1 KB of alignment slack
+   (plan_attn_launch's sizes). */
 template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
 __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const fz_tile_maps *tm, float zc,
 	unsigned short *X, const unsigned short *Q, const unsigned short *K, const unsigned short *V, long long M, long long N, long long D,
 	long long NB)
 {
-	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 1 + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
+	constexpr int NQ = DB == 64 ? 2 : 1;
+	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 2 * NQ + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
 	/* mma.sync at DB 256: O's 128 registers a thread for each half, in two
 	   walks over the keys (the second recomputes S: this path is for GPUs
@@ -1522,25 +1591,22 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 	   then fit an A100's 163 KB (the runtime gives a block what the device
 	   has, up to what the manifest asks) */
 	constexpr int ST = FZ_ATTN_WGMMA ? STAGES : 2;
+	constexpr int PP = FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2;
 	extern __shared__ unsigned char fz_smem_raw[];
 	constexpr unsigned TQ = BM * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
 	unsigned char *base = (unsigned char *)(((unsigned long long)fz_smem_raw + 256ull + 1023ull) & ~1023ull);
 	unsigned dyn;
 	asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dyn));
-	if (dyn < (unsigned)(base - fz_smem_raw) + TQ + 2u * ST * TB) __trap(); /* the launch gave too little */
-	const unsigned sq = fz_su32(base), sk0 = sq + TQ, sv0 = sk0 + ST * TB, b0 = fz_su32(fz_smem_raw);
-	const fz_attn_bars bb = {b0, b0 + 8u, b0 + 8u * (1 + ST), b0 + 8u * (1 + 2 * ST), b0 + 8u * (1 + 3 * ST)};
+	if (dyn < (unsigned)(base - fz_smem_raw) + NQ * TQ + 2u * ST * TB) __trap(); /* the launch gave too little */
+	const unsigned sq = fz_su32(base), sk0 = sq + NQ * TQ, sv0 = sk0 + ST * TB, b0 = fz_su32(fz_smem_raw);
+	const fz_attn_bars bb = {b0, b0 + 8u * NQ, b0 + 8u * (2 * NQ), b0 + 8u * (2 * NQ + ST), b0 + 8u * (2 * NQ + 2 * ST),
+		b0 + 8u * (2 * NQ + 3 * ST)};
 	const int wg = threadIdx.x >> 7, t = threadIdx.x & 127, lane = t & 31;
-	/* CAUSAL: a batch's last rows first, the blocks with the most steps
-	   (longest first packs the SMs better than rows in order) */
-	const long long mt = (M + BM - 1) / BM, b = blockIdx.x / mt, mb = (long long)(blockIdx.x % mt);
-	const long long m0 = (CAUSAL ? mt - 1 - mb : mb) * BM;
-	if (b >= NB) return;
-	/* the steps: every block of keys, or (CAUSAL) those up to the block's last row */
-	long long nsteps = (N + BN - 1) / BN;
-	if (CAUSAL && (m0 + BM + BN - 1) / BN < nsteps) nsteps = (m0 + BM + BN - 1) / BN;
+	const long long mt = (M + BM - 1) / BM;
+	const fz_attn_tiles tl = {(unsigned)mt, (unsigned)(mt * NB)};
+	if (blockIdx.x >= tl.n) return; /* no tile (a grid of at least one block) */
 	if (threadIdx.x == 0) {
-		fz_bar_init(bb.q, 32);
+		for (int i = 0; i < NQ; ++i) fz_bar_init(bb.qfull(i), 32), fz_bar_init(bb.qempty(i), 128 * C);
 		for (int s = 0; s < ST; ++s)
 			fz_bar_init(bb.full(0, s), 32), fz_bar_init(bb.full(1, s), 32), fz_bar_init(bb.empty(0, s), 4 * C),
 				fz_bar_init(bb.empty(1, s), 4 * C);
@@ -1553,60 +1619,79 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #if FZ_ATTN_WGMMA
 		asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(C == 2 ? 56 : C == 3 ? 40 : 120));
 #endif
-		fz_attn_copy<DB, BN, BM, ST, NP>(bb, sq, sk0, sv0, Q + b * M * D, K + b * N * D, V + b * N * D, tm, b * N, m0, M, N, D, nsteps, t);
+		fz_attn_copy<DB, BN, BM, ST, NP, NQ, CAUSAL>(bb, sq, sk0, sv0, Q, K, V, tm, tl, M, N, D, t);
 		return;
 	}
 #if FZ_ATTN_WGMMA
 	asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(C == 2 ? 224 : C == 3 ? 160 : 136));
 #endif
 	const int c = wg - 1, w = t >> 5;
-	const long long r0 = m0 + 64 * c + 16 * w + (lane >> 2);
 	/* z = S zc folded into the exponent (zc 1: z as the functors give it):
 	   exp(z - max z) = exp2(S' L - max S' L), S' = S sign(zc), L = |zc|
 	   log2(e) (the least normal float for 0, so that a masked -inf still
 	   gives 0); S' from Q negated for zc < 0 */
 	const float za = fabsf(zc), L = za == 0.f ? 1.17549435e-38f : FZ_ATTN_L2E * za;
-	if (zc < 0.f) fz_attn_negq<DB>(bb, sq + c * (64 * DB * 2), c, t);
-	float mrow[2], lrow[2];
+	if (PP && c == 1) fz_attn_hand<PP>(1, false); /* warpgroup 0 goes first */
+	unsigned g = 0; /* the block's steps before this tile, as the copier counts them */
 #pragma unroll 1
-	for (int pass = 0; pass < NP; ++pass) {
-		float o[OD / 8][4];
-		mrow[0] = mrow[1] = FZ_ATTN_NINF, lrow[0] = lrow[1] = 0.f;
-#pragma unroll
-		for (int i = 0; i < OD / 8; ++i)
-#pragma unroll
-			for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
-		fz_attn_compute<ET, DB, OD, BN, ST, BAT, FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2, CAUSAL>(zf, zi, o, mrow, lrow, bb, sq + c * (64 * DB * 2), sk0, sv0, b, r0, M, N, nsteps,
-			pass * nsteps, pass * (OD / 64) * (BN * 128), L, lane);
-#pragma unroll
-		for (int r = 0; r < 2; ++r) mrow[r] *= za; /* the max of z itself */
-#pragma unroll
-		for (int r = 0; r < 2; ++r) {
-			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
-			lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
-		}
-		const fz_attn_st<BAT, DIRECT, Epi> st = {epi, X, M, D};
-		if constexpr (NP == 1) {
-			bool rows = false; /* O in whole rows */
-			if constexpr (DIRECT) rows = D % 8 == 0 && ((unsigned long long)X & 15ull) == 0;
-			if constexpr (DIRECT)
-				if (rows) fz_attn_out_rows<BAT, OD>(epi, o, mrow, lrow, sq + c * (64 * DB * 2), X, b, m0 + 64 * c, M, D, c, w, lane);
-			if (!rows) fz_attn_out<OD>(st, o, mrow, lrow, sq + c * (64 * DB * 2), b, m0 + 64 * c, 0, M, D, c, w, lane);
-		} else { /* Q is read again by the next walk: O straight from the fragments */
-			const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
+	for (int it = 0;; ++it) {
+		const unsigned p = tl.at(it);
+		if (p >= tl.n) break;
+		const bool last = PP && tl.at(it + 1) >= tl.n; /* the turns' end */
+		unsigned bu, m0, nsteps; /* 32 bits: a block's registers */
+		tl.template get<BM, BN, CAUSAL>(p, N, bu, m0, nsteps);
+		const long long b = bu, r0 = (long long)m0 + 64 * c + 16 * w + (lane >> 2);
+		const int qb = NQ > 1 ? it % NQ : 0;
+		const unsigned sqc = sq + qb * TQ + c * (64 * DB * 2); /* this warpgroup's rows of Q */
+		fz_bar_wait(bb.qfull(qb), (unsigned)((it / NQ) & 1));
+		if (zc < 0.f) fz_attn_negq<DB>(sqc, c, t);
+		float mrow[2], lrow[2];
+		const unsigned g0 = g;
+		g += NP * nsteps;
+#pragma unroll 1
+		for (int pass = 0; pass < NP; ++pass) {
+			float o[OD / 8][4];
+			mrow[0] = mrow[1] = FZ_ATTN_NINF, lrow[0] = lrow[1] = 0.f;
 #pragma unroll
 			for (int i = 0; i < OD / 8; ++i)
 #pragma unroll
-				for (int q = 0; q < 4; ++q) {
-					const long long d = pass * OD + 8 * i + 2 * (lane & 3) + (q & 1), m = r0 + 8 * (q >> 1);
-					if (m < M && d < D) st(b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
-				}
-		}
-	}
-	if ((lane & 3) == 0)
+				for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
+			fz_attn_compute<ET, DB, OD, BN, ST, BAT, PP, CAUSAL>(zf, zi, o, mrow, lrow, bb, sqc, sk0, sv0, b, r0, M, N, nsteps,
+				g0 + pass * nsteps, pass * (OD / 64) * (BN * 128), last, L, lane);
 #pragma unroll
-		for (int r = 0; r < 2; ++r)
-			if (r0 + 8 * r < M) fz_attn_row<BAT>(rowf, b, r0 + 8 * r, mrow[r], lrow[r]);
+			for (int r = 0; r < 2; ++r) mrow[r] *= za; /* the max of z itself */
+#pragma unroll
+			for (int r = 0; r < 2; ++r) {
+				lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 1);
+				lrow[r] += __shfl_xor_sync(0xffffffffu, lrow[r], 2);
+			}
+			const fz_attn_st<BAT, DIRECT, Epi> st = {epi, X, M, D};
+			if constexpr (NP == 1) {
+				bool rows = false; /* O in whole rows */
+				if constexpr (DIRECT) rows = D % 8 == 0 && ((unsigned long long)X & 15ull) == 0;
+				if constexpr (DIRECT)
+					if (rows) fz_attn_out_rows<BAT, OD>(epi, o, mrow, lrow, sqc, X, b, (long long)m0 + 64 * c, M, D, c, w, lane);
+				if (!rows) fz_attn_out<OD>(st, o, mrow, lrow, sqc, b, (long long)m0 + 64 * c, 0, M, D, c, w, lane);
+			} else { /* Q is read again by the next walk: O straight from the fragments */
+				const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
+#pragma unroll
+				for (int i = 0; i < OD / 8; ++i)
+#pragma unroll
+					for (int q = 0; q < 4; ++q) {
+						const long long d = pass * OD + 8 * i + 2 * (lane & 3) + (q & 1), m = r0 + 8 * (q >> 1);
+						if (m < M && d < D) st(b, m, d, o[i][q] * inv[q >> 1], mrow[q >> 1], lrow[q >> 1]);
+					}
+			}
+		}
+		/* this thread's reads and writes of Q's buffer (the products', the
+		   epilogue's, fz_attn_negq's) are done: every thread says so, so that
+		   each one's accesses are ordered before the copier's next Q there */
+		fz_bar_arrive(bb.qempty(qb));
+		if ((lane & 3) == 0)
+#pragma unroll
+			for (int r = 0; r < 2; ++r)
+				if (r0 + 8 * r < M) fz_attn_row<BAT>(rowf, b, r0 + 8 * r, mrow[r], lrow[r]);
+	}
 }
 
 /* f variant: 1 kernel */

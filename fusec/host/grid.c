@@ -121,14 +121,16 @@ static void tile_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 	comma(s, out), fputc('1', out), comma(s, out), fputs(s == HS_C ? "sm)" : "$sm)", out);
 }
 
-/* a block a batch's 64 rows of m (attn.cuh) */
+/* persistent (attn.cuh): a tile a batch's block_m rows of m, and at most
+   the blocks that fit on the device at once (one an SM) */
 static void attn_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 {
 	const int bat = k->nspace == 3;
 	fn(s, "grid", out);
 	if (bat) dim_in(f, k->space[0], s, out), times(s, out);
 	ceil_div(f, k->space[bat], k->at.block_m, s, out);
-	comma(s, out), fputc('1', out), comma(s, out), fputs("0)", out);
+	comma(s, out), fputc('1', out), comma(s, out);
+	fprintf(out, s == HS_C ? "(long long)sm * %d)" : "$sm*%d)", k->par.min_blocks);
 }
 
 /* An attention kernel's entry point for the launch's head size: the

@@ -416,7 +416,14 @@ static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const u
 /* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
    of m each and take turns to issue their products; one block an SM (the
    computing warpgroups take 224 registers a thread, the copier 56).
-   Shared memory: barriers, Q's 128 rows, three stages of K's and V's BN
+   Persistent: at most a block an SM, each taking tiles of 128 rows in turn
+   (host/grid.c), the copier running on into the next tile's Q and first
+   K and V while this one's last steps and epilogue run: at T 1024 (8
+   steps a tile) a grid of a tile a block left Q's load, the rings' fill
+   and O's epilogue exposed on every tile, which cuDNN's persistent kernel
+   hides (bench/RESULTS.md).
+   Shared memory: barriers, Q's 128 rows (twice at db 64: the next tile's
+   Q lands during this one's epilogue, which stages O in Q's rows), three stages of K's and V's BN
    rows (two K and V copies in flight while a third is read: at two the
    computing warpgroups waited a quarter of a step for them, bench/
    attn_trace.sh; the mma.sync path takes two, which an A100 holds), each
@@ -438,7 +445,8 @@ void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsig
 		if (dh.sym < 0 && !dim_derived(dh) && (dh.value > bucket[i] || (i > 0 && dh.value <= bucket[i - 1]))) continue;
 		const int e = k->at.nent++;
 		k->at.db[e] = bucket[i], k->at.bn[e] = step[i];
-		k->at.smem[e] = 1024 + 256 + (k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
+		const int nq = bucket[i] == 64 ? 2 : 1; /* Q's buffers (attn.cuh's NQ) */
+		k->at.smem[e] = 1024 + 256 + (nq * k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
 		k->at.minb[e] = 1;
 	}
 }
