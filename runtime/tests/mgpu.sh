@@ -61,13 +61,16 @@ expect "fuserun bench --devices refuses a scatter, saying why" 2 "spike_burst_f0
 	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench spike_burst --size N=1009,NP1=1010,S=10090,F=10 --devices 2
 expect "fuserun bench --devices refuses a pairwise [N,N] fusion" 2 "cannot be sharded over N" -- \
 	env $F $N FAKECUDA_DEVICES=2 $FUSERUN bench transfer_entropy --size N=100 --devices 2
-# inputs the reference refuses (a gather domain 0..99 into N = 4) are never launched on
+# sizes a gather's domain does not fit (0..99 into N = 4) are refused before any
+# input is drawn or any device launched on (the manifest's fits line, issue 27)
 if [ -x bin/fusec ]; then
 	printf 'fusion gather_dom(g: i32[M] in [0, 99], x: f32[N]) -> (y: f32[M]) {\n    stage s { y(i) = x(g(i)) }\n}\n' > $T/gather_dom.fuse
 	if bin/fusec -o $T/gd $T/gather_dom.fuse >$T/fusec.log 2>&1; then
-		expect "fuserun bench --devices refuses inputs its reference refuses (a bad gather)" 2 \
-			"reference of gather_dom failed: a subscript out of range (a bad gather)" -- \
-			env $F $N FAKECUDA_DEVICES=2 TMPDIR=$T $FUSERUN bench $T/gd/gather_dom.manifest --size M=100,N=4 --devices 2 --reps 3
+		expect "fuserun bench --devices refuses sizes a gather's domain does not fit" 2 \
+			"input g's domain 0..99 subscripts a dimension N, which must be at least 100: N is 4 at these sizes" -- \
+			env $F $N FAKECUDA_DEVICES=2 FAKECUDA_FAIL=cuLaunchKernel TMPDIR=$T $FUSERUN bench $T/gd/gather_dom.manifest --size M=100,N=4 --devices 2 --reps 3
+		expect "fuserun bench --devices runs a gather whose domain fits" 0 "bench gather_dom sharded over M" -- \
+			env $F $N FAKECUDA_DEVICES=2 TMPDIR=$T $FUSERUN bench $T/gd/gather_dom.manifest --size M=100,N=100 --devices 2 --reps 3
 	else
 		bad "fusec compiles a gather with a domain" "$(cat $T/fusec.log)"
 	fi
