@@ -47,25 +47,21 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 		if (i == 0) {
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else {
+			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
 			if (cx->divm) { /* by the extent's multiplier (cuda_divisors) */
-				fprintf(out, "const long long fz_q%d%s = fz_divq(fz_dm%d, fz_rem%s, ", i, cx->sfx, i, cx->sfx);
+				fprintf(out, "fz_divq(fz_dm%d, fz_rem%s, ", i, cx->sfx);
 				cuda_dim(cx, k->space[i], out);
 				fputs(");\n", out);
-				cuda_ind(out, depth);
-				fprintf(out, "const long long s%d%s = fz_rem%s - fz_q%d%s * ", i, cx->sfx, cx->sfx, i, cx->sfx);
+			} else {
+				/* 64-bit division is dozens of instructions: divide in 32
+				   bits whenever the dimension allows (the common case) */
 				cuda_dim(cx, k->space[i], out);
-				fprintf(out, "; fz_rem%s = fz_q%d%s;\n", cx->sfx, i, cx->sfx);
-				continue;
+				fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
+				cuda_dim(cx, k->space[i], out);
+				fprintf(out, ") : fz_rem%s / ", cx->sfx);
+				cuda_dim(cx, k->space[i], out);
+				fputs(";\n", out);
 			}
-			/* 64-bit division is dozens of instructions: divide in 32
-			   bits whenever the dimension allows (the common case) */
-			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fprintf(out, ") : fz_rem%s / ", cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fputs(";\n", out);
 			cuda_ind(out, depth);
 			fprintf(out, "const long long s%d%s = fz_rem%s - fz_q%d%s * ", i, cx->sfx, cx->sfx, i, cx->sfx);
 			cuda_dim(cx, k->space[i], out);
