@@ -20,7 +20,10 @@
  * times PyTorch (bench/peers.py): a 256 MB memset before each timed run, so
  * the run starts with a cold L2 and its host-side work (tensor maps, the
  * launch) happens while the GPU is still busy; without it the events also
- * time that host work, with the inputs warm in L2. An output that fails the
+ * time that host work, with the inputs warm in L2. --once: each variant
+ * runs once and is checked, nothing is timed (under compute-sanitizer,
+ * where the 2 trials, 10 warm-ups and the timed runs each cost minutes
+ * on a large grid). An output that fails the
  * comparison only where a value sits within rounding of a decision (a
  * threshold) passes with a "near-tie:" line saying so (near_tie.h). */
 #include <cuda.h>
@@ -555,7 +558,7 @@ int main(int argc, char **argv)
 	char ptx_buf[512], man_buf[512];
 	snprintf(man_buf, sizeof man_buf, "%s/%s.manifest", dir, STR(FZ_NAME));
 	const char *ptx_path = NULL; /* default: sm_90a on compute capability 9.0, else sm_90 */
-	int reps = 100, verbose = 0, time_only = 0, misalign = 0, flush = 0;
+	int reps = 100, verbose = 0, time_only = 0, misalign = 0, flush = 0, once = 0;
 	unsigned long long seed = 0;
 	read_manifest(man_buf);
 	for (int i = 1; i < argc; i++) {
@@ -568,6 +571,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(argv[i], "-v")) verbose = 1;
 		else if (!strcmp(argv[i], "--no-tma")) tmaps_ok = 0; /* tile kernels load with plain loads */
 		else if (!strcmp(argv[i], "--time-only")) time_only = 1; /* sizes whose CPU reference would take minutes */
+		else if (!strcmp(argv[i], "--once")) once = 1;
 		else if (!strcmp(argv[i], "--flush")) flush = 1; /* a cold L2 and the host's work hidden, as do_bench */
 		else if (!strcmp(argv[i], "--misalign")) misalign = 1; /* every tensor one element past a 16-byte boundary */
 		else if (!strcmp(argv[i], "--scalar") && i + 2 < argc) scalar_name = argv[i + 1], scalar_given = atof(argv[i + 2]), i += 2;
@@ -575,6 +579,7 @@ int main(int argc, char **argv)
 		else if (sscanf(argv[i], "%63[^=]=%lld", k, &v) == 2 && sym_index(k) >= 0) symval[sym_index(k)] = v;
 		else { fprintf(stderr, "bad argument %s\n", argv[i]); return 2; }
 	}
+	if (once) reps = 0;
 	for (int i = 0; i < nsym; i++)
 		if (symval[i] <= 0) { fprintf(stderr, "size %s not given\n", syms[i]); return 2; }
 	fz_artifact_info info;
@@ -692,7 +697,7 @@ int main(int argc, char **argv)
 		if (n < 0) { fprintf(stderr, "too many ops\n"); return 2; }
 		for (int k = 0; k < n; k++) var[v].launches += ops[k].kind == FZ_OP_LAUNCH;
 		double score = 0;
-		for (int trial = 0; trial < 2; trial++) { /* twice: the second run must see reset counters */
+		for (int trial = 0; trial < 2 - once; trial++) { /* twice: the second run must see reset counters */
 			/* on the stream: a memset on the legacy stream does not order
 			   with a non-blocking stream and could land after the kernels */
 			for (int i = 0; i < nt; i++)
@@ -705,7 +710,7 @@ int main(int argc, char **argv)
 			if (s > score) score = s;
 		}
 		var[v].score = score;
-		for (int r = 0; r < 10; r++) run_ops((uint64_t *)&a, ops, n, st);
+		for (int r = 0; r < (once ? 0 : 10); r++) run_ops((uint64_t *)&a, ops, n, st);
 		for (int r = 0; r < reps; r++) {
 			if (flush) CK(cuMemsetD8Async(flush_buf, 0, flush_bytes, st));
 			CK(cuEventRecord(e0, st));
@@ -714,14 +719,14 @@ int main(int argc, char **argv)
 			CK(cuEventSynchronize(e1));
 			CK(cuEventElapsedTime(&times[r], e0, e1));
 		}
-		var[v].ms = now_median(times, reps);
+		var[v].ms = reps ? now_median(times, reps) : 0;
 		CK(cuMemFree(scratch));
 	}
 	/* the copy ceiling, measured now: bytes read plus written */
 	size_t cb = (size_t)1 << 30;
 	CUdeviceptr c0, c1;
 	double peak = 0;
-	if (cuMemAlloc(&c0, cb) == CUDA_SUCCESS && cuMemAlloc(&c1, cb) == CUDA_SUCCESS) {
+	if (!once && cuMemAlloc(&c0, cb) == CUDA_SUCCESS && cuMemAlloc(&c1, cb) == CUDA_SUCCESS) {
 		for (int r = 0; r < 3; r++) CK(cuMemcpyDtoDAsync(c1, c0, cb, st));
 		float best = 1e30f;
 		for (int r = 0; r < 10; r++) {
