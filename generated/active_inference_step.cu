@@ -99,28 +99,6 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 	while (g < 1024 && (long long)g * per < nv) g *= 2;
 	return g;
 }
-/* n / d by a multiply-high (Granlund and Montgomery; CUTLASS's FastDivmod):
-   a point kernel splits its flat index so on every point, and a 32-bit
-   division by a value known only at run time is some twenty instructions
-   (rotary_bf16 issued on 85% of its cycles, 2026-11-27). Exact for
-   0 <= n < 2^31 and 2 <= d < 2^31 (m = ceil(2^(31 + l) / d), l = ceil(log2 d):
-   the error n (m d - 2^(31 + l)) / (d 2^(31 + l)) stays under 1 / d); m = 0
-   marks a d outside that range, divided as before */
-struct fz_divm { unsigned m, s; };
-__device__ __forceinline__ fz_divm fz_divm_make(long long d)
-{
-	fz_divm r = {0u, 0u};
-	if (d >= 2 && d < 0x80000000LL) {
-		const unsigned l = 32u - __clz((unsigned)d - 1u);
-		r.m = (unsigned)(((1ull << (31u + l)) + (unsigned long long)d - 1ull) / (unsigned long long)d), r.s = l - 1u;
-	}
-	return r;
-}
-__device__ __forceinline__ long long fz_divq(fz_divm dm, long long n, long long d)
-{
-	if (dm.m != 0u && (unsigned long long)n < 0x80000000ull) return (long long)(__umulhi((unsigned)n, dm.m) >> dm.s);
-	return d <= 0xffffffffLL && n <= 0xffffffffLL ? (long long)((unsigned)n / (unsigned)d) : n / d;
-}
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
 __device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }

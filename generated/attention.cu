@@ -99,28 +99,6 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 	while (g < 1024 && (long long)g * per < nv) g *= 2;
 	return g;
 }
-/* n / d by a multiply-high (Granlund and Montgomery; CUTLASS's FastDivmod):
-   a point kernel splits its flat index so on every point, and a 32-bit
-   division by a value known only at run time is some twenty instructions
-   (rotary_bf16 issued on 85% of its cycles, 2026-11-27). Exact for
-   0 <= n < 2^31 and 2 <= d < 2^31 (m = ceil(2^(31 + l) / d), l = ceil(log2 d):
-   the error n (m d - 2^(31 + l)) / (d 2^(31 + l)) stays under 1 / d); m = 0
-   marks a d outside that range, divided as before */
-struct fz_divm { unsigned m, s; };
-__device__ __forceinline__ fz_divm fz_divm_make(long long d)
-{
-	fz_divm r = {0u, 0u};
-	if (d >= 2 && d < 0x80000000LL) {
-		const unsigned l = 32u - __clz((unsigned)d - 1u);
-		r.m = (unsigned)(((1ull << (31u + l)) + (unsigned long long)d - 1ull) / (unsigned long long)d), r.s = l - 1u;
-	}
-	return r;
-}
-__device__ __forceinline__ long long fz_divq(fz_divm dm, long long n, long long d)
-{
-	if (dm.m != 0u && (unsigned long long)n < 0x80000000ull) return (long long)(__umulhi((unsigned)n, dm.m) >> dm.s);
-	return d <= 0xffffffffLL && n <= 0xffffffffLL ? (long long)((unsigned)n / (unsigned)d) : n / d;
-}
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
 __device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
@@ -1766,16 +1744,14 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_u0(const __grid_c
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u1(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_T);
-	const fz_divm fz_dm2 = fz_divm_make(a.n_S);
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_s & 15) == 0 && ((unsigned long long)a.t_z & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_S);
+		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1807,9 +1783,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u1(const fz_atten
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_divq(fz_dm2, fz_rem, a.n_S);
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
 		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
-		const long long fz_q1 = fz_divq(fz_dm1, fz_rem, a.n_T);
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_z = (float)(((a.t_s[fz_p]) * ((float)a.t_scale)));
@@ -1841,16 +1817,14 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u2(const fz_atten
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u3(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_T);
-	const fz_divm fz_dm2 = fz_divm_make(a.n_S);
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_z & 15) == 0 && ((unsigned long long)a.t_e & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_S);
+		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1882,9 +1856,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u3(const fz_atten
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_divq(fz_dm2, fz_rem, a.n_S);
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
 		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
-		const long long fz_q1 = fz_divq(fz_dm1, fz_rem, a.n_T);
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_e = (float)(fz_expf(((a.t_z[fz_p]) - (a.t_mx[((long long)(s0) * a.n_T + (long long)(s1))]))));
@@ -1916,17 +1890,15 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u4(const fz_atten
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u5(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_S;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_T);
-	const fz_divm fz_dm2 = fz_divm_make(a.n_S);
 	const bool fz_vec8 = (a.n_S & 7) == 0 && ((unsigned long long)a.t_e & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	const bool fz_vec = (a.n_S & 3) == 0 && ((unsigned long long)a.t_e & 15) == 0 && ((unsigned long long)a.t_p & 7) == 0;
 	if (fz_vec8) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_S);
+		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1984,9 +1956,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u5(const fz_atten
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_S);
+		const long long fz_q2_0 = a.n_S <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_S) : fz_rem_0 / a.n_S;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_S; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -2018,9 +1990,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u5(const fz_atten
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_divq(fz_dm2, fz_rem, a.n_S);
+		const long long fz_q2 = a.n_S <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_S) : fz_rem / a.n_S;
 		const long long s2 = fz_rem - fz_q2 * a.n_S; fz_rem = fz_q2;
-		const long long fz_q1 = fz_divq(fz_dm1, fz_rem, a.n_T);
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_p = (float)(((a.t_e[fz_p]) * (1.0f / (a.t_l[((long long)(s0) * a.n_T + (long long)(s1))]))));
@@ -2031,8 +2003,6 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u5(const fz_atten
 extern "C" __global__ void __launch_bounds__(1024, 1) attention_u6(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_D;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_T);
-	const fz_divm fz_dm2 = fz_divm_make(a.n_D);
 #define FZ_SLICES 32
 	const int fz_lane = threadIdx.x & 31, fz_slice = threadIdx.x >> 5;
 	const long long fz_chunk = (a.n_S + gridDim.y - 1) / gridDim.y;
@@ -2042,9 +2012,9 @@ extern "C" __global__ void __launch_bounds__(1024, 1) attention_u6(const fz_atte
 		const long long p = fz_live ? pb + fz_lane : pb;
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_divq(fz_dm2, fz_rem, a.n_D);
+		const long long fz_q2 = a.n_D <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_D) : fz_rem / a.n_D;
 		const long long s2 = fz_rem - fz_q2 * a.n_D; fz_rem = fz_q2;
-		const long long fz_q1 = fz_divq(fz_dm1, fz_rem, a.n_T);
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		float acc_o = 0;
@@ -2084,17 +2054,15 @@ extern "C" __global__ void __launch_bounds__(1024, 1) attention_u6(const fz_atte
 extern "C" __global__ void __launch_bounds__(256, 6) attention_u7(const fz_attention_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_D;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_T);
-	const fz_divm fz_dm2 = fz_divm_make(a.n_D);
 	const bool fz_vec8 = (a.n_D & 7) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 15) == 0;
 	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 7) == 0;
 	if (fz_vec8) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_D);
+		const long long fz_q2_0 = a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_D; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -2152,9 +2120,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u7(const fz_atten
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_divq(fz_dm2, fz_rem_0, a.n_D);
+		const long long fz_q2_0 = a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_D; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_T);
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -2186,9 +2154,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_u7(const fz_atten
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_divq(fz_dm2, fz_rem, a.n_D);
+		const long long fz_q2 = a.n_D <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_D) : fz_rem / a.n_D;
 		const long long s2 = fz_rem - fz_q2 * a.n_D; fz_rem = fz_q2;
-		const long long fz_q1 = fz_divq(fz_dm1, fz_rem, a.n_T);
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_O = (float)((a.t_o[fz_p]));

@@ -99,28 +99,6 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 	while (g < 1024 && (long long)g * per < nv) g *= 2;
 	return g;
 }
-/* n / d by a multiply-high (Granlund and Montgomery; CUTLASS's FastDivmod):
-   a point kernel splits its flat index so on every point, and a 32-bit
-   division by a value known only at run time is some twenty instructions
-   (rotary_bf16 issued on 85% of its cycles, 2026-11-27). Exact for
-   0 <= n < 2^31 and 2 <= d < 2^31 (m = ceil(2^(31 + l) / d), l = ceil(log2 d):
-   the error n (m d - 2^(31 + l)) / (d 2^(31 + l)) stays under 1 / d); m = 0
-   marks a d outside that range, divided as before */
-struct fz_divm { unsigned m, s; };
-__device__ __forceinline__ fz_divm fz_divm_make(long long d)
-{
-	fz_divm r = {0u, 0u};
-	if (d >= 2 && d < 0x80000000LL) {
-		const unsigned l = 32u - __clz((unsigned)d - 1u);
-		r.m = (unsigned)(((1ull << (31u + l)) + (unsigned long long)d - 1ull) / (unsigned long long)d), r.s = l - 1u;
-	}
-	return r;
-}
-__device__ __forceinline__ long long fz_divq(fz_divm dm, long long n, long long d)
-{
-	if (dm.m != 0u && (unsigned long long)n < 0x80000000ull) return (long long)(__umulhi((unsigned)n, dm.m) >> dm.s);
-	return d <= 0xffffffffLL && n <= 0xffffffffLL ? (long long)((unsigned)n / (unsigned)d) : n / d;
-}
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
 __device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
@@ -164,14 +142,13 @@ typedef struct fz_batchnorm_inference_args {
 extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_C);
 	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_C);
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -209,28 +186,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_C);
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = fz_divq(fz_dm1, fz_rem_1, a.n_C);
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = fz_divq(fz_dm1, fz_rem_2, a.n_C);
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = fz_divq(fz_dm1, fz_rem_3, a.n_C);
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
@@ -254,14 +231,13 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(const fz_batchnorm_inference_args a)
 {
 	const long long total = a.n_B * a.n_C;
-	const fz_divm fz_dm1 = fz_divm_make(a.n_C);
 	const long long stride = (long long)gridDim.x * blockDim.x;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_C);
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -299,28 +275,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_divq(fz_dm1, fz_rem_0, a.n_C);
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = fz_divq(fz_dm1, fz_rem_1, a.n_C);
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = fz_divq(fz_dm1, fz_rem_2, a.n_C);
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = fz_divq(fz_dm1, fz_rem_3, a.n_C);
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));

@@ -586,29 +586,6 @@ group_unit() {
 	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
 	# shellcheck disable=SC2086
 	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan/*.c
-	divm_check
-}
-
-# fz_divm's text as fusec emits it (every kernel's prelude), compiled for the
-# host behind stand-ins for CUDA's __clz and __umulhi, run over divisors and
-# dividends (tests/divm_check.c)
-divm_check() {
-	{
-		printf '#define __device__\n#define __forceinline__ static inline\n'
-		printf 'static inline int __clz(unsigned x) { return x ? __builtin_clz(x) : 32; }\n'
-		printf 'static inline unsigned __umulhi(unsigned a, unsigned b) { return (unsigned)(((unsigned long long)a * b) >> 32); }\n'
-		printf 'typedef struct fz_divm fz_divm;\n'
-		"${FUSEC_REL:-bin/fusec}" --emit=cuda specs/vector_add.fuse 2>/dev/null |
-			awk '/^struct fz_divm/ { on = 1 } on { print } on && /^}$/ { if (++c == 2) exit }'
-	} >"$TMP/divm.h"
-	if ! grep -q fz_divq "$TMP/divm.h"; then
-		check unit/divm "fusec --emit=cuda prints no fz_divm"
-	elif ! $CC -std=c11 -O1 -Wall -include "$TMP/divm.h" -o "$BUILD/divm_check" tests/divm_check.c >"$TMP/details" 2>&1; then
-		check unit/divm "tests/divm_check.c does not build with the emitted fz_divm"
-	else
-		"$BUILD/divm_check" >"$TMP/details" 2>&1
-		check unit/divm "$( [ $? = 0 ] || echo "fz_divq gives wrong quotients")"
-	fi
 }
 
 # --- layering: fusec's folders call only the stages before them ---------

@@ -53,7 +53,6 @@ typedef struct Cx {
 	FILE *sink_main;  /* the .cu itself */
 	const char *sfx;  /* suffix of this copy's locals when unrolled */
 	int flat;         /* POINT: the point's flat index is declared as fz_p<sfx> (cuda_decompose) */
-	int divm;         /* POINT: the space's extents 1.. have multipliers fz_dm<i> (cuda_divisors) */
 	int sliced;       /* reductions split over warps (KernelParams.slices) */
 	int cur;          /* the statement being rendered: producers before it may be recomputed */
 	Memo *memo;       /* while a value is rendered (cuda_value_of) */
@@ -210,7 +209,6 @@ void cuda_tail_accumulate(Cx *cx, int sid, int depth, int thread0);
 /* kernel_base.c: what every template starts and ends with */
 void cuda_kernel_head(Cx *cx);
 void cuda_decompose(Cx *cx, const char *lin, int depth);
-void cuda_divisors(Cx *cx);
 void cuda_space_total(Cx *cx, FILE *out);
 void cuda_resets(Cx *cx, int depth);
 void cuda_finish_kernel(Cx *cx);

@@ -202,7 +202,6 @@ void cuda_kern_point(Cx *cx)
 	fputs("\tconst long long total = ", out);
 	cuda_space_total(cx, out);
 	fputs(";\n", out);
-	cuda_divisors(cx);
 	if (k->par.slices > 1) {
 		/* FZ_SLICES warps' worth of threads a point; a pipeline's phase may
 		   give a block fewer than 32 points (kernel_points), with the same
@@ -288,7 +287,7 @@ void cuda_kern_point(Cx *cx)
 	for (int sid = k->first_stmt; sid < k->first_stmt + k->nstmt && U > 1; sid++)
 		if (cx->p->op[sid - cx->p->first_stmt] == STEP_COMPACT) cuda_compact_warp(cx, sid, U);
 	cx->sfx = "";
-	cx->sliced = 0, cx->divm = 0;
+	cx->sliced = 0;
 	fputs("\t}\n", out);
 	if (pool_keep) {
 		fclose(out);

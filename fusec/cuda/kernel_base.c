@@ -47,41 +47,21 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 		if (i == 0) {
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else {
+			/* 64-bit division is dozens of instructions: divide in 32
+			   bits whenever the dimension allows (the common case) */
 			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
-			if (cx->divm) { /* by the extent's multiplier (cuda_divisors) */
-				fprintf(out, "fz_divq(fz_dm%d, fz_rem%s, ", i, cx->sfx);
-				cuda_dim(cx, k->space[i], out);
-				fputs(");\n", out);
-			} else {
-				/* 64-bit division is dozens of instructions: divide in 32
-				   bits whenever the dimension allows (the common case) */
-				cuda_dim(cx, k->space[i], out);
-				fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
-				cuda_dim(cx, k->space[i], out);
-				fprintf(out, ") : fz_rem%s / ", cx->sfx);
-				cuda_dim(cx, k->space[i], out);
-				fputs(";\n", out);
-			}
+			cuda_dim(cx, k->space[i], out);
+			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fprintf(out, ") : fz_rem%s / ", cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fputs(";\n", out);
 			cuda_ind(out, depth);
 			fprintf(out, "const long long s%d%s = fz_rem%s - fz_q%d%s * ", i, cx->sfx, cx->sfx, i, cx->sfx);
 			cuda_dim(cx, k->space[i], out);
 			fprintf(out, "; fz_rem%s = fz_q%d%s;\n", cx->sfx, i, cx->sfx);
 		}
 	}
-}
-
-/* Before a point kernel's loops: the multipliers of the extents its flat
-   index is divided by (every one but the outermost), once a thread instead
-   of a division a point; cuda_decompose uses them from then on */
-void cuda_divisors(Cx *cx)
-{
-	const Kernel *k = cx->k;
-	for (int i = 1; i < k->nspace; i++) {
-		fprintf(cx->out, "\tconst fz_divm fz_dm%d = fz_divm_make(", i);
-		cuda_dim(cx, k->space[i], cx->out);
-		fputs(");\n", cx->out);
-	}
-	cx->divm = k->nspace > 1;
 }
 
 void cuda_space_total(Cx *cx, FILE *out)
