@@ -51,6 +51,13 @@ for _mode in CANDIDATES:
         CANDIDATES[_mode] = [{k: int(v) for k, v in (kv.split('=') for kv in c.split(','))} for c in _env.split(';') if c]
 
 
+# TUNE_SPILLS=1: candidates that spill are built and timed too. A register
+# cap spills in the whole kernel's worst path (the scalar one, for rows of
+# any alignment), which a launch may never take: the time says whether the
+# spill is on the path that runs.
+KEEP_SPILLS = os.environ.get('TUNE_SPILLS') == '1'
+
+
 def chain_sizes(spec_dir, name):
     try:
         import torch  # noqa: F401  (not needed: the chain's torch_fn is not called here)
@@ -125,6 +132,9 @@ def build(a):
                 spill = 'spills' in r.stderr
                 man = os.path.join(d, n + '.manifest')
                 taken = r.returncode == 0 and any(l.startswith('kernel fused %s ' % k['kernel']) and ' tuned=' in l for l in open(man))
+                if spill and KEEP_SPILLS and r.returncode == 0 and taken:  # timed all the same: where the spill lies decides
+                    print('tune: %s %s: spills, kept (TUNE_SPILLS)' % (n, tag), file=sys.stderr)
+                    spill = False
                 if r.returncode or spill or not taken:  # fusec does not tune that kernel; a spill is not worth a GPU's time
                     why = r.stderr.strip()[:200] if r.returncode else 'spills' if spill else 'not a tunable kernel'
                     print('tune: %s %s: %s' % (n, tag, why), file=sys.stderr)

@@ -101,8 +101,13 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
-__device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
-__device__ __forceinline__ void fz_ld4b(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_b2f(t.x), v[1] = fz_b2f(t.y), v[2] = fz_b2f(t.z), v[3] = fz_b2f(t.w); }
+/* f16, bf16: the 4 elements held as loaded, two a register, widened where
+   read ([j], j a constant once unrolled): a row's cache takes half the
+   registers of four floats, so more rows are in flight an SM */
+struct fz_h4 { unsigned w[2]; __device__ __forceinline__ float operator[](int j) const { return fz_h2f((unsigned short)(w[j >> 1] >> (j & 1) * 16)); } };
+struct fz_b4 { unsigned w[2]; __device__ __forceinline__ float operator[](int j) const { return __uint_as_float(j & 1 ? w[j >> 1] & 0xffff0000u : w[j >> 1] << 16); } };
+__device__ __forceinline__ void fz_ld4h(const unsigned short *p, fz_h4 &v) { const uint2 t = __ldg((const uint2 *)p); v.w[0] = t.x, v.w[1] = t.y; }
+__device__ __forceinline__ void fz_ld4b(const unsigned short *p, fz_b4 &v) { const uint2 t = __ldg((const uint2 *)p); v.w[0] = t.x, v.w[1] = t.y; }
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }
@@ -159,13 +164,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 		const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			#pragma unroll 1
 			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
-				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_x[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
 					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
-				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_res[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
@@ -196,13 +201,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 			float acc_ms = 0;
 			#pragma unroll 1
 			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
-				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_x[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
 					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
-				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_res[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
@@ -235,13 +240,13 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 			const float v_ms = fz_row_reduce<float, FZ_SUM>(acc_ms, (float *)fz_sh, fz_g);
 			#pragma unroll 1
 			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
-				float fz_rc_x[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_x[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
 					fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 				}
-				float fz_rc_res[4][4]; /* the next vector, in place of the registers' */
+				fz_b4 fz_rc_res[4]; /* the next vector, in place of the registers' */
 #pragma unroll
 				for (int fz_k = 0; fz_k < 4; ++fz_k) {
 					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
@@ -280,14 +285,14 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 			const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
 			const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			const int fz_ec = fz_lane < fz_h ? fz_lane : fz_cb + fz_lane - fz_h; /* this lane's edge column (fz_lane < fz_ne) */
-			float fz_rc_x[3][4];
+			fz_b4 fz_rc_x[3];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;
 				if (fz_cb > fz_h) fz_ld4b(&a.t_x[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_x[fz_k]);
 			}
 			const float fz_re_x = fz_live && fz_lane < fz_ne ? fz_b2f(__ldg(&a.t_x[((long long)(s0) * a.n_C + (long long)(fz_ec))])) : 0;
-			float fz_rc_res[3][4];
+			fz_b4 fz_rc_res[3];
 #pragma unroll
 			for (int fz_k = 0; fz_k < 3; ++fz_k) {
 				const int fz_c0 = fz_h + (fz_k * fz_g + fz_lane) * 4;

@@ -101,8 +101,13 @@ __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
-__device__ __forceinline__ void fz_ld4h(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_h2f(t.x), v[1] = fz_h2f(t.y), v[2] = fz_h2f(t.z), v[3] = fz_h2f(t.w); }
-__device__ __forceinline__ void fz_ld4b(const unsigned short *p, float (&v)[4]) { const ushort4 t = __ldg((const ushort4 *)p); v[0] = fz_b2f(t.x), v[1] = fz_b2f(t.y), v[2] = fz_b2f(t.z), v[3] = fz_b2f(t.w); }
+/* f16, bf16: the 4 elements held as loaded, two a register, widened where
+   read ([j], j a constant once unrolled): a row's cache takes half the
+   registers of four floats, so more rows are in flight an SM */
+struct fz_h4 { unsigned w[2]; __device__ __forceinline__ float operator[](int j) const { return fz_h2f((unsigned short)(w[j >> 1] >> (j & 1) * 16)); } };
+struct fz_b4 { unsigned w[2]; __device__ __forceinline__ float operator[](int j) const { return __uint_as_float(j & 1 ? w[j >> 1] & 0xffff0000u : w[j >> 1] << 16); } };
+__device__ __forceinline__ void fz_ld4h(const unsigned short *p, fz_h4 &v) { const uint2 t = __ldg((const uint2 *)p); v.w[0] = t.x, v.w[1] = t.y; }
+__device__ __forceinline__ void fz_ld4b(const unsigned short *p, fz_b4 &v) { const uint2 t = __ldg((const uint2 *)p); v.w[0] = t.x, v.w[1] = t.y; }
 template <typename T> __device__ __forceinline__ T fz_inf();
 template <> __device__ __forceinline__ float fz_inf<float>() { return FZ_INF_F; }
 template <> __device__ __forceinline__ double fz_inf<double>() { return FZ_INF_D; }

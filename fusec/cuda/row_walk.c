@@ -298,14 +298,19 @@ static void walk_steps(Cx *cx, int count, int tail, const char *text, const char
 }
 
 /* The register cache of tensor t's row: cuda_row_cached() vectors of 4
- * elements, one 16-byte (f16/bf16: 8-byte) load each on the vector path;
+ * elements, one 16-byte (f16/bf16: 8-byte, held packed) load each on the
+ * vector path;
  * tail: count vectors of the rest of the row, from fz_kt. */
 void cuda_row_cache_fill(Cx *cx, int t, FILE *out, int depth, int count, int tail)
 {
 	const Tensor *x = &cx->m->tensor[t];
 	const char *ty = elem_info[x->type].is_float ? (x->type == ET_F64 ? "double" : "float") : cuda_ctype(x->type);
 	char *lin0 = row_lin(cx, t, "fz_c0"), *lin = row_lin(cx, t, "fz_c0 + fz_j");
-	cuda_ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];%s\n#pragma unroll\n", ty, x->name, count, tail ? " /* the next vector, in place of the registers' */" : "");
+	if (cx->rc_vec && (x->type == ET_F16 || x->type == ET_BF16)) /* packed (the prelude's fz_h4, fz_b4) */
+		cuda_ind(out, depth), fprintf(out, "fz_%c4 fz_rc_%s[%d];", x->type == ET_F16 ? 'h' : 'b', x->name, count);
+	else
+		cuda_ind(out, depth), fprintf(out, "%s fz_rc_%s[%d][4];", ty, x->name, count);
+	fprintf(out, "%s\n#pragma unroll\n", tail ? " /* the next vector, in place of the registers' */" : "");
 	cuda_ind(out, depth), fprintf(out, "for (int fz_k = 0; fz_k < %d; ++fz_k) {\n", count);
 	cuda_ind(out, depth + 1), fprintf(out, "const int fz_c0 = %s(%s * fz_g + fz_lane) * 4;\n", step_base(cx), tail ? "(fz_kt + fz_k)" : "fz_k");
 	if (cx->rc_vec && cuda_row_vec_type(x->type) && tail) {
