@@ -24,6 +24,8 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, ".."))
+if "--pkg" in sys.argv:  # another copy of the package (a same-run baseline), before this one on the path
+    sys.path.insert(0, os.path.abspath(sys.argv[sys.argv.index("--pkg") + 1]))
 
 
 def main():
@@ -33,6 +35,7 @@ def main():
     ap.add_argument("--torch", action="store_true", help="real torch on a GPU")
     ap.add_argument("--fake", action="store_true", help="the fake torch and libcuda (the default without --torch)")
     ap.add_argument("--parts", action="store_true", help="also time the pieces of add_rmsnorm's call")
+    ap.add_argument("--pkg", help="the directory holding the fuserun package to time (default: this one's)")
     a = ap.parse_args()
     if not a.torch:
         os.environ.setdefault("FUSERUN_LIBCUDA", os.path.join(os.getcwd(), "build/rt/libfakecuda.so"))
@@ -71,7 +74,7 @@ def main():
             best = min(best, (time.perf_counter() - t0) / a.calls * 1e6)
         return best
 
-    print(f"{'chain':16s} {'sizes':20s} {'call us':>8s} {'out= us':>8s}   ({'fake torch, fake driver' if not a.torch else 'torch, ' + torch.cuda.get_device_name()}; best of {a.repeat} x {a.calls})")
+    print(f"{'chain':16s} {'sizes':20s} {'call us':>8s} {'out= us':>8s}   ({'fake torch, fake driver' if not a.torch else 'torch, ' + torch.cuda.get_device_name()}; best of {a.repeat} x {a.calls}; {os.path.dirname(fuserun.__file__)})")
     for name, sizes, make in chains:
         art = fuserun.load(os.path.join(os.environ.get("FUSERUN_GENERATED", "generated"), name + ".manifest"))
         inputs = make()
@@ -83,7 +86,7 @@ def main():
             us_out = per_call(lambda: art(*inputs, out=out))
         print(f"{name:16s} {sizes:20s} {us:8.2f} {us_out:8.2f}")
         art.close()
-    if a.parts:
+    if a.parts and hasattr(fuserun.Artifact, "_allocator"):  # (a package before it has not the pieces timed)
         parts(torch, fuserun, dev, per_call)
 
 
