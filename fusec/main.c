@@ -288,6 +288,7 @@ static void print_plans(const Opts *o, const Module *m)
 		plan_fusion(m, f, tgt < 0 ? TGT_SM_80 : (Target)tgt, &fp);
 		if (o->emit == EMIT_EXPLAIN) {
 			plan_explain(m, f, &fp.fused, stdout);
+			plan_explain_hints(m, f, &fp.fused, stdout);
 			explain_cost(o, m, &fp);
 		} else if (o->emit == EMIT_SCHEDULE) {
 			sched_print(m, &fp.fused, stdout);

@@ -32,6 +32,8 @@
 #   "A -> B: split: RULE"                  B's first statement ends with ", RULE"
 #   "A -> B: fused"                        B's first statement joined (or first of its kernel)
 #   "A -> B: fused (inlined)"              a statement of A or B inline
+#   "hint: A -> B is split, ..."           B's first statement ends with a rule (tests/explain_hint.sh
+#                                          checks what the hint says)
 # A self-test first: a doctored explanation must fail.
 # A test per spec: a FAIL line per missing fact, then "explain_schedule: P passed, F failed".
 # Run from the repository root; FUSEC (default bin/fusec).
@@ -203,6 +205,11 @@ compare() {
 			sub(/^split: /, "", r)
 			fact(substr(firstrest[fe, b], length(firstrest[fe, b]) - length(r) + 1) == r, a " -> " b ": \"" r "\" explained, the schedule has \"" firstrest[fe, b] "\"")
 		}
+		next
+	}
+	file == 2 && /^  hint: [^ ]+ -> [^ ]+ is split, / {
+		b = $4
+		fact(firstrest[fe, b] ~ /, / && firstrest[fe, b] !~ /, joined$/, "hint at " $2 " -> " b ": a split explained, the schedule has \"" firstrest[fe, b] "\"")
 		next
 	}
 	file == 2 && /^  stage boundaries:$/ { next }

@@ -793,6 +793,7 @@ sub_suite() {
 group_explain() {
 	sub_suite explain_schedule env FUSEC="$FUSEC" sh tests/explain_schedule.sh
 	sub_suite explain_cost env FUSEC="$FUSEC" sh tests/explain_cost.sh
+	sub_suite explain_hint env FUSEC="$FUSEC" sh tests/explain_hint.sh
 }
 
 # Generated artifacts: ptxas, the float64 references, golden CUDA and

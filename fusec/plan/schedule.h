@@ -376,5 +376,8 @@ static inline int sched_stored(const Schedule *s, int t) { return s->storage[t -
 /* --emit=schedule (schedule.c) and --explain (explain.c). */
 void sched_print(const Module *m, const Schedule *s, FILE *out);
 void plan_explain(const Module *m, int fusion, const Schedule *s, FILE *out);
+/* --explain's hints: splits that writing the stages in another order removes, each tried by
+   planning the fusion so (explain_hint.c); nothing when there is none */
+void plan_explain_hints(const Module *m, int fusion, const Schedule *fused, FILE *out);
 
 #endif

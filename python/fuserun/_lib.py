@@ -84,6 +84,12 @@ for _name, (_res, _args) in _PROTOS.items():
         raise ImportError(f"fuserun: {lib._name} has no {_name}: a libfuserun older than this package") from None
     _f.restype, _f.argtypes = _res, _args
 
+# fz_call_run again, for the specialised call (_fast.py): the prepared call
+# and the argument array by address, as ints, so that ctypes converts four
+# ints and nothing else (POINTER(Arg)'s check of the array and a c_void_p
+# object's unwrapping cost a few tenths of a microsecond a call)
+call_run_raw = ctypes.CFUNCTYPE(_int, _vp, _vp, _int, _vp)(("fz_call_run", lib))
+
 
 def strerror(code):
     return lib.fz_strerror(code).decode()

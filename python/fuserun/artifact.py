@@ -30,10 +30,11 @@ class _Call:
     outputs' shapes, the scratch tensor, and the call prepared in
     libfuserun (fz_call_prepare: the recipe evaluated, the scratch placed)."""
 
-    def __init__(self, sizes, shapes, scratch, handle, new):
+    def __init__(self, sizes, shapes, scratch, handle, new, alloc):
         self.sizes, self.shapes, self.scratch, self.handle = sizes, shapes, scratch, handle
+        self.handle_value = handle.value  # the handle as an int: ctypes passes it to a void * without a conversion object
         self.new = new  # (shape, dtype) of each output the call allocates (role output), in order
-        self.new_shapes = tuple(shape for shape, _ in new)
+        self.alloc = alloc  # each of them: a call of no argument that returns a new contiguous tensor for it
 
 
 class Artifact:
@@ -97,6 +98,7 @@ class Artifact:
         raw = getattr(getattr(torch, "_C", None), "_cuda_getCurrentRawStream", None)
         self._stream = functools.partial(raw, index) if raw else (lambda: torch.cuda.current_stream(self.device).cuda_stream)
         self._fz_run = _lib.lib.fz_call_run
+        self._fz_run_raw = _lib.call_run_raw  # the same, every argument an int (_fast.py's run)
         self._specialise()
 
     def _specialise(self):
@@ -109,10 +111,10 @@ class Artifact:
         arg = dict(zip((p.index for p in m.params), self._args))
         like = [next((i for i, q in enumerate(m.inputs) if not q.scalar and q.type == p.type and q.dims == p.dims), None)
                 for p in self._new]
-        env = {"calls": self._calls, "slow": Artifact._slow, "empty": self._torch.empty,
-               "empty_like": self._torch.empty_like, "dev": self.device,
-               "stream": self._stream, "fz_run": self._fz_run, "args": self._args, "nargs": self._nargs,
-               "A": [arg[p.index] for p in m.inputs], "B": list(self._out_args), "D": [self._dtypes[p.type] for p in self._new]}
+        env = {"calls": self._calls, "slow": Artifact._slow, "empty_like": self._torch.empty_like, "dev": self.device,
+               "stream": self._stream, "fz_run": self._fz_run_raw, "args_at": ctypes.addressof(self._args), "nargs": self._nargs,
+               "A": [arg[p.index] for p in m.inputs], "B": list(self._out_args), "D": [self._dtypes[p.type] for p in self._new],
+               "DIN": [None if p.scalar else self._dtypes[p.type] for p in m.inputs]}
         run, self._key = _fast.make(len(m.inputs), tin, integral, len(self._new), self._ret, like, env)
         self.__class__ = type("Artifact", (Artifact,), {"run": run, "__call__": run, "__doc__": Artifact.__doc__})
 
@@ -159,8 +161,28 @@ class Artifact:
             handle = ctypes.c_void_p()
             self._error(_lib.lib.fz_call_prepare(self._art, v, arr, len(sizes), scratch.data_ptr(), ctypes.byref(handle)))
             new = tuple((shapes[p.index], self._dtypes[p.type]) for p in self._new)
-            got = self._cache[key] = _Call(sizes, shapes, scratch, handle, new)
+            alloc = tuple(self._allocator(shape, dt) for shape, dt in new)
+            got = self._cache[key] = _Call(sizes, shapes, scratch, handle, new, alloc)
         return got
+
+    def _allocator(self, shape, dtype):
+        """A call that allocates an output of this shape and dtype: torch.empty_like
+        of a template of no memory (a rank-0 tensor expanded to the shape),
+        about 1.2 us less than torch.empty(shape, dtype=, device=) on an H200
+        (bench_overhead.py --parts), where one tensor made so here is what the
+        kernel needs (this shape, dtype and device, contiguous: empty_like gives
+        an expanded tensor's copy contiguous strides); else torch.empty."""
+        torch = self._torch
+        plain = functools.partial(torch.empty, shape, dtype=dtype, device=self.device)
+        try:
+            base = torch.empty((), dtype=dtype, device=self.device)
+            tmpl = base.expand(shape) if shape else base
+            probe = torch.empty_like(tmpl)
+            ok = (tuple(probe.shape) == tuple(shape) and probe.dtype == dtype and probe.device == self.device
+                  and probe.is_contiguous())
+        except (AttributeError, RuntimeError, TypeError):  # a torch without expand or empty_like: the plain call
+            ok = False
+        return functools.partial(torch.empty_like, tmpl) if ok else plain
 
     def _check_tensor(self, p, x, shape, what=""):
         if x.dtype != self._dtypes[p.type]:
@@ -226,7 +248,7 @@ class Artifact:
         for a, i in self._in_args:
             a.ptr = inputs[i].data_ptr()
         if out is None:
-            out = [self._torch.empty(shape, dtype=dt, device=self.device) for shape, dt in c.new]
+            out = [new() for new in c.alloc]
         for a, x in zip(self._out_args, out):
             a.ptr = x.data_ptr()
         if plain:

@@ -16,6 +16,7 @@ usage (repository root, after make):
     output's allocation and release, a tensor's signature, the launch
     through ctypes), to say where a call's time goes"""
 import argparse
+import ctypes
 import os
 import sys
 import time
@@ -23,6 +24,8 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
 sys.path.insert(0, os.path.join(here, ".."))
+if "--pkg" in sys.argv:  # another copy of the package (a same-run baseline), before this one on the path
+    sys.path.insert(0, os.path.abspath(sys.argv[sys.argv.index("--pkg") + 1]))
 
 
 def main():
@@ -32,6 +35,7 @@ def main():
     ap.add_argument("--torch", action="store_true", help="real torch on a GPU")
     ap.add_argument("--fake", action="store_true", help="the fake torch and libcuda (the default without --torch)")
     ap.add_argument("--parts", action="store_true", help="also time the pieces of add_rmsnorm's call")
+    ap.add_argument("--pkg", help="the directory holding the fuserun package to time (default: this one's)")
     a = ap.parse_args()
     if not a.torch:
         os.environ.setdefault("FUSERUN_LIBCUDA", os.path.join(os.getcwd(), "build/rt/libfakecuda.so"))
@@ -70,7 +74,7 @@ def main():
             best = min(best, (time.perf_counter() - t0) / a.calls * 1e6)
         return best
 
-    print(f"{'chain':16s} {'sizes':20s} {'call us':>8s} {'out= us':>8s}   ({'fake torch, fake driver' if not a.torch else 'torch, ' + torch.cuda.get_device_name()}; best of {a.repeat} x {a.calls})")
+    print(f"{'chain':16s} {'sizes':20s} {'call us':>8s} {'out= us':>8s}   ({'fake torch, fake driver' if not a.torch else 'torch, ' + torch.cuda.get_device_name()}; best of {a.repeat} x {a.calls}; {os.path.dirname(fuserun.__file__)})")
     for name, sizes, make in chains:
         art = fuserun.load(os.path.join(os.environ.get("FUSERUN_GENERATED", "generated"), name + ".manifest"))
         inputs = make()
@@ -82,7 +86,7 @@ def main():
             us_out = per_call(lambda: art(*inputs, out=out))
         print(f"{name:16s} {sizes:20s} {us:8.2f} {us_out:8.2f}")
         art.close()
-    if a.parts:
+    if a.parts and hasattr(fuserun.Artifact, "_allocator"):  # (a package before it has not the pieces timed)
         parts(torch, fuserun, dev, per_call)
 
 
@@ -94,24 +98,32 @@ def parts(torch, fuserun, dev, per_call):
     h, y = art(x, res, w, 1e-5)
     c = next(iter(art._calls.values()))
     shape, empty, run, args, n, stream = (4, 1024), torch.empty, art._fz_run, art._args, art._nargs, art._stream
+    raw, at, key = art._fz_run_raw, ctypes.addressof(art._args), c.handle_value
+    tmpl = torch.empty((), dtype=bf, device=dev).expand(shape)
+    two = (2,) + shape
     pieces = [
         ("the call", lambda: art(x, res, w, 1e-5)),
         ("the call, out=", lambda: art(x, res, w, 1e-5, out=(h, y))),
         ("torch.empty(shape, dtype, device), released", lambda: empty(shape, dtype=bf, device=dev)),
         ("x.new_empty(shape), released", lambda: x.new_empty(shape)),
         ("torch.empty_like(x), released", lambda: torch.empty_like(x)),
+        ("torch.empty_like(rank-0 expanded), released", lambda: torch.empty_like(tmpl)),
+        ("two in one: empty((2,)+shape).unbind(0), released", lambda: empty(two, dtype=bf, device=dev).unbind(0)),
         ("a tensor's signature", lambda: (x.shape, x.dtype, x.device, x.is_contiguous())),
+        ("a tensor's guard (dtype is, contiguous, device ==)", lambda: x.dtype is bf and x.is_contiguous() and x.device == dev),
+        ("x.shape", lambda: x.shape),
         ("x.data_ptr()", x.data_ptr),
         ("the current stream's handle", stream),
-        ("fz_call_run through ctypes (the launch)", lambda: run(c.handle, args, n, stream())),
+        ("fz_call_run through ctypes, POINTER(Arg) prototype", lambda: run(c.handle, args, n, stream())),
+        ("fz_call_run through ctypes, ints (the call's)", lambda: raw(key, at, n, stream())),
     ]
     print("\nadd_rmsnorm R=4,C=1024, each piece alone:")
     for name, fn in pieces:
         try:
             us = f"{per_call(fn):7.2f} us"
-        except AttributeError:  # the fake torch has no new_empty, empty_like
+        except AttributeError:  # the fake torch has no new_empty, unbind
             us = "    n/a"
-        print(f"  {name:46s} {us}")
+        print(f"  {name:52s} {us}")
     art.close()
 
 

@@ -21,19 +21,20 @@ float8_e4m3fn, float8_e5m2 = dtype("float8_e4m3fn", 1), dtype("float8_e5m2", 1)
 int64, int32, uint8 = dtype("int64", 8), dtype("int32", 4), dtype("uint8", 1)
 
 
-class device:
-    def __init__(self, type_, index=None):
+class device(tuple):
+    """(type, index), compared and hashed in C as torch's device is (a
+    Python __eq__ would make a timing of fuserun's checks on the fake
+    measure the fake's comparison instead)"""
+
+    def __new__(cls, type_, index=None):
         if isinstance(type_, device):
             type_, index = type_.type, type_.index
         elif ":" in type_:
             type_, index = type_.split(":")[0], int(type_.split(":")[1])
-        self.type, self.index = type_, index
+        return tuple.__new__(cls, (type_, index))
 
-    def __eq__(self, other):
-        return isinstance(other, device) and (self.type, self.index) == (other.type, other.index)
-
-    def __hash__(self):
-        return hash((self.type, self.index))
+    type = property(lambda self: self[0])
+    index = property(lambda self: self[1])
 
     def __repr__(self):
         return f"device(type='{self.type}', index={self.index})"
@@ -83,6 +84,11 @@ class Tensor:
 
     def t(self):
         return Tensor(self.shape[::-1], self.dtype, self.device, self._ptr, contiguous=False, base=self)
+
+    def expand(self, shape):
+        """A view of a rank-0 tensor at a shape (what fuserun's allocators use), not contiguous unless one element"""
+        assert self.shape == (), "the fake expands rank-0 tensors only"
+        return Tensor(shape, self.dtype, self.device, self._ptr, contiguous=math.prod(shape) <= 1, base=self)
 
     def host_bytes(self):
         buf = ctypes.create_string_buffer(self.numel() * self.dtype.itemsize)

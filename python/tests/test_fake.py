@@ -202,7 +202,36 @@ for v in (0.25, 0.75):
     got = struct.unpack_from("<d", last_args(), 8 * names.index("alpha"))[0]
     if got != v:
         break
-check("a float subclass for a scalar: set at each call, never cached", got == v and not any(Half in k for k in g._calls), f"{got} for {v}")
+check("a float subclass for a scalar: set at each call (the guard sends it to the checked path)", got == v, f"{got} for {v}")
+
+# the plans' cache (_fast.py): the guard (dtype, contiguity, device, scalar
+# types) on every call, the key (the shapes) to the plan checked in full
+ga, gx, gz = T.empty((48, 24), T.float32, dev), T.empty((24,), T.float32, dev), T.empty((48,), T.float32, dev)
+g(ga, gx, gz, 0.5, 2.0)
+before = len(g._calls)
+g(ga, gx, gz, 0.5, 2.0)
+g(A, x, z, 0.5, 2.0)
+g(ga, gx, gz, 0.5, 2.0)
+check("cache: sizes met before are looked up, not checked anew", len(g._calls) == before, f"{len(g._calls)} plans, {before} before")
+raises("cache: other shapes after cached ones, checked anew and refused when they disagree", ValueError,
+       ["z: shape (48,) ([M]) expected, (64,) given"], g, ga, gx, z, 0.5, 2.0)
+raises("cache: the cached shapes, one tensor's dtype changed", TypeError, ["A: torch.float32 (f32) expected, torch.float16 given"],
+       g, T.empty((48, 24), T.float16, dev), gx, gz, 0.5, 2.0)
+raises("cache: the cached shapes and dtypes, the other device", ValueError, ["z: on device(type='cuda', index=0) expected"],
+       g, ga, gx, T.empty((48,), T.float32, T.device("cuda", 1)), 0.5, 2.0)
+y4, s4 = g(ga, gx, gz, 3, 2.0)
+check("cache: an int for a float scalar on the cached path, set as a double",
+      struct.unpack_from("<d", last_args(), 8 * names.index("alpha"))[0] == 3.0 and y4.shape == (48,), repr(y4.shape))
+raises("cache: out= as one tensor of the outputs' count of rows (iterable, not a tuple)", TypeError, ["out: a tuple of the 2"],
+       g, A, x, z, 0.5, 2.0, out=T.empty((2, 64), T.float32, dev))
+raises("cache: out= with the outputs in the wrong order", ValueError, ["out y: shape (64,)"], g, A, x, z, 0.5, 2.0, out=(s2, y2))
+plan = next(c for c in g._cache.values() if c.sizes == (64, 32) and c.handle)
+fresh = plan.alloc[1]()
+check("a rank-0 output's allocator: a contiguous f32 tensor of shape () on the device",
+      fresh.shape == () and fresh.dtype is T.float32 and fresh.device == dev and fresh.is_contiguous(), repr(fresh.shape))
+k0 = art(q, p)
+check("kl_divergence's rank-0 output through its plan's allocator: shape (), f32, contiguous",
+      k0.shape == () and k0.dtype is T.float32 and k0.is_contiguous() and u64(last_args(), 2) == k0.data_ptr(), repr(k0.shape))
 try:
     g(A, x, z, 0.5, 2)
     g(A, x, T.empty((64,), T.float16, dev), 0.5, 2)
