@@ -7,8 +7,9 @@
 # the CUDA headers and the committed generated/ (no fusec, NVRTC, re2c).
 #   sh bench/mgpu.sh            (about a minute; the lead's budget is 5)
 # DEVICES=1,2,4 picks the device counts; PROCS=1 (the default) also runs
-# transfer entropy one process per GPU for each count above 1, through
-# runtime/tool/fuserun-launch.sh (issue 26; PROCS=0 skips it).
+# transfer entropy and the spiking network one process per GPU for each
+# count above 1, through runtime/tool/fuserun-launch.sh (issue 26; PROCS=0
+# skips it).
 # Writes $OUT/mgpu.md (a table), $OUT/mgpu.txt (the raw output) when $OUT is
 # set, else build/mgpu/. Exit 0: measured and every result identical;
 # 1: a failure or a difference; 2: no GPU or no NCCL (said plainly).
@@ -75,6 +76,17 @@ timeout 240 $B/spiking_mgpu generated "$SPIKE_N" "$SPIKE_STEPS" "$DEVICES" > $B/
 rc=$?
 cat $B/step.txt | tee -a "$log"
 [ $rc = 0 ] || status=1
+# the spiking network one process per GPU (rank 0 compares with its own
+# one-device run, whose line is kept out of the table as above)
+if [ "$PROCS" = 1 ]; then
+	for d in $(echo "$DEVICES" | tr ',' ' '); do
+		[ "$d" -gt 1 ] || continue
+		timeout 240 sh runtime/tool/fuserun-launch.sh -n "$d" --grace 20 $B/spiking_mgpu generated "$SPIKE_N" "$SPIKE_STEPS" procs > $B/step.txt 2>&1
+		rc=$?
+		sed '/^result .* procs=yes /!s/^result /(procs) result /' $B/step.txt | tee -a "$log"
+		[ $rc = 0 ] || status=1
+	done
+fi
 grep -q 'cannot load the NCCL library' "$log" && status=2
 
 # the table: one row per result line. Transfer entropy: the one-kernel
@@ -89,7 +101,7 @@ grep -q 'cannot load the NCCL library' "$log" && status=2
 		case $what in
 		te) echo "| transfer entropy (sharded$([ "$(v procs)" = yes ] && echo ', one process per GPU')) | $(v N) | $(v devices) | $(v ms) (kernels $(v kernel_ms)) | $(v speedup) | $(v speedup_vs_best_1gpu) | - | $(v identical_to_1) | te = $(v te) |" ;;
 		te_one_kernel) echo "| transfer entropy (one kernel) | $(v N) | 1 | $(v ms) (kernel $(v kernel_ms)) | - | - | - | - (rel. diff. $(grep "^result te N=$(v N) " "$log" | head -1 | tr ' ' '\n' | sed -n 's/^vs_one_kernel=//p')) | te = $(v te) |" ;;
-		spiking) echo "| spiking step | $(v N) | $(v devices) | $(v step_ms) (compute $(v compute_ms), exchange $(v exchange_ms)) | $(v speedup) | - | $(v exchange_share) | $(v identical_to_1) | $(v spikes) spikes in $(v steps) steps, checked $(v history) |" ;;
+		spiking) echo "| spiking step$([ "$(v procs)" = yes ] && echo ', one process per GPU') | $(v N) | $(v devices) | $(v step_ms) (exchange $(v exchange_ms) on its stream, $(v exposed_ms) waited for) | $(v speedup) | - | $(v exchange_share) | $(v identical_to_1) | $(v spikes) spikes in $(v steps) steps, capacity $(v capacity), digest $(v digest) |" ;;
 		esac
 	done
 } > "$table"

@@ -1,31 +1,40 @@
-/* A spiking network sharded across the GPUs of one host by neuron range:
- * device r owns neurons lo_r .. hi_r-1 (their potentials and the synapses
- * that end on them, as a CSR over every source neuron), runs one step of
+/* A spiking network sharded across GPUs by neuron range: rank r owns
+ * neurons lo_r .. hi_r-1 (their potentials and the synapses that end on
+ * them, as a CSR over every source neuron), runs one step of
  * spike_burst_shard on them, and the step's spike lists (global indices)
- * are all-gathered so that every device holds the whole network's fired
- * list for the next step. Each device count in the list runs in the same
- * process on the same network; the spike sets of every step and the final
- * potentials are compared with the first count's. Synaptic weights are
- * multiples of 1/1024, so the scatter-adds are exact in any order and the
- * dynamics do not depend on how many devices share them.
+ * are all-gathered so that every rank holds the whole network's fired list
+ * for the next step. The ranks are the devices of one process (fz_group_open)
+ * or one process per GPU (DEVICES "procs": fz_group_join, as
+ * fuserun-launch starts them). Synaptic weights are multiples of 1/1024,
+ * so the scatter-adds are exact in any order and the dynamics do not depend
+ * on how many ranks share them: every step's spike set and the final
+ * potentials are compared bit for bit with a one-device run.
  *
- * The timed step is what a simulation does: the launches, the spike counts
- * read back (the host sizes the next launch by them), the all-gather, and
- * a device-to-device copy of the gathered list into a history on device 0
- * (a few microseconds). The spike sets are copied to the host and
- * checksummed only after the last step, from that history; where the
- * history cannot be allocated (steps x N x 4 bytes), each step's list is
- * copied and checksummed inside the step, and the result line says so
- * (history=inline: the step time then includes the check; the environment
- * variable SPIKING_MGPU_INLINE=1 asks for it, to compare the two: the
- * result line's digest of every step's set and the final potentials is the
- * same either way).
+ * The exchange stays on the devices (fz_exchange): each rank's list is
+ * padded to a fixed capacity with a sentinel neuron (index N, whose CSR row
+ * is empty) and all-gathered with its count on a stream of its own, so the
+ * next step's launches are sized on the host without reading any count:
+ * the host never waits inside the loop. A step (every launch on the rank's
+ * stream, the exchange on its own):
+ *   1. scatter from this rank's own list of the last step (ready before the
+ *      exchange: it overlaps it);
+ *   2. the stream waits, on the device, for the last step's exchange;
+ *   3. scatter from the other ranks' lists (two launches: the slots before
+ *      and after this rank's);
+ *   4. the list filled with the sentinel, then integrate, fire, reset;
+ *   5. the exchange of this step's list and count is posted.
+ * The counts go to a history on the device, read after the last step: a
+ * count past the capacity (SPIKING_MGPU_CAP lowers it from a rank's
+ * neuron count, where no list can be cut) is an error naming step and rank.
+ * The host does not look at the counts inside the loop, so a network that
+ * falls silent stays silent (the result line counts such steps; the earlier
+ * version stimulated it again, which needed the count on the host).
  *
  * usage: spiking_mgpu [ARTIFACT_DIR [N [STEPS [DEVICES]]]]   (default generated 1048576 50 1,2)
- * Prints one "result" line per device count (parsed by bench/mgpu.sh):
- * median time per step, its compute part (launches until every device's
- * spike count is on the host) and its exchange (the all-gather). Exit 0 ok,
- * 1 results differ or a failure, 2 no GPU. */
+ * Prints one "result" line per device count (parsed by bench/mgpu.sh): the
+ * mean step after the first, the exchange's time on its stream, and the
+ * time the compute stream stood waiting for it (exposed). Exit 0 ok, 1
+ * results differ or a failure, 2 no GPU. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,213 +64,346 @@ static double now_ms(void)
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	return (double)t.tv_sec * 1e3 + (double)t.tv_nsec / 1e6;
 }
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-	return (x > y) - (x < y);
-}
-static double median(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof *v, cmp_double);
-	return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
 
-/* a stimulus: 1% of the neurons, a stride from a start drawn from the step */
-static int32_t stimulus(int32_t *fired, int32_t n, int step)
+/* the first step's stimulus: 1% of the neurons, a stride from a start */
+static int32_t stimulus(int32_t *fired, int32_t n)
 {
-	int32_t f = n / 100 > 0 ? n / 100 : 1, start = target(0xabcdull + (uint64_t)step, n);
+	int32_t f = n / 100 > 0 ? n / 100 : 1, start = target(0xabcdull - 1, n);
 	for (int32_t k = 0; k < f; k++) fired[k] = (int32_t)((start + (int64_t)k * (n / f)) % n);
 	return f;
 }
 
 typedef struct run {
-	int devices, steps;
+	int devices, procs, rank, silent;
+	long long cap;
 	long long *count;               /* spikes each step */
 	uint64_t *sum, *sq;             /* order-independent checksums of each step's set */
 	float *v;                       /* final potentials */
-	double step_ms, exchange_ms, compute_ms;
+	double step_ms, exchange_ms, exposed_ms;
 	long long total;
-	int inline_check;               /* no room for the history: checked inside the step */
 } run;
 
-/* order-independent checksums of one step's spike set */
-static void checksum(run *res, int step, const int32_t *list, long long n)
+/* a local rank's share: buffers, args, events */
+typedef struct shard {
+	fz_device *d;
+	fz_stream *st;
+	fz_artifact *art;
+	int sm, rank;                   /* rank: the job-wide one */
+	long long lo, hi;
+	fz_ptr row, col, w, v[2], spk, recv, stim, scratch, vall;
+	fz_event **eb, **ec;            /* each step: after the own list's scatter, after the wait */
+	fz_spike_burst_shard_args a;
+} shard;
+
+typedef struct sim {
+	fz_group *g;
+	fz_exchange *x;
+	int L, W, steps;                /* local ranks, the job's ranks */
+	int32_t N, F0;
+	long long C;                    /* the exchange's capacity, a rank's list */
+	fz_ptr hist;                    /* rank 0: every step's gathered lists (W x C a step) */
+	shard s[FZ_MAX_GROUP];
+} sim;
+
+#define FAIL(...) do { fprintf(stderr, "spiking_mgpu: " __VA_ARGS__); fputc('\n', stderr); return 1; } while (0)
+
+/* the synapses ending on [lo, hi) as a CSR over every source neuron, and
+   the row of the sentinel N (empty): rp has N + 2 entries */
+static int build_csr(int32_t N, long long lo, long long hi, int32_t *rp, int32_t **cl, float **wt, size_t *ns)
 {
-	for (long long k = 0; k < n; k++) res->sum[step] += (uint64_t)list[k], res->sq[step] += mix((uint64_t)list[k]);
+	size_t cap = (size_t)N * SYN, s_r = 0;
+	*cl = malloc(cap * 4), *wt = malloc(cap * 4);
+	if (!*cl || !*wt) return 1;
+	rp[0] = 0;
+	for (int32_t p = 0; p < N; p++) {
+		for (uint64_t s = (uint64_t)p * SYN; s < (uint64_t)(p + 1) * SYN; s++) {
+			int32_t t = target(s, N);
+			if (t >= lo && t < hi) (*cl)[s_r] = (int32_t)(t - lo), (*wt)[s_r] = weight(s), s_r++;
+		}
+		rp[p + 1] = (int32_t)s_r;
+	}
+	rp[N + 1] = (int32_t)s_r;
+	*ns = s_r;
+	return 0;
 }
 
-#define FAIL(...) do { fprintf(stderr, "spiking_mgpu: " __VA_ARGS__); fputc('\n', stderr); goto out; } while (0)
-#define DEV(r) fz_group_device(g, r)
+/* device buffers of one shard (every one zeroed or filled: nothing read
+   is left undefined, on a device or under the CPU tests' fake driver) */
+static int alloc_shard(sim *m, shard *h, const int32_t *rp, const int32_t *cl, const float *wt, size_t s_r, const int32_t *stim)
+{
+	fz_device *d = h->d;
+	size_t n = (size_t)(h->hi - h->lo), nl = n > (size_t)m->C ? n : (size_t)m->C, S = s_r ? s_r : 1, N = (size_t)m->N;
+	float *vh = malloc((n ? n : 1) * 4);
+	if (!vh) return FZ_ERR_NO_MEMORY;
+	for (size_t i = 0; i < n; i++) vh[i] = v0((int32_t)(h->lo + (long long)i));
+	int e = fz_alloc(d, (N + 2) * 4, &h->row) || fz_copy_to_device(d, h->row, rp, (N + 2) * 4, NULL) || fz_alloc(d, S * 4, &h->col) ||
+	        fz_alloc(d, S * 4, &h->w) || fz_memset(d, h->col, 0, S * 4, NULL) || fz_memset(d, h->w, 0, S * 4, NULL) ||
+	        (s_r && fz_copy_to_device(d, h->col, cl, s_r * 4, NULL)) || (s_r && fz_copy_to_device(d, h->w, wt, s_r * 4, NULL)) ||
+	        fz_alloc(d, (n ? n : 1) * 4, &h->v[0]) || fz_alloc(d, (n ? n : 1) * 4, &h->v[1]) ||
+	        fz_copy_to_device(d, h->v[0], vh, n * 4, NULL) || fz_memset(d, h->v[1], 0, (n ? n : 1) * 4, NULL) ||
+	        fz_alloc(d, nl * 4, &h->spk) || fz_memset(d, h->spk, 0xff, nl * 4, NULL) ||
+	        fz_alloc(d, (size_t)m->F0 * 4, &h->stim) || fz_copy_to_device(d, h->stim, stim, (size_t)m->F0 * 4, NULL) ||
+	        fz_alloc(d, N * 4, &h->vall) || fz_memset(d, h->vall, 0, N * 4, NULL);
+	/* one rank alone receives its own list where it writes it */
+	if (!e) e = m->W == 1 ? (h->recv = h->spk, 0) : fz_alloc(d, (size_t)m->W * (size_t)m->C * 4, &h->recv);
+	free(vh);
+	return e;
+}
 
+/* the args, the scratch, the per-step events */
+static int setup_args(sim *m, shard *h, size_t s_r)
+{
+	fz_device_props props;
+	if (fz_device_query(h->d, &props)) return 1;
+	h->sm = props.sm_count;
+	fz_spike_burst_shard_args *x = &h->a;
+	memset(x, 0, sizeof *x);
+	x->t_row_ptr = h->row, x->t_col = h->col, x->t_w = h->w;
+	x->t_decay = 0.9, x->t_vth = 1.0, x->t_vreset = 0.0, x->t_base = h->lo;
+	x->n_NP1 = (long long)m->N + 2, x->n_S = s_r ? (long long)s_r : 1, x->n_N = h->hi - h->lo, x->n_F = m->N; /* scratch sized once */
+	if (x->n_N < 1) return fprintf(stderr, "spiking_mgpu: rank %d owns no neuron\n", h->rank), 1;
+	unsigned long long need = fz_spike_burst_shard_fused_scratch(x, 0, h->sm);
+	if (fz_alloc(h->d, need, &h->scratch) || fz_memset(h->d, h->scratch, 0, need, NULL)) return 1;
+	fz_spike_burst_shard_fused_scratch(x, h->scratch, h->sm);
+	h->eb = calloc((size_t)m->steps, sizeof *h->eb), h->ec = calloc((size_t)m->steps, sizeof *h->ec);
+	if (!h->eb || !h->ec) return 1;
+	for (int t = 0; t < m->steps; t++)
+		if (fz_event_create(h->d, &h->eb[t]) || fz_event_create(h->d, &h->ec[t])) return 1;
+	int nf, rc = fz_artifact_check_layout(h->art, FZ_spike_burst_shard_LAYOUT);
+	const fz_field *fields = fz_spike_burst_shard_fields(&nf);
+	return rc || fz_artifact_check_fields(h->art, fields, nf);
+}
+
+static int setup(sim *m, const char *dir)
+{
+	char path[4096];
+	fz_artifact *arts[FZ_MAX_GROUP] = {0};
+	snprintf(path, sizeof path, "%s/spike_burst_shard.manifest", dir);
+	if (fz_group_load(m->g, path, arts)) FAIL("%s", fz_group_error(m->g));
+	int32_t *rp = malloc(((size_t)m->N + 2) * 4), *stim = malloc((size_t)m->N * 4), *cl = NULL;
+	float *wt = NULL;
+	int rc = !rp || !stim;
+	if (!rc) m->F0 = stimulus(stim, m->N);
+	for (int r = 0; r < m->L; r++) {
+		shard *h = &m->s[r];
+		h->d = fz_group_device(m->g, r), h->st = fz_group_stream(m->g, r), h->art = arts[r], h->rank = fz_group_rank(m->g, r);
+	}
+	for (int r = 0; !rc && r < m->L; r++) {
+		shard *h = &m->s[r];
+		size_t s_r = 0;
+		fz_group_range(m->N, m->W, h->rank, &h->lo, &h->hi);
+		rc = build_csr(m->N, h->lo, h->hi, rp, &cl, &wt, &s_r);
+		if (!rc) rc = alloc_shard(m, h, rp, cl, wt, s_r, stim) || setup_args(m, h, s_r);
+		free(cl), free(wt), cl = NULL, wt = NULL;
+		if (rc) fprintf(stderr, "spiking_mgpu: rank %d: %s%s\n", h->rank, fz_device_error(h->d), fz_artifact_error(h->art));
+	}
+	free(rp), free(stim);
+	if (rc) return 1;
+	if (fz_exchange_create(m->g, 4, m->C, m->steps, FZ_EXCHANGE_TIMED, &m->x)) FAIL("%s", fz_group_error(m->g));
+	/* the history on rank 0: steps x W x C x 4 bytes (1.6 GB at 2^22 neurons, 100 steps) */
+	if (m->s[0].rank == 0 && fz_alloc(m->s[0].d, (size_t)m->steps * (size_t)m->W * (size_t)m->C * 4, &m->hist))
+		FAIL("rank 0: no room for the spike history (%d steps of %lld): %s", m->steps, (long long)m->W * m->C, fz_device_error(m->s[0].d));
+	return 0;
+}
+
+/* one launch of the fused variant's op `which` (0 the scatter over fired,
+   1 integrate-fire-reset), on the shard's stream */
+static int launch(shard *h, int which, fz_ptr fired, long long F)
+{
+	fz_op ops[4];
+	h->a.t_fired = fired, h->a.n_F = F;
+	if (fz_spike_burst_shard_fused_ops(&h->a, h->sm, ops, 4) != 2) return FZ_ERR_INVALID;
+	return fz_run(h->art, &ops[which], 1, &h->a, sizeof h->a, h->st);
+}
+
+/* 3. of a step: the other ranks' lists, and rank 0's history of the last step's lists */
+static int scatter_remote(sim *m, shard *h, int t)
+{
+	long long R = h->rank, C = m->C;
+	int rc = R > 0 ? launch(h, 0, h->recv, R * C) : 0;
+	if (!rc && R < m->W - 1) rc = launch(h, 0, h->recv + (fz_ptr)((R + 1) * C * 4), (m->W - R - 1) * C);
+	if (!rc && m->hist && h == &m->s[0])
+		rc = fz_copy_on_device(h->d, m->hist + (fz_ptr)(t - 1) * (fz_ptr)(m->W * C * 4), h->recv, (size_t)(m->W * C * 4), h->st);
+	return rc;
+}
+
+static int step(sim *m, int t)
+{
+	int p = t & 1;
+	for (int r = 0; r < m->L; r++) { /* this rank's own list first: it overlaps the exchange */
+		shard *h = &m->s[r];
+		h->a.t_nspikes = fz_exchange_count(m->x, r, t);
+		int rc = t ? launch(h, 0, h->spk, m->C) : launch(h, 0, h->stim, m->F0);
+		if (rc || fz_event_record(h->d, h->eb[t], h->st)) FAIL("step %d rank %d: %s%s", t, h->rank, fz_artifact_error(h->art), fz_device_error(h->d));
+	}
+	if (t && fz_exchange_wait(m->x)) FAIL("step %d: %s", t, fz_group_error(m->g));
+	fz_ptr spk[FZ_MAX_GROUP], recv[FZ_MAX_GROUP];
+	for (int r = 0; r < m->L; r++) {
+		shard *h = &m->s[r];
+		int rc = fz_event_record(h->d, h->ec[t], h->st) || (t && scatter_remote(m, h, t));
+		size_t words = (size_t)(h->hi - h->lo) > (size_t)m->C ? (size_t)(h->hi - h->lo) : (size_t)m->C;
+		if (!rc) rc = fz_memset32(h->d, h->spk, (unsigned)m->N, words, h->st); /* the sentinel past the count */
+		h->a.t_v = h->v[p], h->a.t_v_next = h->v[1 - p], h->a.t_spikes = h->spk;
+		if (!rc) rc = launch(h, 1, h->spk, m->C);
+		if (rc) FAIL("step %d rank %d: %s%s", t, h->rank, fz_artifact_error(h->art), fz_device_error(h->d));
+		spk[r] = h->spk, recv[r] = h->recv;
+	}
+	if (fz_exchange_post(m->x, t, spk, recv)) FAIL("step %d: %s", t, fz_group_error(m->g));
+	return 0;
+}
+
+/* every step's spike set from rank 0's history: each rank's slot up to
+   its count; read in pieces of whole steps, up to 256 MB each */
+static int checksums(sim *m, run *res, const int *counts)
+{
+	size_t slot = (size_t)m->W * (size_t)m->C, per = ((size_t)256 << 20) / (slot * 4);
+	per = per < 1 ? 1 : per > (size_t)m->steps ? (size_t)m->steps : per;
+	int32_t *list = malloc(per * slot * 4);
+	if (!list) FAIL("out of memory");
+	for (int t0 = 0; t0 < m->steps; t0 += (int)per) {
+		int n = m->steps - t0 < (int)per ? m->steps - t0 : (int)per;
+		if (fz_copy_to_host(m->s[0].d, list, m->hist + (fz_ptr)t0 * slot * 4, (size_t)n * slot * 4, NULL)) {
+			free(list);
+			FAIL("%s", fz_device_error(m->s[0].d));
+		}
+		for (int t = t0; t < t0 + n; t++)
+			for (int k = 0; k < m->W; k++)
+				for (long long i = 0; i < counts[t * m->W + k]; i++) {
+					uint64_t e = (uint64_t)list[(size_t)(t - t0) * slot + (size_t)k * (size_t)m->C + (size_t)i];
+					res->sum[t] += e, res->sq[t] += mix(e);
+				}
+	}
+	free(list);
+	return 0;
+}
+
+/* the times: the mean step after the first, and per step the exchange on
+   its stream and the compute stream's wait for it (the most of any local rank) */
+static void timings(sim *m, run *res, double wall_ms)
+{
+	int n = m->steps > 1 ? m->steps - 1 : 1, o = m->steps > 1;
+	double xs = 0, ws = 0;
+	for (int t = o; t < m->steps; t++) {
+		float mx = 0, mw = 0, ms;
+		for (int r = 0; r < m->L; r++) {
+			if (!fz_exchange_elapsed(m->x, r, t, &ms) && ms > mx) mx = ms;
+			if (!fz_event_elapsed(m->s[r].d, m->s[r].eb[t], m->s[r].ec[t], &ms) && ms > mw) mw = ms;
+		}
+		xs += mx, ws += mw;
+	}
+	res->step_ms = wall_ms / n, res->exchange_ms = xs / n, res->exposed_ms = ws / n;
+}
+
+/* after the last step: its lists into the history, every count checked,
+   the spike sets and the final potentials (rank 0) */
+static int finish(sim *m, run *res)
+{
+	if (fz_exchange_wait(m->x)) FAIL("%s", fz_group_error(m->g));
+	shard *h0 = &m->s[0];
+	size_t slot = (size_t)m->W * (size_t)m->C * 4;
+	if (m->hist && fz_copy_on_device(h0->d, m->hist + (fz_ptr)(m->steps - 1) * slot, h0->recv, slot, h0->st))
+		FAIL("%s", fz_device_error(h0->d));
+	int *counts = malloc((size_t)m->steps * (size_t)m->W * sizeof *counts);
+	if (!counts) FAIL("out of memory");
+	int rc = fz_exchange_counts(m->x, m->steps, counts);
+	if (rc) fprintf(stderr, "spiking_mgpu: %s\n", fz_group_error(m->g));
+	for (int t = 0; !rc && t < m->steps; t++) {
+		for (int k = 0; k < m->W; k++) res->count[t] += counts[t * m->W + k];
+		res->total += res->count[t], res->silent += !res->count[t];
+	}
+	if (!rc && m->hist) rc = checksums(m, res, counts);
+	free(counts);
+	size_t bytes[FZ_MAX_WORLD];
+	fz_ptr vs[FZ_MAX_GROUP], va[FZ_MAX_GROUP];
+	for (int k = 0; k < m->W; k++) {
+		long long lo, hi;
+		fz_group_range(m->N, m->W, k, &lo, &hi);
+		bytes[k] = (size_t)(hi - lo) * 4;
+	}
+	for (int r = 0; r < m->L; r++) vs[r] = m->s[r].v[m->steps & 1], va[r] = m->s[r].vall;
+	if (!rc && (fz_group_allgatherv(m->g, vs, bytes, va) || fz_group_sync(m->g))) FAIL("%s", fz_group_error(m->g));
+	if (!rc && h0->rank == 0 && fz_copy_to_host(h0->d, res->v, h0->vall, (size_t)m->N * 4, NULL)) FAIL("%s", fz_device_error(h0->d));
+	return rc;
+}
+
+static void teardown(sim *m)
+{
+	fz_exchange_destroy(m->x);
+	for (int r = 0; r < m->L; r++) {
+		shard *h = &m->s[r];
+		fz_ptr b[] = {h->row, h->col, h->w, h->v[0], h->v[1], h->spk, h->recv == h->spk ? 0 : h->recv, h->stim, h->scratch, h->vall,
+		              r ? 0 : m->hist};
+		for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) fz_free(h->d, b[i]);
+		for (int t = 0; t < m->steps && h->eb && h->ec; t++) fz_event_destroy(h->d, h->eb[t]), fz_event_destroy(h->d, h->ec[t]);
+		free(h->eb), free(h->ec);
+		fz_artifact_unload(h->art);
+	}
+	fz_group_close(m->g);
+}
+
+/* one run: D devices of this process, or (D = 0) this process's rank of a job */
 static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 {
-	char err[FZ_ERRMSG_SIZE], path[4096];
-	fz_group *g = NULL;
-	fz_artifact *arts[FZ_MAX_GROUP] = {0};
-	fz_ptr row[FZ_MAX_GROUP] = {0}, col[FZ_MAX_GROUP] = {0}, w[FZ_MAX_GROUP] = {0}, v[2][FZ_MAX_GROUP] = {{0}};
-	fz_ptr out[FZ_MAX_GROUP] = {0}, fired[2][FZ_MAX_GROUP] = {{0}}, cnt[FZ_MAX_GROUP] = {0}, scratch[FZ_MAX_GROUP] = {0};
-	fz_ptr hist = 0; /* device 0: every step's gathered list, back to back */
-	long long *at = calloc((size_t)steps, sizeof *at); /* where each step's list starts in hist */
-	fz_event *ex[FZ_MAX_GROUP][2] = {{0}};
-	long long lo[FZ_MAX_GROUP], hi[FZ_MAX_GROUP];
-	fz_spike_burst_shard_args a[FZ_MAX_GROUP];
-	int sm[FZ_MAX_GROUP], rc = 1;
-	int32_t *rp = malloc(((size_t)N + 1) * 4), *cl = NULL, *list = malloc((size_t)N * 4);
-	float *wt = NULL, *vh = malloc((size_t)N * 4);
-	double *t_step = calloc((size_t)steps, sizeof(double)), *t_x = calloc((size_t)steps, sizeof(double)),
-	       *t_c = calloc((size_t)steps, sizeof(double));
+	char err[FZ_ERRMSG_SIZE];
+	static sim m;
+	memset(&m, 0, sizeof m);
 	memset(res, 0, sizeof *res);
-	res->devices = D, res->steps = steps;
+	m.N = N, m.steps = steps;
 	res->count = calloc((size_t)steps, sizeof *res->count);
 	res->sum = calloc((size_t)steps, 8), res->sq = calloc((size_t)steps, 8);
 	res->v = malloc((size_t)N * 4);
-	if (!rp || !list || !vh || !t_step || !t_x || !t_c || !at || !res->count || !res->sum || !res->sq || !res->v) FAIL("out of memory");
-	if (fz_group_open(D, NULL, &g, err)) FAIL("%d devices: %s", D, err);
-	snprintf(path, sizeof path, "%s/spike_burst_shard.manifest", dir);
-	if (fz_group_load(g, path, arts)) FAIL("%s", fz_group_error(g));
-
-	/* each rank's share of the network: the synapses ending on its neurons */
-	for (int r = 0; r < D; r++) fz_group_range(N, D, r, &lo[r], &hi[r]);
-	for (int r = 0; r < D; r++) {
-		fz_device_props props;
-		int32_t n = (int32_t)(hi[r] - lo[r]);
-		size_t cap = (size_t)N * SYN, s_r = 0;
-		cl = malloc(cap * 4), wt = malloc(cap * 4);
-		if (!cl || !wt) FAIL("out of memory");
-		rp[0] = 0;
-		for (int32_t p = 0; p < N; p++) {
-			for (uint64_t s = (uint64_t)p * SYN; s < (uint64_t)(p + 1) * SYN; s++) {
-				int32_t t = target(s, N);
-				if (t >= lo[r] && t < hi[r]) cl[s_r] = (int32_t)(t - lo[r]), wt[s_r] = weight(s), s_r++;
-			}
-			rp[p + 1] = (int32_t)s_r;
-		}
-		for (int32_t i = 0; i < n; i++) vh[i] = v0((int32_t)lo[r] + i);
-		fz_device *d = DEV(r);
-		if (fz_device_query(d, &props)) FAIL("%s", fz_device_error(d));
-		sm[r] = props.sm_count;
-		int e = fz_alloc(d, ((size_t)N + 1) * 4, &row[r]) || fz_copy_to_device(d, row[r], rp, ((size_t)N + 1) * 4, NULL) ||
-		        fz_alloc(d, s_r ? s_r * 4 : 4, &col[r]) || fz_alloc(d, s_r ? s_r * 4 : 4, &w[r]) ||
-		        (s_r && fz_copy_to_device(d, col[r], cl, s_r * 4, NULL)) || (s_r && fz_copy_to_device(d, w[r], wt, s_r * 4, NULL)) ||
-		        fz_alloc(d, (size_t)n * 4, &v[0][r]) || fz_alloc(d, (size_t)n * 4, &v[1][r]) ||
-		        fz_copy_to_device(d, v[0][r], vh, (size_t)n * 4, NULL) || fz_alloc(d, (size_t)n * 4, &out[r]) ||
-		        fz_alloc(d, (size_t)N * 4, &fired[0][r]) || fz_alloc(d, (size_t)N * 4, &fired[1][r]) || fz_alloc(d, 4, &cnt[r]) ||
-		        fz_event_create(d, &ex[r][0]) || fz_event_create(d, &ex[r][1]);
-		free(cl), free(wt), cl = NULL, wt = NULL;
-		if (e) FAIL("rank %d: %s", r, fz_device_error(d));
-		fz_spike_burst_shard_args *x = &a[r];
-		memset(x, 0, sizeof *x);
-		x->t_row_ptr = row[r], x->t_col = col[r], x->t_w = w[r];
-		x->t_decay = 0.9, x->t_vth = 1.0, x->t_vreset = 0.0, x->t_base = lo[r];
-		x->t_nspikes = cnt[r];
-		x->n_NP1 = (long long)N + 1, x->n_S = s_r ? (long long)s_r : 1, x->n_N = n, x->n_F = N; /* scratch sized once, for any F */
-		unsigned long long need = fz_spike_burst_shard_fused_scratch(x, 0, sm[r]);
-		if (fz_alloc(d, need, &scratch[r]) || fz_memset(d, scratch[r], 0, need, NULL)) FAIL("rank %d: %s", r, fz_device_error(d));
-		fz_spike_burst_shard_fused_scratch(x, scratch[r], sm[r]);
-	}
-	/* the history: at most N spikes a step (no room: checked inside the step) */
-	const char *in = getenv("SPIKING_MGPU_INLINE");
-	res->inline_check = (in && !strcmp(in, "1")) || (unsigned long long)steps * (unsigned long long)N > (1ull << 40) / 4 ||
-	                    fz_alloc(DEV(0), (size_t)steps * (size_t)N * 4, &hist);
-	int32_t F = stimulus(list, N, -1);
-	for (int r = 0; r < D; r++)
-		if (fz_copy_to_device(DEV(r), fired[0][r], list, (size_t)F * 4, NULL)) FAIL("%s", fz_device_error(DEV(r)));
-	int have_x = 0;
-	double t_prev = now_ms();
-	for (int step = 0; step < steps; step++) {
-		int p = step & 1, f = step & 1; /* potentials and fired lists ping-pong */
-		for (int r = 0; r < D; r++) {
-			fz_spike_burst_shard_args *x = &a[r];
-			x->t_fired = fired[f][r], x->n_F = F;
-			x->t_v = v[p][r], x->t_v_next = v[1 - p][r];
-			/* one device: its list is the next fired list; several: gathered into it */
-			x->t_spikes = D == 1 ? fired[1 - f][r] : out[r];
-			if (fz_spike_burst_shard_fused_run(arts[r], x, sm[r], fz_group_stream(g, r))) FAIL("step %d rank %d: %s", step, r, fz_artifact_error(arts[r]));
-		}
-		int32_t c[FZ_MAX_GROUP];
-		for (int r = 0; r < D; r++)
-			if (fz_copy_to_host(DEV(r), &c[r], cnt[r], 4, fz_group_stream(g, r))) FAIL("%s", fz_device_error(DEV(r)));
-		if (fz_group_sync(g)) FAIL("step %d: %s", step, fz_group_error(g));
-		double t_sync = now_ms();
-		if (have_x) { /* the previous step's exchange, finished by now */
-			float m = 0, mx = 0;
-			for (int r = 0; r < D; r++)
-				if (!fz_event_elapsed(DEV(r), ex[r][0], ex[r][1], &m) && m > mx) mx = m;
-			t_x[step - 1] += mx;
-		}
-		size_t bytes[FZ_MAX_GROUP];
-		long long total = 0;
-		for (int r = 0; r < D; r++) {
-			if (c[r] < 0 || c[r] > hi[r] - lo[r]) FAIL("step %d rank %d: nspikes = %d is out of range", step, r, c[r]);
-			bytes[r] = (size_t)c[r] * 4, total += c[r];
-		}
-		if (D > 1 && total) {
-			for (int r = 0; r < D; r++) fz_event_record(DEV(r), ex[r][0], fz_group_stream(g, r));
-			double t0 = now_ms();
-			if (fz_group_allgatherv(g, out, bytes, fired[1 - f])) FAIL("step %d: %s", step, fz_group_error(g));
-			t_x[step] = now_ms() - t0; /* the host's part; the devices' part is added at the next sync */
-			for (int r = 0; r < D; r++) fz_event_record(DEV(r), ex[r][1], fz_group_stream(g, r));
-			have_x = 1;
-		} else {
-			have_x = 0;
-		}
-		/* the step's spike set, from rank 0's copy of the whole list: kept on the
-		   device and checked after the last step (or here, without a history) */
-		res->count[step] = total;
-		at[step] = step ? at[step - 1] + res->count[step - 1] : 0;
-		if (total && !res->inline_check &&
-		    fz_copy_on_device(DEV(0), hist + (fz_ptr)at[step] * 4, fired[1 - f][0], (size_t)total * 4, fz_group_stream(g, 0)))
-			FAIL("%s", fz_device_error(DEV(0)));
-		if (total && res->inline_check) {
-			if (fz_copy_to_host(DEV(0), list, fired[1 - f][0], (size_t)total * 4, fz_group_stream(g, 0)) ||
-			    fz_stream_sync(DEV(0), fz_group_stream(g, 0)))
-				FAIL("%s", fz_device_error(DEV(0)));
-			checksum(res, step, list, total);
-		}
-		res->total += total;
-		F = (int32_t)total;
-		if (!F) { /* silent: stimulate (not timed as exchange: every device count does the same) */
-			F = stimulus(list, N, step);
-			for (int r = 0; r < D; r++)
-				if (fz_copy_to_device(DEV(r), fired[1 - f][r], list, (size_t)F * 4, NULL)) FAIL("%s", fz_device_error(DEV(r)));
-		}
-		double t_end = now_ms();
-		t_c[step] = t_sync - t_prev;
-		t_step[step] = t_end - t_prev;
-		t_prev = t_end;
-	}
-	if (fz_group_sync(g)) FAIL("%s", fz_group_error(g));
-	for (int step = 0; step < steps && !res->inline_check; step++) { /* the spike sets, untimed */
-		if (res->count[step] && fz_copy_to_host(DEV(0), list, hist + (fz_ptr)at[step] * 4, (size_t)res->count[step] * 4, NULL))
-			FAIL("%s", fz_device_error(DEV(0)));
-		checksum(res, step, list, res->count[step]);
-	}
-	if (have_x) {
-		float m = 0, mx = 0;
-		for (int r = 0; r < D; r++)
-			if (!fz_event_elapsed(DEV(r), ex[r][0], ex[r][1], &m) && m > mx) mx = m;
-		t_x[steps - 1] += mx;
-	}
-	for (int r = 0; r < D; r++)
-		if (fz_copy_to_host(DEV(r), res->v + lo[r], v[steps & 1][r], (size_t)(hi[r] - lo[r]) * 4, NULL)) FAIL("%s", fz_device_error(DEV(r)));
-	/* medians over the steps after the first (which pays first-launch costs) */
-	int m = steps > 1 ? steps - 1 : 1, o = steps > 1 ? 1 : 0;
-	double xs = 0, ss = 0;
-	for (int i = o; i < steps; i++) xs += t_x[i], ss += t_step[i];
-	res->step_ms = median(t_step + o, m), res->compute_ms = median(t_c + o, m);
-	res->exchange_ms = ss > 0 ? xs / ss * res->step_ms : 0; /* the exchange's share of the time, applied to the median step */
-	rc = 0;
-out:
-	for (int r = 0; g && r < D; r++) {
-		fz_device *d = DEV(r);
-		fz_ptr b[] = {row[r], col[r], w[r], v[0][r], v[1][r], out[r], fired[0][r], fired[1][r], cnt[r], scratch[r], r ? 0 : hist};
-		for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) fz_free(d, b[i]);
-		fz_event_destroy(d, ex[r][0]), fz_event_destroy(d, ex[r][1]);
-	}
-	fz_group_unload(g, arts);
-	fz_group_close(g);
-	free(rp), free(list), free(vh), free(cl), free(wt), free(t_step), free(t_x), free(t_c), free(at);
+	if (!res->count || !res->sum || !res->sq || !res->v) FAIL("out of memory");
+	if (D ? fz_group_open(D, NULL, &m.g, err) : fz_group_join(NULL, &m.g, err)) FAIL("%s", err);
+	m.L = fz_group_size(m.g), m.W = fz_group_ranks(m.g);
+	res->devices = m.W, res->procs = !D, res->rank = fz_group_rank(m.g, 0);
+	long long lo, hi;
+	fz_group_range(N, m.W, 0, &lo, &hi);
+	const char *cap = getenv("SPIKING_MGPU_CAP");
+	m.C = cap && atoll(cap) > 0 && atoll(cap) < hi - lo ? atoll(cap) : hi - lo; /* rank 0's range: the largest */
+	res->cap = m.C;
+	int rc = setup(&m, dir) || step(&m, 0) || fz_exchange_wait(m.x) || fz_group_sync(m.g);
+	double t0 = now_ms();
+	for (int t = 1; !rc && t < steps; t++) rc = step(&m, t);
+	if (!rc && (fz_exchange_wait(m.x) || fz_group_sync(m.g))) rc = fprintf(stderr, "spiking_mgpu: %s\n", fz_group_error(m.g)) > 0;
+	double wall = now_ms() - t0;
+	if (!rc) rc = finish(&m, res);
+	if (!rc) timings(&m, res, wall);
+	if (rc && fz_group_error(m.g)[0]) fprintf(stderr, "spiking_mgpu: rank %d: %s\n", res->rank, fz_group_error(m.g));
+	teardown(&m);
 	return rc;
+}
+
+static void free_run(run *r) { free(r->count), free(r->sum), free(r->sq), free(r->v); }
+
+static uint64_t digest(const run *r, long long n, int steps)
+{
+	uint64_t h = 0; /* every step's count and checksums, then the potentials' bits */
+	for (int k = 0; k < steps; k++) h = mix(h ^ (uint64_t)r->count[k]) ^ mix(r->sum[k]) ^ r->sq[k];
+	for (long long k = 0; k < n; k++) {
+		uint32_t b;
+		memcpy(&b, &r->v[k], 4);
+		h = mix(h ^ b);
+	}
+	return h;
+}
+
+static int report(const run *res, int nres, long long n, int steps)
+{
+	int status = 0;
+	for (int i = 0; i < nres; i++) {
+		int same = !memcmp(res[i].count, res[0].count, (size_t)steps * sizeof *res[0].count) &&
+		           !memcmp(res[i].sum, res[0].sum, (size_t)steps * 8) && !memcmp(res[i].sq, res[0].sq, (size_t)steps * 8) &&
+		           !memcmp(res[i].v, res[0].v, (size_t)n * 4);
+		if (!same) status = 1;
+		const run *r = &res[i];
+		printf("result spiking N=%lld steps=%d devices=%d%s step_ms=%.4f compute_ms=%.4f exchange_ms=%.4f exposed_ms=%.4f "
+		       "exchange_share=%.3f speedup=%.3f spikes=%lld silent_steps=%d capacity=%lld identical_to_%d=%s history=device "
+		       "digest=%016llx\n",
+		       n, steps, r->devices, r->procs ? " procs=yes" : "", r->step_ms, r->step_ms - r->exposed_ms, r->exchange_ms, r->exposed_ms,
+		       r->step_ms > 0 ? r->exchange_ms / r->step_ms : 0.0, r->step_ms > 0 ? res[0].step_ms / r->step_ms : 0.0, r->total,
+		       r->silent, r->cap, res[0].devices, same ? "yes" : "NO", (unsigned long long)digest(r, n, steps));
+	}
+	return status;
 }
 
 int main(int argc, char **argv)
@@ -270,14 +412,27 @@ int main(int argc, char **argv)
 	long long n = argc > 2 ? atoll(argv[2]) : 1048576;
 	int steps = argc > 3 ? atoi(argv[3]) : 50;
 	if (n < 16 || n > (1 << 24) || steps < 1 || steps > 100000)
-		return fprintf(stderr, "usage: spiking_mgpu [ARTIFACT_DIR [N (16 .. 2^24) [STEPS [DEVICES (e.g. 1,2)]]]]\n"), 2;
+		return fprintf(stderr, "usage: spiking_mgpu [ARTIFACT_DIR [N (16 .. 2^24) [STEPS [DEVICES (e.g. 1,2, or procs)]]]]\n"), 2;
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	char err[FZ_ERRMSG_SIZE];
 	int have = 0;
 	if (fz_device_count(&have, err)) return fprintf(stderr, "spiking_mgpu: no GPU to run on: %s\n", err), 2;
 	if (have < 1) return fprintf(stderr, "spiking_mgpu: no GPU to run on: the driver sees no device\n"), 2;
 	run res[8];
 	int nres = 0, status = 0;
-	for (const char *c = devlist; *c && nres < 8;) {
+	memset(res, 0, sizeof res);
+	if (!strcmp(devlist, "procs")) { /* the job's ranks together, then rank 0 alone on one device to compare */
+		status = simulate(dir, 0, (int32_t)n, steps, &res[1]);
+		if (!status && res[1].rank != 0) {
+			printf("spiking_mgpu: rank %d of %d done\n", res[1].rank, res[1].devices);
+			free_run(&res[1]);
+			return 0;
+		}
+		if (!status) status = simulate(dir, 1, (int32_t)n, steps, &res[0]);
+		nres = 2;
+		devlist = "";
+	}
+	for (const char *c = devlist; *c && nres < 8 && !status;) {
 		int D = atoi(c);
 		while (*c && *c != ',') c++;
 		if (*c == ',') c++;
@@ -286,32 +441,10 @@ int main(int argc, char **argv)
 			printf("spiking_mgpu: %d devices asked, this machine has %d: skipped\n", D, have);
 			continue;
 		}
-		if (simulate(dir, D, (int32_t)n, steps, &res[nres])) {
-			status = 1;
-			nres++;
-			break;
-		}
-		nres++;
+		status = simulate(dir, D, (int32_t)n, steps, &res[nres++]);
 	}
-	for (int i = 0; !status && i < nres; i++) {
-		int same = !memcmp(res[i].count, res[0].count, (size_t)steps * sizeof *res[0].count) &&
-		           !memcmp(res[i].sum, res[0].sum, (size_t)steps * 8) && !memcmp(res[i].sq, res[0].sq, (size_t)steps * 8) &&
-		           !memcmp(res[i].v, res[0].v, (size_t)n * 4);
-		if (!same) status = 1;
-		uint64_t digest = 0; /* every step's count and checksums, then the potentials' bits */
-		for (int k = 0; k < steps; k++) digest = mix(digest ^ (uint64_t)res[i].count[k]) ^ mix(res[i].sum[k]) ^ res[i].sq[k];
-		for (long long k = 0; k < n; k++) {
-			uint32_t b;
-			memcpy(&b, &res[i].v[k], 4);
-			digest = mix(digest ^ b);
-		}
-		printf("result spiking N=%lld steps=%d devices=%d step_ms=%.4f compute_ms=%.4f exchange_ms=%.4f exchange_share=%.3f "
-		       "speedup=%.3f spikes=%lld identical_to_%d=%s history=%s digest=%016llx\n",
-		       n, steps, res[i].devices, res[i].step_ms, res[i].compute_ms, res[i].exchange_ms,
-		       res[i].step_ms > 0 ? res[i].exchange_ms / res[i].step_ms : 0.0, res[0].step_ms / res[i].step_ms, res[i].total,
-		       res[0].devices, same ? "yes" : "NO", res[i].inline_check ? "inline" : "device", (unsigned long long)digest);
-	}
-	for (int i = 0; i < nres; i++) free(res[i].count), free(res[i].sum), free(res[i].sq), free(res[i].v);
+	if (!status) status = report(res, nres, n, steps);
+	for (int i = 0; i < nres; i++) free_run(&res[i]);
 	printf("%s\n", status ? "FAILED" : "ok");
 	return status;
 }

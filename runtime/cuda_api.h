@@ -39,10 +39,12 @@
 	X(cuMemcpyDtoDAsync_v2, NULL, (CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream)) \
 	X(cuMemsetD8_v2, NULL, (CUdeviceptr dst, unsigned char value, size_t n)) \
 	X(cuMemsetD8Async, NULL, (CUdeviceptr dst, unsigned char value, size_t n, CUstream stream)) \
+	X(cuMemsetD32Async, NULL, (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream)) \
 	X(cuStreamCreate, NULL, (CUstream *stream, unsigned int flags)) \
 	X(cuStreamDestroy_v2, NULL, (CUstream stream)) \
 	X(cuStreamSynchronize, NULL, (CUstream stream)) \
 	X(cuStreamQuery, NULL, (CUstream stream)) \
+	X(cuStreamWaitEvent, NULL, (CUstream stream, CUevent event, unsigned int flags)) \
 	X(cuEventCreate, NULL, (CUevent *event, unsigned int flags)) \
 	X(cuEventDestroy_v2, NULL, (CUevent event)) \
 	X(cuEventRecord, NULL, (CUevent event, CUstream stream)) \

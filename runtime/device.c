@@ -204,6 +204,12 @@ int fz_memset(fz_device *d, fz_ptr dst, unsigned char v, size_t n, fz_stream *s)
 	IN_CTX(d, s ? CU(d->err, cuMemsetD8Async, dst, v, n, ST(s)) : finish(d, CU(d->err, cuMemsetD8_v2, dst, v, n)));
 }
 
+int fz_memset32(fz_device *d, fz_ptr dst, unsigned int v, size_t count, fz_stream *s)
+{
+	if (d && !s) return fr_err(d->err, FZ_ERR_INVALID, "fz_memset32: queued on a stream only (stream is NULL)");
+	IN_CTX(d, CU(d->err, cuMemsetD32Async, dst, v, count, ST(s)));
+}
+
 int fz_stream_create(fz_device *d, fz_stream **out)
 {
 	if (!d || !out) return FZ_ERR_INVALID;
@@ -267,6 +273,13 @@ int fz_event_record(fz_device *d, fz_event *e, fz_stream *s)
 	if (!d) return FZ_ERR_INVALID;
 	if (!e) return fr_err(d->err, FZ_ERR_INVALID, "fz_event_record: event is NULL");
 	IN_CTX(d, CU(d->err, cuEventRecord, (CUevent)e, ST(s)));
+}
+
+int fz_stream_wait(fz_device *d, fz_stream *s, fz_event *e)
+{
+	if (!d) return FZ_ERR_INVALID;
+	if (!e) return fr_err(d->err, FZ_ERR_INVALID, "fz_stream_wait: event is NULL");
+	IN_CTX(d, CU(d->err, cuStreamWaitEvent, ST(s), (CUevent)e, 0));
 }
 
 int fz_event_elapsed(fz_device *d, fz_event *start, fz_event *end, float *ms)

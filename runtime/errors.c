@@ -28,6 +28,7 @@ const char *fz_strerror(int code)
 		[FZ_ERR_SHARD] = "the fusion cannot be sharded that way",
 		[FZ_ERR_STALL] = "a persistent pipeline stalled: a barrier's watchdog expired",
 		[FZ_ERR_TIMEOUT] = "a bounded wait for another process expired (a peer missing or gone)",
+		[FZ_ERR_OVERFLOW] = "more items than a fixed-capacity exchange holds (a list was cut)",
 	};
 	if (code < 0 || code >= FZ_ERR_COUNT_) return "unknown fuserun error code";
 	return text[code];

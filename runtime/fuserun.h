@@ -169,6 +169,7 @@ enum {
 	FZ_ERR_SHARD,          /* the fusion cannot be sharded over that size (fz_shard_plan says why) */
 	FZ_ERR_STALL,          /* a persistent pipeline's barrier waited past its watchdog (the message names the phase) */
 	FZ_ERR_TIMEOUT,        /* a joined group's bounded wait expired: a peer process never answered (the message names the wait) */
+	FZ_ERR_OVERFLOW,       /* a fixed-capacity exchange was given more items than its capacity (the message names step and rank) */
 	FZ_ERR_COUNT_
 };
 /* a static description of the code (never NULL) */
@@ -368,6 +369,9 @@ int fz_copy_to_device(fz_device *dev, fz_ptr dst, const void *src, size_t bytes,
 int fz_copy_to_host(fz_device *dev, void *dst, fz_ptr src, size_t bytes, fz_stream *stream);
 int fz_copy_on_device(fz_device *dev, fz_ptr dst, fz_ptr src, size_t bytes, fz_stream *stream);
 int fz_memset(fz_device *dev, fz_ptr dst, unsigned char value, size_t bytes, fz_stream *stream);
+/* count 32-bit words at dst set to value (a sentinel that is not a byte
+   repeated), queued on stream (not NULL) */
+int fz_memset32(fz_device *dev, fz_ptr dst, unsigned int value, size_t count, fz_stream *stream);
 
 /* Streams (non-blocking with respect to the default stream) and events. */
 int fz_stream_create(fz_device *dev, fz_stream **out);
@@ -376,6 +380,9 @@ int fz_stream_sync(fz_device *dev, fz_stream *stream);
 int fz_event_create(fz_device *dev, fz_event **out);
 int fz_event_destroy(fz_device *dev, fz_event *event);
 int fz_event_record(fz_device *dev, fz_event *event, fz_stream *stream);
+/* work queued on stream after this waits (on the device) for the event's
+   last record; the host does not wait */
+int fz_stream_wait(fz_device *dev, fz_stream *stream, fz_event *event);
 /* waits for `end`, then the milliseconds from start to end */
 int fz_event_elapsed(fz_device *dev, fz_event *start, fz_event *end, float *ms);
 
@@ -612,6 +619,39 @@ int fz_group_rank(const fz_group *g, int local); /* the job-wide rank of a local
    id names a bootstrap root inside this process: keep it alive until
    every rank has joined. */
 int fz_nccl_unique_id(char hex[2 * 128 + 1], char *errbuf);
+
+/* ---- lists exchanged on the devices, step after step (exchange.c) -- */
+
+/* Every step, every rank of a group (of one process or joined) has a list
+   of at most `cap` elements of elem_bytes and its count, an i32 that a
+   kernel writes to fz_exchange_count(x, local, step). fz_exchange_post
+   all-gathers, on a stream of the exchange's own per local rank that
+   starts after what the rank's stream (fz_group_stream) has queued so far,
+   the counts into a history on every device (steps x ranks i32) and the
+   first cap elements of each rank's send buffer into every rank's recv
+   buffer (ranks x cap elements, in rank order); the host waits for
+   nothing. The list is sent whole, so the items past a rank's count must
+   be ones the reader skips (a sentinel the application writes, e.g. with
+   fz_memset32 before the kernel that fills the list). fz_exchange_wait
+   makes each rank's stream wait, on the device, for the last post: work
+   queued before it (what does not read recv) overlaps the exchange.
+   fz_exchange_counts (after the streams' work, a bounded sync where
+   joined) reads the history of steps [0, n) and checks every count: one
+   past cap is FZ_ERR_OVERFLOW naming the step and rank (that list was cut:
+   everything after it is wrong), never a silent drop. Send and recv buffers
+   are the application's; with one rank in all and send == recv nothing is
+   copied. With FZ_EXCHANGE_TIMED, fz_exchange_elapsed gives each step's
+   exchange time on its stream (after fz_exchange_counts or a sync). */
+typedef struct fz_exchange fz_exchange;
+enum { FZ_EXCHANGE_TIMED = 1 };
+#define FZ_EXCHANGE_MAX_STEPS 1000000
+int fz_exchange_create(fz_group *g, size_t elem_bytes, long long cap, int steps, int flags, fz_exchange **out);
+void fz_exchange_destroy(fz_exchange *x);  /* NULL is ignored; before fz_group_close */
+fz_ptr fz_exchange_count(const fz_exchange *x, int local, int step); /* 0 for a bad rank or step */
+int fz_exchange_post(fz_exchange *x, int step, const fz_ptr *send, const fz_ptr *recv);
+int fz_exchange_wait(fz_exchange *x);
+int fz_exchange_counts(fz_exchange *x, int n, int *counts); /* counts: n x ranks, or NULL */
+int fz_exchange_elapsed(fz_exchange *x, int local, int step, float *ms);
 
 /* ---- a fusion sharded across a group (shard.c) --------------------- */
 

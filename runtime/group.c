@@ -31,7 +31,7 @@ void fz_group_range(long long n, int size, int rank, long long *lo, long long *h
 }
 
 /* marks the group failed with the current message (a lost device, a failed collective) */
-static int fail(fz_group *g, int rc)
+int fr_group_fail(fz_group *g, int rc)
 {
 	if (rc && !g->failed) g->failed = rc;
 	return rc;
@@ -44,7 +44,7 @@ static int usable(fz_group *g)
 }
 
 /* the group's message from a rank's device handle */
-static void copy_device_error(fz_group *g, int r)
+void fr_group_device_error(fz_group *g, int r)
 {
 	fr_err(g->err, 0, "device %d (rank %d): %s", g->dev[r]->ordinal, g->first + r, fz_device_error(g->dev[r]));
 }
@@ -125,7 +125,7 @@ int fz_group_load(fz_group *g, const char *path, fz_artifact **arts)
 	for (int r = 0; r < g->n; r++) arts[r] = NULL;
 	for (int r = 0; !rc && r < g->n; r++) {
 		rc = fz_artifact_load(g->dev[r], path, &arts[r]);
-		if (rc) copy_device_error(g, r);
+		if (rc) fr_group_device_error(g, r);
 	}
 	if (rc) fz_group_unload(g, arts);
 	return rc;
@@ -147,11 +147,11 @@ static int async_errors(fz_group *g)
 	for (int r = 0; g->nccl && r < g->n; r++) {
 		fr_ncclResult_t e = FR_NCCL_SUCCESS;
 		fr_ncclResult_t nr = g->nccl->ncclCommGetAsyncError(g->comm[r], &e);
-		if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, "ncclCommGetAsyncError", nr));
+		if (nr != FR_NCCL_SUCCESS) return fr_group_fail(g, fr_nccl_error(g->nccl, g->err, "ncclCommGetAsyncError", nr));
 		if (e != FR_NCCL_SUCCESS && e != FR_NCCL_IN_PROGRESS) {
 			char call[64];
 			snprintf(call, sizeof call, "rank %d (device %d) communicator", g->first + r, g->dev[r]->ordinal);
-			fail(g, fr_nccl_error(g->nccl, g->err, call, e));
+			fr_group_fail(g, fr_nccl_error(g->nccl, g->err, call, e));
 			if (g->joined) fr_join_blame(g);
 			return g->failed;
 		}
@@ -165,18 +165,18 @@ int fz_group_sync(fz_group *g)
 	if (!rc && g->joined) return fr_join_sync(g); /* bounded: a peer may be gone */
 	for (int r = 0; !rc && r < g->n; r++) {
 		rc = fz_stream_sync(g->dev[r], g->stream[r]);
-		if (rc) copy_device_error(g, r), fail(g, rc);
+		if (rc) fr_group_device_error(g, r), fr_group_fail(g, rc);
 	}
 	return rc ? rc : async_errors(g);
 }
 
 /* ends an NCCL group; a failure makes the group unusable */
-static int group_end(fz_group *g, int rc, const char *what)
+int fr_group_end(fz_group *g, int rc, const char *what)
 {
 	fr_ncclResult_t nr = g->nccl->ncclGroupEnd();
 	if (rc) return rc;
 	if (nr == FR_NCCL_IN_PROGRESS && g->joined) return fr_join_settle(g, what); /* a non-blocking communicator */
-	if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, what, nr));
+	if (nr != FR_NCCL_SUCCESS) return fr_group_fail(g, fr_nccl_error(g->nccl, g->err, what, nr));
 	return async_errors(g);
 }
 
@@ -191,17 +191,17 @@ int fz_group_allgather(fz_group *g, const fz_ptr *send, const fz_ptr *recv, size
 	if (g->world == 1) {
 		if (send[0] == recv[0]) return FZ_OK;
 		rc = fz_copy_on_device(g->dev[0], recv[0], send[0], bytes, g->stream[0]);
-		if (rc) copy_device_error(g, 0), fail(g, rc);
+		if (rc) fr_group_device_error(g, 0), fr_group_fail(g, rc);
 		return rc;
 	}
 	fr_ncclResult_t nr = g->nccl->ncclGroupStart();
-	if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, "ncclGroupStart", nr));
+	if (nr != FR_NCCL_SUCCESS) return fr_group_fail(g, fr_nccl_error(g->nccl, g->err, "ncclGroupStart", nr));
 	for (int r = 0; !rc && r < g->n; r++) {
 		nr = g->nccl->ncclAllGather((const void *)(uintptr_t)send[r], (void *)(uintptr_t)recv[r], bytes, FR_NCCL_INT8, g->comm[r],
 		                            (CUstream)g->stream[r]);
-		if (nr != FR_NCCL_SUCCESS) rc = fail(g, fr_nccl_error(g->nccl, g->err, "ncclAllGather", nr));
+		if (nr != FR_NCCL_SUCCESS) rc = fr_group_fail(g, fr_nccl_error(g->nccl, g->err, "ncclAllGather", nr));
 	}
-	return group_end(g, rc, "ncclGroupEnd (all-gather)");
+	return fr_group_end(g, rc, "ncclGroupEnd (all-gather)");
 }
 
 int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, const fz_ptr *recv)
@@ -219,23 +219,23 @@ int fz_group_allgatherv(fz_group *g, const fz_ptr *send, const size_t *bytes, co
 	if (g->world == 1) {
 		if (!bytes[0] || send[0] == recv[0]) return FZ_OK;
 		rc = fz_copy_on_device(g->dev[0], recv[0], send[0], bytes[0], g->stream[0]);
-		if (rc) copy_device_error(g, 0), fail(g, rc);
+		if (rc) fr_group_device_error(g, 0), fr_group_fail(g, rc);
 		return rc;
 	}
 	/* one broadcast a root into its place in every rank's buffer: NCCL has no
 	   all-gather of unequal parts, and the host knows the parts' sizes */
 	fr_ncclResult_t nr = g->nccl->ncclGroupStart();
-	if (nr != FR_NCCL_SUCCESS) return fail(g, fr_nccl_error(g->nccl, g->err, "ncclGroupStart", nr));
+	if (nr != FR_NCCL_SUCCESS) return fr_group_fail(g, fr_nccl_error(g->nccl, g->err, "ncclGroupStart", nr));
 	size_t off = 0;
 	for (int root = 0; !rc && root < g->world; off += bytes[root], root++) {
 		if (!bytes[root]) continue;
 		for (int r = 0; !rc && r < g->n; r++) {
 			nr = g->nccl->ncclBroadcast((const void *)(uintptr_t)send[r], (void *)(uintptr_t)(recv[r] + off), bytes[root], FR_NCCL_INT8,
 			                            root, g->comm[r], (CUstream)g->stream[r]);
-			if (nr != FR_NCCL_SUCCESS) rc = fail(g, fr_nccl_error(g->nccl, g->err, "ncclBroadcast", nr));
+			if (nr != FR_NCCL_SUCCESS) rc = fr_group_fail(g, fr_nccl_error(g->nccl, g->err, "ncclBroadcast", nr));
 		}
 	}
-	return group_end(g, rc, "ncclGroupEnd (all-gather of unequal parts)");
+	return fr_group_end(g, rc, "ncclGroupEnd (all-gather of unequal parts)");
 }
 
 /* ---- fixed-order combination ---- */
@@ -250,15 +250,15 @@ static int exchange(fz_group *g, const unsigned char *mine, unsigned char *all)
 	int rc = fz_alloc(d, 16 + total, &buf);
 	if (!rc) rc = fz_copy_to_device(d, buf, mine, 16, g->stream[0]);
 	if (rc) {
-		copy_device_error(g, 0);
+		fr_group_device_error(g, 0);
 		fz_free(d, buf);
-		return fail(g, rc);
+		return fr_group_fail(g, rc);
 	}
 	fz_ptr send[1] = {buf}, recv[1] = {buf + 16};
 	rc = fz_group_allgather(g, send, recv, 16);
 	if (!rc) {
 		rc = fz_copy_to_host(d, all, buf + 16, total, g->stream[0]);
-		if (rc) copy_device_error(g, 0), fail(g, rc);
+		if (rc) fr_group_device_error(g, 0), fr_group_fail(g, rc);
 	}
 	if (!rc) rc = fz_group_sync(g);
 	fz_free(d, buf);
@@ -283,7 +283,7 @@ int fz_group_combine(fz_group *g, const fz_ptr *partial, const char *type, int o
 	for (int r = 0; !rc && r < g->n; r++) {
 		if (!partial[r]) continue;
 		rc = fz_copy_to_host(g->dev[r], val[g->first + r], partial[r], size, g->stream[r]);
-		if (rc) copy_device_error(g, r), fail(g, rc);
+		if (rc) fr_group_device_error(g, r), fr_group_fail(g, rc);
 		val[g->first + r][8] = 1;
 	}
 	if (!rc) rc = fz_group_sync(g);

@@ -66,6 +66,14 @@ struct fz_group {
 	int failed;            /* the first failure of a collective or a sync; the group is unusable */
 	char err[FZ_ERRMSG_SIZE];
 };
+/* group.c, for exchange.c: fail marks the group failed with rc (the
+   first failure sticks); device_error copies local rank r's device message
+   into g->err, naming device and rank; end closes an NCCL group of calls
+   (a non-blocking communicator settled, bounded) and asks for NCCL's
+   asynchronous errors. */
+int fr_group_fail(fz_group *g, int rc);
+void fr_group_device_error(fz_group *g, int r);
+int fr_group_end(fz_group *g, int rc, const char *what);
 /* join.c: a joined group's bounded waits. settle: NCCL calls on a
    non-blocking communicator return ncclInProgress; polls until it is done.
    sync: each local stream finished, polling NCCL's asynchronous errors.

@@ -27,7 +27,7 @@ RT_SOFILE    := libfuserun.so.$(RT_VERSION)
 RT_CPPFLAGS := -Iruntime -I$(CUDA_HOME)/include
 RT_LIBS     := -ldl -lpthread -lm
 RT_LIB_SRC  := runtime/errors.c runtime/cuda_api.c runtime/sha256.c runtime/files.c runtime/manifest.c \
-               runtime/nccl_api.c runtime/group.c runtime/join.c runtime/shard.c \
+               runtime/nccl_api.c runtime/group.c runtime/join.c runtime/exchange.c runtime/shard.c \
                runtime/verify.c runtime/shape.c runtime/device.c runtime/artifact.c runtime/pipeline.c \
                runtime/recipe.c runtime/call.c
 RT_TOOL_SRC := runtime/tool/fuserun.c runtime/tool/list.c runtime/tool/tensors.c runtime/tool/gpu_check.c \
@@ -115,7 +115,7 @@ build/rt/libfakenccl.so: runtime/tests/fake_nccl.c
 	$(CC) $(WARN) $(CFLAGS) -fPIC -shared $< -o $@
 # the group runtime's tests: a fake libcuda with several devices and a fake
 # libnccl (runtime/tests/mgpu.sh)
-build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/test_shard.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
+build/rt/test_group: build/rt/sant/test_group.o build/rt/sant/test_shard.o build/rt/sant/test_exchange.o build/rt/sant/testutil.o $(RT_SAN_OBJ)
 	$(CC) $(SANFLAGS) $^ $(RT_LIBS) -o $@
 # one process per GPU: each process of a job one rank, started by
 # fuserun-launch (runtime/tests/join.sh)

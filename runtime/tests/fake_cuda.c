@@ -11,6 +11,9 @@
  *   FAKECUDA_FAIL_CODE  the CUresult that failing call returns (default: one
  *                     typical of the call), a code the fake cannot name too
  *   FAKECUDA_MEM_MB   device memory (default 256)
+ *   FAKECUDA_COUNT    call names, comma-separated: at exit, "fakecuda: NAME
+ *                     called N times" on stderr for each (a test that a
+ *                     loop does not synchronise with the host each step)
  * and queried by the tests through fakecuda_* functions. It also links into
  * tests/gpu/validate.c (cuCtxSetCurrent, cuModuleLoadData), so that the GPU
  * validator's comparison is tested on the CPU: nothing runs, so every
@@ -62,10 +65,33 @@ static int env_int(const char *name, int dflt)
 	return s && *s ? atoi(s) : dflt;
 }
 
+/* FAKECUDA_COUNT's calls: names and counts, printed at exit */
+static struct { char name[64]; long n; } counted[16];
+static int ncounted = -1;
+static void count_call(const char *name)
+{
+	if (ncounted < 0) {
+		ncounted = 0;
+		const char *s = getenv("FAKECUDA_COUNT");
+		while (s && *s && ncounted < 16) {
+			size_t n = strcspn(s, ",");
+			if (n && n < sizeof counted[0].name) memcpy(counted[ncounted].name, s, n), counted[ncounted++].name[n] = 0;
+			s += n + (s[n] == ',');
+		}
+	}
+	for (int i = 0; i < ncounted; i++)
+		if (!strcmp(counted[i].name, name)) counted[i].n++;
+}
+__attribute__((destructor)) static void print_counts(void)
+{
+	for (int i = 0; i < ncounted; i++) fprintf(stderr, "fakecuda: %s called %ld times\n", counted[i].name, counted[i].n);
+}
+
 /* counts a call; the error it is told to fail with, or success */
 static CUresult fault(const char *name, CUresult code)
 {
 	calls++;
+	count_call(name);
 	const char *f = getenv("FAKECUDA_FAIL");
 	if ((f && !strcmp(f, name)) || calls == env_int("FAKECUDA_FAIL_AT", -1)) {
 		injected++;
@@ -460,6 +486,18 @@ API CUresult cuMemsetD8Async(CUdeviceptr d, unsigned char v, size_t n, CUstream 
 	return cuMemsetD8_v2(d, v, n);
 }
 
+API CUresult cuMemsetD32Async(CUdeviceptr d, unsigned int v, size_t n, CUstream st)
+{
+	(void)st;
+	FAULT(CUDA_ERROR_INVALID_VALUE);
+	NEED_CTX();
+	if (n > SIZE_MAX / 4 || (d & 3)) return CUDA_ERROR_INVALID_VALUE;
+	CHECK_RANGE(d, n * 4);
+	log_add("memset32 %llx %zu words to %u", (unsigned long long)d, n, v);
+	for (size_t i = 0; i < n; i++) memcpy((char *)(uintptr_t)d + 4 * i, &v, 4);
+	return CUDA_SUCCESS;
+}
+
 API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 {
 	(void)flags;
@@ -515,6 +553,14 @@ API CUresult cuEventRecord(CUevent e, CUstream s)
 	NEED_CTX();
 	((fevent *)(void *)e)->stamp = ++stamps;
 	return CUDA_SUCCESS;
+}
+/* everything ran when it was queued: the wait is over at once */
+API CUresult cuStreamWaitEvent(CUstream s, CUevent e, unsigned int flags)
+{
+	(void)s;
+	FAULT(CUDA_ERROR_INVALID_HANDLE);
+	NEED_CTX();
+	return e && !flags ? CUDA_SUCCESS : CUDA_ERROR_INVALID_VALUE;
 }
 API CUresult cuEventSynchronize(CUevent e)
 {

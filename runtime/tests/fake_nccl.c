@@ -237,6 +237,8 @@ static int run_posts(void)
 		if (k[r] >= 64) return 5;
 		by[r][k[r]++] = &posts[i];
 	}
+	for (int r = 0; r < n; r++)
+		if (k[r] != per) return 5; /* a rank posted fewer calls (one of its calls failed): ncclInvalidUsage */
 	for (int j = 0; j < per; j++) {
 		post *p0 = by[0][j];
 		for (int r = 1; r < n; r++)

@@ -7,9 +7,9 @@ L=bin/fuserun-launch
 J="timeout 60 env $F $N FAKECUDA_DEVICES=3 TMPDIR=$(pwd)/$T"
 TJ=$B/test_join
 mkdir -p $T/join
-expect "two processes join and run: collectives, combine, a sharded fusion gathered in both" 0 \
-	"rank 1: 9 passed, 0 failed" -- sh -c "$J $L -n 2 $TJ generated run | grep -q 'rank 0: 9 passed, 0 failed' && $J $L -n 2 $TJ generated run"
-expect "three processes join and run" 0 "rank 2: 9 passed, 0 failed" -- $J $L -n 3 $TJ generated run
+expect "two processes join and run: collectives, combine, a sharded fusion gathered, the exchange, in both" 0 \
+	"rank 1: 11 passed, 0 failed" -- sh -c "$J $L -n 2 $TJ generated run | grep -q 'rank 0: 11 passed, 0 failed' && $J $L -n 2 $TJ generated run"
+expect "three processes join and run" 0 "rank 2: 11 passed, 0 failed" -- $J $L -n 3 $TJ generated run
 expect "a process killed mid-run: its peer ends with an error naming it" 137 \
 	"rank 0: round 2: .*remote process exited.*; rank 1 (pid [0-9]* on [^ ]*) has exited" -- \
 	$J FAKENCCL_DIE_AT=3 FAKENCCL_DIE_RANK=1 $L -n 2 $TJ generated loop 10
@@ -60,6 +60,15 @@ expect "fuserun-launch stops ranks that outlive the grace after a failure" 1 "ra
 # the example and fuserun bench, one process per device
 expect "te_mgpu procs: two processes run the sharded estimator, rank 0 compares" "0 1" \
 	"result te N=67 devices=2 procs=yes .*identical_to_1=" -- $J $L -n 2 bin/te_mgpu generated 67 procs 2
+expect "spiking_mgpu procs: two processes exchange on the devices, rank 0 compares with one device" 0 \
+	"result spiking N=2000 steps=4 devices=2 procs=yes .*identical_to_1=yes" -- $J $L -n 2 bin/spiking_mgpu generated 2000 4 procs
+ps() { $J FAKECUDA_COUNT=cuStreamSynchronize,cuStreamQuery RANK=0 WORLD_SIZE=1 bin/spiking_mgpu generated 2000 "$1" procs 2>&1 | grep '^fakecuda:' | tr '\n' ' '; }
+p2=$(ps 2) p10=$(ps 10)
+[ -n "$p2" ] && [ "$p2" = "$p10" ] && ok "spiking_mgpu procs: no host synchronisation inside the step loop" ||
+	bad "spiking_mgpu procs: no host synchronisation inside the step loop" "2 steps: $p2; 10 steps: $p10"
+expect "spiking_mgpu procs: a process killed mid-run, its peer names it" 137 \
+	"spiking_mgpu: step [0-9]*: .*remote process exited.*; rank 1 (pid [0-9]* on [^ ]*) has exited" -- \
+	$J FAKENCCL_DIE_AT=5 FAKENCCL_DIE_RANK=1 $L -n 2 bin/spiking_mgpu generated 2000 6 procs
 expect "fuserun bench --devices 2 --procs: one process a device, rank 0 reports" "0 1" '"devices": 2, "processes": 2' -- \
 	$J FUSERUN_LAUNCH=$L $FUSERUN bench gemv_axpby_sum --size M=101,N=30 --devices 2 --procs --reps 3 --json
 expect "fuserun bench --procs without its launcher says so" 2 "no launcher /nonexistent" -- \

@@ -48,8 +48,20 @@ expect "te_mgpu on two GPUs without NCCL says so" 1 "cannot load the NCCL librar
 	env $F FUSERUN_NCCL=/nonexistent FAKECUDA_DEVICES=2 bin/te_mgpu generated 64 2 2
 expect "te_mgpu: a failing collective is reported" 1 "NCCL error" -- \
 	env $F $N FAKECUDA_DEVICES=2 FAKENCCL_FAIL=ncclCommGetAsyncError bin/te_mgpu generated 64 2 2
-expect "spiking_mgpu runs its steps on two GPUs through the group" "0 1" "out of range\|result spiking N=2000 steps=3 devices=2" -- \
-	env $F $N FAKECUDA_DEVICES=2 bin/spiking_mgpu generated 2000 3 1,2
+# spiking_mgpu's exchange stays on the devices (fz_exchange): every buffer is
+# zeroed or filled, so on the fake (no kernel runs: no spike, the potentials
+# stay as they were put) the runs agree bit for bit, and a digest compares
+# what came back through the exchange and the gathers
+expect "spiking_mgpu runs its steps on two GPUs through the exchange, identical to one" 0 \
+	"result spiking N=2000 steps=4 devices=2 .*capacity=1000 identical_to_1=yes" -- env $F $N FAKECUDA_DEVICES=2 bin/spiking_mgpu generated 2000 4 1,2
+syncs() { env $F $N FAKECUDA_DEVICES=2 FAKECUDA_COUNT=cuStreamSynchronize,cuStreamQuery bin/spiking_mgpu generated 2000 "$1" 2 2>&1 | grep '^fakecuda:' | tr '\n' ' '; }
+s2=$(syncs 2) s10=$(syncs 10)
+[ -n "$s2" ] && [ "$s2" = "$s10" ] && ok "spiking_mgpu: no host synchronisation inside the step loop (as many syncs for 10 steps as for 2)" ||
+	bad "spiking_mgpu: no host synchronisation inside the step loop" "2 steps: $s2; 10 steps: $s10"
+expect "spiking_mgpu: SPIKING_MGPU_CAP sets the exchange's capacity" 0 "devices=2 .*capacity=64 identical_to_1=yes" -- \
+	env $F $N FAKECUDA_DEVICES=2 SPIKING_MGPU_CAP=64 bin/spiking_mgpu generated 2000 2 1,2
+expect "spiking_mgpu: a failing exchange is reported, naming the rank and step" 1 "rank 0: ncclAllGather (exchange, step 0)" -- \
+	env $F $N FAKECUDA_DEVICES=2 FAKENCCL_FAIL=ncclAllGather bin/spiking_mgpu generated 2000 2 2
 expect "spiking_mgpu on one GPU skips the 2-device run" "0 1" "2 devices asked, this machine has 1: skipped" -- \
 	env $F bin/spiking_mgpu generated 2000 3 2
 # fuserun bench --devices
@@ -93,6 +105,8 @@ expect "bench/mgpu.sh: the sharded rows' speed-up against the best one-GPU time"
 	"| transfer entropy (sharded) | 64 | 2 | [0-9.]* (kernels [0-9.]*) | [0-9.]* | [0-9.]* | - |" -- cat $T/bench2/mgpu.md
 expect "bench/mgpu.sh: transfer entropy one process per GPU through the launcher" 0 \
 	"| transfer entropy (sharded, one process per GPU) | 64 | 2 | [0-9.]* (kernels [0-9.]*) | [0-9.]* | [0-9.]* | - |" -- cat $T/bench2/mgpu.md
+expect "bench/mgpu.sh: the spiking network one process per GPU, identical to one GPU" 0 \
+	"| spiking step, one process per GPU | 2000 | 2 | [0-9.]* (exchange [0-9.]* on its stream, [0-9.]* waited for) | [0-9.]* | - | [0-9.]* | yes |" -- cat $T/bench2/mgpu.md
 # one process per GPU: fuserun-launch, fz_group_join, the bounded waits
 . "$(dirname "$0")/join.sh"
 rm -rf "$T"

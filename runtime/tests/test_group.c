@@ -355,6 +355,9 @@ static void test_fault_sweep(void)
 	check(!bad && failures >= 5, name, NULL);
 }
 
+/* test_exchange.c */
+void test_exchange(void);
+void test_exchange_sweep(const char *var, void (*reset)(void), long (*injected)(void));
 /* for test_shard.c */
 void test_shard(void);
 void test_shard_sweep(const char *var, void (*reset)(void), long (*injected)(void));
@@ -365,6 +368,13 @@ int fakes_live(void);
 long fake_launches(void) { return fk.cuda_launches(); }
 const void *fake_last_args(size_t *n) { return last_args_fn(n); }
 int fakes_live(void) { return fk.cuda_live() + fk.nccl_live(); }
+const char *fakes_describe(void);
+const char *fakes_describe(void)
+{
+	static char d[512];
+	snprintf(d, sizeof d, "driver: %s; NCCL: %d live", fk.cuda_describe(), fk.nccl_live());
+	return d;
+}
 static void resets(void) { fk.cuda_reset(), fk.nccl_reset(); }
 static long injections(void) { return fk.cuda_injected() + fk.nccl_injected(); }
 
@@ -399,6 +409,11 @@ int main(int argc, char **argv)
 	test_shard_sweep("FAKECUDA_FAIL_AT", resets, injections);
 	test_shard_retry(resets);
 	test_shard_sweep("FAKENCCL_FAIL_AT", resets, injections);
+	setenv("FAKECUDA_DEVICES", "3", 1);
+	test_exchange();
+	setenv("FAKECUDA_DEVICES", "2", 1);
+	test_exchange_sweep("FAKECUDA_FAIL_AT", resets, injections);
+	test_exchange_sweep("FAKENCCL_FAIL_AT", resets, injections);
 	printf("test_group: %d passed, %d failed\n", passed, failed);
 	return failed ? 1 : 0;
 }

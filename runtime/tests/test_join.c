@@ -2,9 +2,11 @@
  * ranks exchange bytes through files (runtime/tests/fake_nccl.c). Each
  * process of a job is one rank, started by fuserun-launch from
  * runtime/tests/join.sh:
- *   test_join DIR run      collectives, the combination of partials, and a
- *                          sharded fusion's split output gathered: every rank
- *                          checks every other rank's bytes; PASS/FAIL lines
+ *   test_join DIR run      collectives, the combination of partials, a
+ *                          sharded fusion's split output gathered, and the
+ *                          exchange of padded lists (fz_exchange, a count
+ *                          past the capacity on rank 1): every rank checks
+ *                          every other rank's bytes; PASS/FAIL lines
  *   test_join DIR loop K   K rounds of an all-gather and a sync (a peer that
  *                          dies mid-run: the error, naming it, is printed)
  *   test_join DIR join     joins, prints "joined rank R of W", leaves
@@ -103,6 +105,38 @@ static void test_sharded(fz_group *g, const char *dir)
 	fz_sharded_destroy(s);
 }
 
+/* fz_exchange across processes: two steps of lists of capacity 3 (rank r
+   sends r + 1 items at step 0, padded with -1), the counts' history, and
+   at step 1 rank 1 counting 4: every process reports the overflow, naming
+   step 1 and rank 1 */
+static void test_exchange(fz_group *g)
+{
+	enum { CAP = 3 };
+	fz_device *d = fz_group_device(g, 0);
+	fz_exchange *x = NULL;
+	fz_ptr send = 0, recv = 0;
+	int rc = fz_exchange_create(g, 4, CAP, 2, 0, &x) || fz_alloc(d, CAP * 4, &send) || fz_alloc(d, (size_t)world * CAP * 4, &recv);
+	int v[CAP], n = rank + 1 < CAP ? rank + 1 : CAP, got[FZ_MAX_WORLD * CAP], counts[2 * FZ_MAX_WORLD];
+	for (int i = 0; i < CAP; i++) v[i] = i < n ? 10 * rank + i : -1;
+	rc = rc || fz_copy_to_device(d, send, v, sizeof v, NULL) || fz_copy_to_device(d, fz_exchange_count(x, 0, 0), &n, 4, NULL);
+	rc = rc || fz_exchange_post(x, 0, &send, &recv) || fz_exchange_counts(x, 1, counts);
+	rc = rc || fz_copy_to_host(d, got, recv, (size_t)world * CAP * 4, NULL);
+	int same = !rc;
+	for (int k = 0; same && k < world; k++) {
+		int nk = k + 1 < CAP ? k + 1 : CAP;
+		same = counts[k] == nk;
+		for (int i = 0; same && i < CAP; i++) same = got[k * CAP + i] == (i < nk ? 10 * k + i : -1);
+	}
+	check(same, "fz_exchange across processes: every rank's count and padded list, in rank order", fz_group_error(g));
+	n = rank == 1 ? CAP + 1 : 0;
+	rc = rc || fz_copy_to_device(d, fz_exchange_count(x, 0, 1), &n, 4, NULL) || fz_exchange_post(x, 1, &send, &recv);
+	rc = rc ? rc : fz_exchange_counts(x, 2, counts);
+	check(rc == FZ_ERR_OVERFLOW && strstr(fz_group_error(g), "step 1, rank 1: 4 items"),
+	      "fz_exchange across processes: a count past the capacity is an error in every process, naming step and rank", fz_group_error(g));
+	fz_exchange_destroy(x);
+	fz_free(d, send), fz_free(d, recv);
+}
+
 /* rounds of an all-gather and a sync: a peer killed mid-run ends this in an
    error (bounded), never a hang */
 static int rounds(fz_group *g, int k)
@@ -148,6 +182,7 @@ int main(int argc, char **argv)
 	} else {
 		test_collectives(g);
 		test_sharded(g, argv[1]);
+		test_exchange(g);
 		rc = failed ? 1 : 0;
 		printf("rank %d: %d passed, %d failed\n", rank, passed, failed);
 	}
