@@ -107,6 +107,16 @@ int ir_expr_uses_index(const Module *m, int e, int ix)
 	return ir_expr_uses_index(m, x->a, ix) || ir_expr_uses_index(m, x->b, ix) || ir_expr_uses_index(m, x->c, ix);
 }
 
+int ir_expr_reads(const Module *m, int e, int t)
+{
+	if (!e) return 0;
+	const Expr *x = &m->expr[e];
+	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
+	for (int i = 0; i < x->nargs; i++)
+		if (ir_expr_reads(m, x->args[i], t)) return 1;
+	return ir_expr_reads(m, x->a, t) || ir_expr_reads(m, x->b, t) || ir_expr_reads(m, x->c, t);
+}
+
 /* Does any expression of the module apply op? (helpers emitted on use) */
 int ir_uses_op(const Module *m, IrOp op)
 {

@@ -284,6 +284,10 @@ int ir_add_index(Module *m);
 int ir_add_expr(Module *m, IrOp op, ElemType t, unsigned off);
 /* Does expression e read index ix anywhere (subscripts, operands)? */
 int ir_expr_uses_index(const Module *m, int e, int ix);
+/* Does expression e read tensor t anywhere (a load or a rank-0 read, in
+   subscripts and operands)? The front end's fits check and the planner's
+   guards ask the same question */
+int ir_expr_reads(const Module *m, int e, int t);
 int ir_uses_op(const Module *m, IrOp op);
 
 void ir_print(const Module *m, void *file);

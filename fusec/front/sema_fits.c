@@ -35,17 +35,6 @@ static int domain_read(const Module *m, int e, int64_t *b, unsigned *at)
 	return x->tensor;
 }
 
-/* does e read tensor t anywhere? */
-static int reads(const Module *m, int e, int t)
-{
-	if (!e) return 0;
-	const Expr *x = &m->expr[e];
-	if ((x->op == IR_LOAD || x->op == IR_SCALAR) && x->tensor == t) return 1;
-	for (int i = 0; x->op == IR_LOAD && i < x->nargs; i++)
-		if (reads(m, x->args[i], t)) return 1;
-	return reads(m, x->a, t) || reads(m, x->b, t) || reads(m, x->c, t);
-}
-
 /* dim of the fusion's input t must be at least least: kept once per input
    and dimension, the most any subscript needs */
 static void record(Sema *s, int t, Dim dim, int64_t least)
@@ -67,7 +56,7 @@ static void check_use(Sema *s, const Stmt *st, int e, int sub, int pos, Dim d)
 	int64_t b;
 	unsigned at;
 	const int t = domain_read(m, e, &b, &at);
-	if (t < 0 || reads(m, st->mask, t)) return;
+	if (t < 0 || ir_expr_reads(m, st->mask, t)) return;
 	const Tensor *g = &m->tensor[t];
 	const char *x = m->tensor[sub].name;
 	/* a domain within +-2^53 (sema_names.c) plus b: within +-2^54, far below

@@ -30,7 +30,6 @@ int plan_is_grid_reduction(const Stmt *s);
 int plan_is_scalar_map(const Stmt *s);
 int plan_stmt_reads(const Module *m, const Stmt *s, int t);
 /* does expression e (0: none) read tensor t? */
-int plan_expr_reads(const Module *m, int e, int t);
 /* marks every tensor statement s reads, tensor t at mark[t - first] */
 void plan_mark_reads(const Module *m, const Stmt *s, unsigned char *mark, int first);
 

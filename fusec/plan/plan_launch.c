@@ -64,6 +64,32 @@ static int gather_stride(const Module *m, const Kernel *k, int t)
 	return a > 1 ? a : 0;
 }
 
+/* The statements a kernel's walks run: its own, and producers inlined into
+ * the variant (STEP_INLINE), which the walks recompute where they are read */
+static int runs_in(const Schedule *p, const Kernel *k, int sid)
+{
+	return (sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) || p->op[sid - p->first_stmt] == STEP_INLINE;
+}
+
+/* the tensors the statements k runs read or write, marked at [t - first_tensor] (freed by the caller) */
+static unsigned char *touched_by(const Module *m, const Schedule *p, const Kernel *k)
+{
+	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1);
+	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
+		if (!runs_in(p, k, sid)) continue;
+		touched[m->stmt[sid].out - p->first_tensor] = 1;
+		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
+	}
+	return touched;
+}
+
+/* a producer inlined into the variant over n free indices (a row kernel's
+ * space and row: recomputed along the row on every walk) */
+static int inlined_over(const Module *m, const Schedule *p, int sid, int n)
+{
+	return p->op[sid - p->first_stmt] == STEP_INLINE && m->stmt[sid].nfree == n;
+}
+
 /* A POINT kernel's vector path: four consecutive points a thread, so an f32
  * (f16, bf16: 8-byte) tensor along the space's innermost extent (the same dimension, derived
  * ones too: C/2 is not C) that the kernel touches (its statements, or one
@@ -74,12 +100,7 @@ static void vec_tensors(const Module *m, const Schedule *p, Kernel *k)
 {
 	if (k->nspace < 1) return;
 	const Dim e = k->space[k->nspace - 1];
-	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
-	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
-		touched[m->stmt[sid].out - p->first_tensor] = 1;
-		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
-	}
+	unsigned char *touched = touched_by(m, p, k); /* t at [t - first_tensor] */
 	k->vec_tensors = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *k->vec_tensors);
 	int *stride = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, sizeof *stride), strided = 0;
 	for (int t = p->first_tensor; t < p->last_tensor; t++) {
@@ -105,7 +126,7 @@ static int vec_accesses(const Module *m, const Schedule *p, const Kernel *k)
 	for (int v = 0; v < k->nvec; v++) {
 		int rd = 0, wr = 0;
 		for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-			if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
+			if (!runs_in(p, k, sid)) continue;
 			wr |= m->stmt[sid].out == k->vec_tensors[v];
 			rd |= plan_stmt_reads(m, &m->stmt[sid], k->vec_tensors[v]);
 		}
@@ -128,7 +149,7 @@ static int row_recomputes_loads(const Module *m, const Schedule *p, const Kernel
 	const int n = k->nspace + k->ninner;
 	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
 		const Stmt *P = &m->stmt[sid];
-		if (p->op[sid - p->first_stmt] != STEP_INLINE || P->nfree != n) continue;
+		if (!inlined_over(m, p, sid, n)) continue;
 		int loads = 0, read = 0;
 		for (int t = p->first_tensor; t < p->last_tensor; t++) {
 			const Tensor *x = &m->tensor[t];
@@ -153,7 +174,7 @@ static int row_reads(const Module *m, const Schedule *p, const Stmt *s, int t, i
 	if (plan_stmt_reads(m, s, t)) return 1;
 	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
 		const Stmt *P = &m->stmt[sid];
-		if (p->op[sid - p->first_stmt] == STEP_INLINE && P->nfree == n && P != s && plan_stmt_reads(m, P, t) && plan_stmt_reads(m, s, P->out))
+		if (inlined_over(m, p, sid, n) && P != s && plan_stmt_reads(m, P, t) && plan_stmt_reads(m, s, P->out))
 			return 1;
 	}
 	return 0;
@@ -175,12 +196,7 @@ static int row_peel(const Module *m, const Schedule *p, const Kernel *k)
 {
 	if (k->lead) return 0;
 	const int n = k->nspace + k->ninner;
-	unsigned char *touched = xcalloc((size_t)(p->last_tensor - p->first_tensor) + 1, 1); /* t at [t - first_tensor] */
-	for (int sid = p->first_stmt; sid < p->last_stmt; sid++) {
-		if (!(sid >= k->first_stmt && sid < k->first_stmt + k->nstmt) && p->op[sid - p->first_stmt] != STEP_INLINE) continue;
-		touched[m->stmt[sid].out - p->first_tensor] = 1;
-		plan_mark_reads(m, &m->stmt[sid], touched, p->first_tensor);
-	}
+	unsigned char *touched = touched_by(m, p, k); /* t at [t - first_tensor] */
 	const Tensor *ref = NULL;
 	int ok = 1, vec = 0;
 	for (int t = p->first_tensor; t < p->last_tensor && ok; t++) {

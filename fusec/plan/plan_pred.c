@@ -39,7 +39,6 @@ static int stmt_reads(const Module *m, const Stmt *s, int t, unsigned char *mark
 }
 
 int plan_stmt_reads(const Module *m, const Stmt *s, int t) { return stmt_reads(m, s, t, NULL, 0); }
-int plan_expr_reads(const Module *m, int e, int t) { return reads(m, e, t, NULL, 0); }
 
 void plan_mark_reads(const Module *m, const Stmt *s, unsigned char *mark, int first) { stmt_reads(m, s, -1, mark, first); }
 

@@ -94,7 +94,7 @@ void plan_input_values(const Module *m, int fusion, int t, ValueRange *v)
 	for (int sg = f->first_stage; sg < f->first_stage + f->nstage; sg++)
 		for (int sid = m->stage[sg].first_stmt; sid < m->stage[sg].first_stmt + m->stage[sg].nstmt; sid++) {
 			const Stmt *s = &m->stmt[sid];
-			if (plan_expr_reads(m, s->mask, t)) continue; /* a guard */
+			if (ir_expr_reads(m, s->mask, t)) continue; /* a guard */
 			walk(m, v, s->rhs, t), walk(m, v, s->mask, t);
 			for (int i = 0; i < s->nlhs; i++)
 				subscript(m, v, s->lhs[i], m->tensor[s->out].dim[i], t), walk(m, v, s->lhs[i], t);
