@@ -11,11 +11,9 @@
  * potentials are compared bit for bit with a one-device run.
  *
  * The exchange stays on the devices (fz_exchange): each rank's list is
- * padded to a fixed capacity with a sentinel neuron (index N, whose CSR row
- * is empty) and all-gathered with its count on a stream of its own, so the
- * next step's launches are sized on the host without reading any count:
- * the host never waits inside the loop. A step (every launch on the rank's
- * stream, the exchange on its own):
+ * padded to the step's capacity with a sentinel neuron (index N, whose CSR
+ * row is empty) and all-gathered with its count on a stream of its own.
+ * A step (every launch on the rank's stream, the exchange on its own):
  *   1. scatter from this rank's own list of the last step (ready before the
  *      exchange: it overlaps it);
  *   2. the stream waits, on the device, for the last step's exchange;
@@ -23,12 +21,30 @@
  *      and after this rank's);
  *   4. the list filled with the sentinel, then integrate, fire, reset;
  *   5. the exchange of this step's list and count is posted.
- * The counts go to a history on the device, read after the last step: a
- * count past the capacity (SPIKING_MGPU_CAP lowers it from a rank's
- * neuron count, where no list can be cut) is an error naming step and rank.
- * The host does not look at the counts inside the loop, so a network that
- * falls silent stays silent (the result line counts such steps; the earlier
- * version stimulated it again, which needed the count on the host).
+ * The step's capacity sizes the all-gather and every scatter launch (a warp
+ * an entry, sentinels included), so it is the cost; SPIKING_MGPU_EXCHANGE
+ * picks how it is chosen:
+ *   lag (default): from the counts of two steps before (page-locked host
+ *      memory the exchange's stream writes; the host waits for that step's
+ *      exchange, never for a compute stream, so the queue stays full), the
+ *      largest rank's count plus its growth over a step twice, plus a
+ *      margin (SPIKING_MGPU_MARGIN percent, default 12). A count found past
+ *      its step's capacity (a list was cut) is redone: the streams drained,
+ *      that step's lists exchanged again at its largest count, and the one
+ *      step queued after it run again (its inputs, the potentials and the
+ *      own list, kept in two buffers each): the results stay exact;
+ *   fixed: the largest rank's neuron count every step (commit 418fa9a: no
+ *      list can be cut, 4x the bytes and warps at 25% firing on 4 GPUs);
+ *   sync: the counts all-gathered first, the host waits for them, the
+ *      lists sent at the largest count (exact, a host round trip a step:
+ *      the host-synchronised exchange's sizes).
+ * The exchange's streams run at the device's greatest priority
+ * (SPIKING_MGPU_URGENT=0: normal), so the all-gather's blocks start ahead
+ * of the queued blocks of the own list's scatter it overlaps.
+ * The counts go to a history on the device, checked after the last step
+ * against each step's capacity (SPIKING_MGPU_CAP lowers the largest). The
+ * network is stimulated once: one that falls silent stays silent (the
+ * result line counts such steps).
  *
  * usage: spiking_mgpu [ARTIFACT_DIR [N [STEPS [DEVICES]]]]   (default generated 1048576 50 1,2)
  * Prints one "result" line per device count (parsed by bench/mgpu.sh): the
@@ -73,9 +89,12 @@ static int32_t stimulus(int32_t *fired, int32_t n)
 	return f;
 }
 
+enum { FIXED, LAG, SYNC };
+static const char *const mode_name[] = {"fixed", "lag", "sync"};
+
 typedef struct run {
-	int devices, procs, rank, silent;
-	long long cap;
+	int devices, procs, rank, silent, mode, redos, urgent;
+	long long cap, sent;            /* sent: the capacities' sum over the steps (x ranks: the warps a rank scatters) */
 	long long *count;               /* spikes each step */
 	uint64_t *sum, *sq;             /* order-independent checksums of each step's set */
 	float *v;                       /* final potentials */
@@ -90,7 +109,7 @@ typedef struct shard {
 	fz_artifact *art;
 	int sm, rank;                   /* rank: the job-wide one */
 	long long lo, hi;
-	fz_ptr row, col, w, v[2], spk, recv, stim, scratch, vall;
+	fz_ptr row, col, w, v[2], spk[2], recv, stim, scratch, vall; /* spk: this rank's lists of even and odd steps */
 	fz_event **eb, **ec;            /* each step: after the own list's scatter, after the wait */
 	fz_spike_burst_shard_args a;
 } shard;
@@ -99,8 +118,12 @@ typedef struct sim {
 	fz_group *g;
 	fz_exchange *x;
 	int L, W, steps;                /* local ranks, the job's ranks */
+	int mode, margin, redos, force; /* force: a test's step treated as cut (-1 none) */
+	int urgent;                     /* the exchange's streams at the greatest priority */
 	int32_t N, F0;
 	long long C;                    /* the exchange's capacity, a rank's list */
+	long long *cap;                 /* each step's capacity */
+	int *cnt;                       /* steps x W: the counts the host has read */
 	fz_ptr hist;                    /* rank 0: every step's gathered lists (W x C a step) */
 	shard s[FZ_MAX_GROUP];
 } sim;
@@ -141,11 +164,11 @@ static int alloc_shard(sim *m, shard *h, const int32_t *rp, const int32_t *cl, c
 	        (s_r && fz_copy_to_device(d, h->col, cl, s_r * 4, NULL)) || (s_r && fz_copy_to_device(d, h->w, wt, s_r * 4, NULL)) ||
 	        fz_alloc(d, (n ? n : 1) * 4, &h->v[0]) || fz_alloc(d, (n ? n : 1) * 4, &h->v[1]) ||
 	        fz_copy_to_device(d, h->v[0], vh, n * 4, NULL) || fz_memset(d, h->v[1], 0, (n ? n : 1) * 4, NULL) ||
-	        fz_alloc(d, nl * 4, &h->spk) || fz_memset(d, h->spk, 0xff, nl * 4, NULL) ||
+	        fz_alloc(d, nl * 4, &h->spk[0]) || fz_memset(d, h->spk[0], 0xff, nl * 4, NULL) ||
+	        fz_alloc(d, nl * 4, &h->spk[1]) || fz_memset(d, h->spk[1], 0xff, nl * 4, NULL) ||
 	        fz_alloc(d, (size_t)m->F0 * 4, &h->stim) || fz_copy_to_device(d, h->stim, stim, (size_t)m->F0 * 4, NULL) ||
 	        fz_alloc(d, N * 4, &h->vall) || fz_memset(d, h->vall, 0, N * 4, NULL);
-	/* one rank alone receives its own list where it writes it */
-	if (!e) e = m->W == 1 ? (h->recv = h->spk, 0) : fz_alloc(d, (size_t)m->W * (size_t)m->C * 4, &h->recv);
+	if (!e) e = fz_alloc(d, (size_t)m->W * (size_t)m->C * 4, &h->recv);
 	free(vh);
 	return e;
 }
@@ -199,7 +222,8 @@ static int setup(sim *m, const char *dir)
 	}
 	free(rp), free(stim);
 	if (rc) return 1;
-	if (fz_exchange_create(m->g, 4, m->C, m->steps, FZ_EXCHANGE_TIMED, &m->x)) FAIL("%s", fz_group_error(m->g));
+	int fl = FZ_EXCHANGE_TIMED | FZ_EXCHANGE_HOST_COUNTS | (m->urgent ? FZ_EXCHANGE_URGENT : 0);
+	if (fz_exchange_create(m->g, 4, m->C, m->steps, fl, &m->x)) FAIL("%s", fz_group_error(m->g));
 	/* the history on rank 0: steps x W x C x 4 bytes (1.6 GB at 2^22 neurons, 100 steps) */
 	if (m->s[0].rank == 0 && fz_alloc(m->s[0].d, (size_t)m->steps * (size_t)m->W * (size_t)m->C * 4, &m->hist))
 		FAIL("rank 0: no room for the spike history (%d steps of %lld): %s", m->steps, (long long)m->W * m->C, fz_device_error(m->s[0].d));
@@ -216,15 +240,58 @@ static int launch(shard *h, int which, fz_ptr fired, long long F)
 	return fz_run(h->art, &ops[which], 1, &h->a, sizeof h->a, h->st);
 }
 
-/* 3. of a step: the other ranks' lists, and rank 0's history of the last step's lists */
+/* where step t's gathered lists land: one rank alone reads its own list in place */
+static fz_ptr recv_of(const sim *m, const shard *h, int t) { return m->W == 1 ? h->spk[t & 1] : h->recv; }
+
+/* 3. of a step: the other ranks' lists of the last step (t-1, each padded
+   to its capacity), and rank 0's history of them */
 static int scatter_remote(sim *m, shard *h, int t)
 {
-	long long R = h->rank, C = m->C;
-	int rc = R > 0 ? launch(h, 0, h->recv, R * C) : 0;
-	if (!rc && R < m->W - 1) rc = launch(h, 0, h->recv + (fz_ptr)((R + 1) * C * 4), (m->W - R - 1) * C);
+	long long R = h->rank, C = m->cap[t - 1];
+	fz_ptr in = recv_of(m, h, t - 1);
+	int rc = R > 0 ? launch(h, 0, in, R * C) : 0;
+	if (!rc && R < m->W - 1) rc = launch(h, 0, in + (fz_ptr)((R + 1) * C * 4), (m->W - R - 1) * C);
 	if (!rc && m->hist && h == &m->s[0])
-		rc = fz_copy_on_device(h->d, m->hist + (fz_ptr)(t - 1) * (fz_ptr)(m->W * C * 4), h->recv, (size_t)(m->W * C * 4), h->st);
+		rc = fz_copy_on_device(h->d, m->hist + (fz_ptr)(t - 1) * (fz_ptr)(m->W * m->C * 4), in, (size_t)(m->W * C * 4), h->st);
 	return rc;
+}
+
+/* the largest count of step t the host has read */
+static long long top(const sim *m, int t)
+{
+	long long x = 0;
+	for (int k = 0; k < m->W; k++) x = m->cnt[t * m->W + k] > x ? m->cnt[t * m->W + k] : x;
+	return x;
+}
+
+/* lag: step t's capacity from the counts of step t-2 (read) and t-3: the
+   largest plus twice its growth over a step, a margin, to 256 items; every
+   rank computes the same from the same gathered counts */
+static long long lag_cap(const sim *m, int t)
+{
+	long long c2 = top(m, t - 2), c3 = t >= 3 ? top(m, t - 3) : c2, g = c2 > c3 ? c2 - c3 : 0;
+	long long est = c2 + 2 * g + c2 * m->margin / 100 + 256;
+	est = (est + 255) / 256 * 256;
+	return est < m->C ? est : m->C;
+}
+
+/* 5. of a step: the exchange of step t's lists, at its capacity (sync: the
+   counts first, then the lists at the largest) */
+static int post(sim *m, int t)
+{
+	fz_ptr spk[FZ_MAX_GROUP], recv[FZ_MAX_GROUP];
+	for (int r = 0; r < m->L; r++) spk[r] = m->s[r].spk[t & 1], recv[r] = recv_of(m, &m->s[r], t);
+	if (m->mode != SYNC) return fz_exchange_post_sized(m->x, t, m->cap[t], spk, recv);
+	int rc = fz_exchange_post_counts(m->x, t) || fz_exchange_host_counts(m->x, t, m->cnt + t * m->W);
+	m->cap[t] = top(m, t) > 0 ? top(m, t) : 1;
+	return rc || fz_exchange_post_lists(m->x, t, m->cap[t], spk, recv);
+}
+
+/* a step's own list (of step t-1, or the stimulus) scattered first */
+static int scatter_own(sim *m, shard *h, int t)
+{
+	h->a.t_nspikes = fz_exchange_count(m->x, (int)(h - m->s), t);
+	return t ? launch(h, 0, h->spk[(t - 1) & 1], m->cap[t - 1]) : launch(h, 0, h->stim, m->F0);
 }
 
 static int step(sim *m, int t)
@@ -232,23 +299,60 @@ static int step(sim *m, int t)
 	int p = t & 1;
 	for (int r = 0; r < m->L; r++) { /* this rank's own list first: it overlaps the exchange */
 		shard *h = &m->s[r];
-		h->a.t_nspikes = fz_exchange_count(m->x, r, t);
-		int rc = t ? launch(h, 0, h->spk, m->C) : launch(h, 0, h->stim, m->F0);
-		if (rc || fz_event_record(h->d, h->eb[t], h->st)) FAIL("step %d rank %d: %s%s", t, h->rank, fz_artifact_error(h->art), fz_device_error(h->d));
+		if (scatter_own(m, h, t) || fz_event_record(h->d, h->eb[t], h->st))
+			FAIL("step %d rank %d: %s%s", t, h->rank, fz_artifact_error(h->art), fz_device_error(h->d));
 	}
 	if (t && fz_exchange_wait(m->x)) FAIL("step %d: %s", t, fz_group_error(m->g));
-	fz_ptr spk[FZ_MAX_GROUP], recv[FZ_MAX_GROUP];
 	for (int r = 0; r < m->L; r++) {
 		shard *h = &m->s[r];
 		int rc = fz_event_record(h->d, h->ec[t], h->st) || (t && scatter_remote(m, h, t));
 		size_t words = (size_t)(h->hi - h->lo) > (size_t)m->C ? (size_t)(h->hi - h->lo) : (size_t)m->C;
-		if (!rc) rc = fz_memset32(h->d, h->spk, (unsigned)m->N, words, h->st); /* the sentinel past the count */
-		h->a.t_v = h->v[p], h->a.t_v_next = h->v[1 - p], h->a.t_spikes = h->spk;
-		if (!rc) rc = launch(h, 1, h->spk, m->C);
+		if (!rc) rc = fz_memset32(h->d, h->spk[p], (unsigned)m->N, words, h->st); /* the sentinel past the count, any capacity */
+		h->a.t_v = h->v[p], h->a.t_v_next = h->v[1 - p], h->a.t_spikes = h->spk[p];
+		if (!rc) rc = launch(h, 1, h->spk[p], m->C);
 		if (rc) FAIL("step %d rank %d: %s%s", t, h->rank, fz_artifact_error(h->art), fz_device_error(h->d));
-		spk[r] = h->spk, recv[r] = h->recv;
 	}
-	if (fz_exchange_post(m->x, t, spk, recv)) FAIL("step %d: %s", t, fz_group_error(m->g));
+	if (post(m, t)) FAIL("step %d: %s", t, fz_group_error(m->g));
+	return 0;
+}
+
+/* step s's lists were cut (a count past its capacity), found while step
+   s+1 is queued and s+2 not: drain, send s's lists again at its largest
+   count, and run s+1 again (its potentials in, v[(s+1)&1], and s's own
+   list, spk[s&1], are untouched until s+2) */
+static int redo(sim *m, int s)
+{
+	m->redos++;
+	if (fz_exchange_wait(m->x) || fz_group_sync(m->g) || fz_exchange_rewind(m->x, s)) FAIL("redo of step %d: %s", s, fz_group_error(m->g));
+	long long c = top(m, s);
+	m->cap[s] = c > m->cap[s] ? (c < m->C ? c : m->C) : m->cap[s];
+	if (post(m, s)) FAIL("redo of step %d: %s", s, fz_group_error(m->g));
+	if (s + 1 == m->steps) return 0;
+	m->cap[s + 1] = lag_cap(m, s + 2) > m->cap[s + 1] ? lag_cap(m, s + 2) : m->cap[s + 1];
+	return step(m, s + 1);
+}
+
+/* before step t (lag): the counts of step t-2 read, its overflow redone,
+   step t's capacity */
+static int plan(sim *m, int t)
+{
+	m->cap[t] = m->C;
+	if (m->mode != LAG || t < 2) return 0;
+	if (fz_exchange_host_counts(m->x, t - 2, m->cnt + (t - 2) * m->W)) FAIL("step %d: %s", t - 2, fz_group_error(m->g));
+	if ((top(m, t - 2) > m->cap[t - 2] || t - 2 == m->force) && redo(m, t - 2)) return 1;
+	m->cap[t] = lag_cap(m, t);
+	return 0;
+}
+
+static int advance(sim *m, int t) { return plan(m, t) || step(m, t); }
+
+/* after the last step (lag): the last two steps' counts, not yet read */
+static int settle(sim *m)
+{
+	for (int s = m->steps >= 2 ? m->steps - 2 : 0; m->mode == LAG && s < m->steps; s++) {
+		if (fz_exchange_host_counts(m->x, s, m->cnt + s * m->W)) FAIL("step %d: %s", s, fz_group_error(m->g));
+		if ((top(m, s) > m->cap[s] || s == m->force) && redo(m, s)) return 1;
+	}
 	return 0;
 }
 
@@ -256,7 +360,7 @@ static int step(sim *m, int t)
    its count; read in pieces of whole steps, up to 256 MB each */
 static int checksums(sim *m, run *res, const int *counts)
 {
-	size_t slot = (size_t)m->W * (size_t)m->C, per = ((size_t)256 << 20) / (slot * 4);
+	size_t slot = (size_t)m->W * (size_t)m->C, per = ((size_t)256 << 20) / (slot * 4); /* a step's slot: W x C, its lists W x cap[t] */
 	per = per < 1 ? 1 : per > (size_t)m->steps ? (size_t)m->steps : per;
 	int32_t *list = malloc(per * slot * 4);
 	if (!list) FAIL("out of memory");
@@ -269,7 +373,7 @@ static int checksums(sim *m, run *res, const int *counts)
 		for (int t = t0; t < t0 + n; t++)
 			for (int k = 0; k < m->W; k++)
 				for (long long i = 0; i < counts[t * m->W + k]; i++) {
-					uint64_t e = (uint64_t)list[(size_t)(t - t0) * slot + (size_t)k * (size_t)m->C + (size_t)i];
+					uint64_t e = (uint64_t)list[(size_t)(t - t0) * slot + (size_t)k * (size_t)m->cap[t] + (size_t)i];
 					res->sum[t] += e, res->sq[t] += mix(e);
 				}
 	}
@@ -301,7 +405,8 @@ static int finish(sim *m, run *res)
 	if (fz_exchange_wait(m->x)) FAIL("%s", fz_group_error(m->g));
 	shard *h0 = &m->s[0];
 	size_t slot = (size_t)m->W * (size_t)m->C * 4;
-	if (m->hist && fz_copy_on_device(h0->d, m->hist + (fz_ptr)(m->steps - 1) * slot, h0->recv, slot, h0->st))
+	if (m->hist && fz_copy_on_device(h0->d, m->hist + (fz_ptr)(m->steps - 1) * slot, recv_of(m, h0, m->steps - 1),
+	                                 (size_t)m->W * (size_t)m->cap[m->steps - 1] * 4, h0->st))
 		FAIL("%s", fz_device_error(h0->d));
 	int *counts = malloc((size_t)m->steps * (size_t)m->W * sizeof *counts);
 	if (!counts) FAIL("out of memory");
@@ -331,7 +436,7 @@ static void teardown(sim *m)
 	fz_exchange_destroy(m->x);
 	for (int r = 0; r < m->L; r++) {
 		shard *h = &m->s[r];
-		fz_ptr b[] = {h->row, h->col, h->w, h->v[0], h->v[1], h->spk, h->recv == h->spk ? 0 : h->recv, h->stim, h->scratch, h->vall,
+		fz_ptr b[] = {h->row, h->col, h->w, h->v[0], h->v[1], h->spk[0], h->spk[1], h->recv, h->stim, h->scratch, h->vall,
 		              r ? 0 : m->hist};
 		for (size_t i = 0; i < sizeof b / sizeof b[0]; i++) fz_free(h->d, b[i]);
 		for (int t = 0; t < m->steps && h->eb && h->ec; t++) fz_event_destroy(h->d, h->eb[t]), fz_event_destroy(h->d, h->ec[t]);
@@ -339,6 +444,22 @@ static void teardown(sim *m)
 		fz_artifact_unload(h->art);
 	}
 	fz_group_close(m->g);
+}
+
+/* SPIKING_MGPU_EXCHANGE, SPIKING_MGPU_MARGIN, and the tests' SPIKING_MGPU_FORCE_REDO
+   (that step's lists redone as if cut: the path an overflow takes) */
+static int pick_mode(sim *m)
+{
+	const char *e = getenv("SPIKING_MGPU_EXCHANGE"), *g = getenv("SPIKING_MGPU_MARGIN"), *f = getenv("SPIKING_MGPU_FORCE_REDO");
+	m->mode = !e || !*e || !strcmp(e, "lag") ? LAG : !strcmp(e, "fixed") ? FIXED : !strcmp(e, "sync") ? SYNC : -1;
+	if (m->mode < 0) FAIL("SPIKING_MGPU_EXCHANGE=%s: lag, fixed or sync", e);
+	m->margin = g && *g ? atoi(g) : 12, m->force = f && *f ? atoi(f) : -1;
+	const char *u = getenv("SPIKING_MGPU_URGENT");
+	m->urgent = !(u && !strcmp(u, "0"));
+	if (m->margin < 0 || m->margin > 1000) FAIL("SPIKING_MGPU_MARGIN=%s: a percentage, 0 to 1000", g);
+	m->cap = calloc((size_t)m->steps, sizeof *m->cap), m->cnt = calloc((size_t)m->steps * (size_t)m->W, sizeof *m->cnt);
+	if (!m->cap || !m->cnt) FAIL("out of memory");
+	return 0;
 }
 
 /* one run: D devices of this process, or (D = 0) this process's rank of a job */
@@ -361,15 +482,21 @@ static int simulate(const char *dir, int D, int32_t N, int steps, run *res)
 	const char *cap = getenv("SPIKING_MGPU_CAP");
 	m.C = cap && atoll(cap) > 0 && atoll(cap) < hi - lo ? atoll(cap) : hi - lo; /* rank 0's range: the largest */
 	res->cap = m.C;
-	int rc = setup(&m, dir) || step(&m, 0) || fz_exchange_wait(m.x) || fz_group_sync(m.g);
+	if (pick_mode(&m)) return 1;
+	res->mode = m.mode, res->urgent = m.urgent;
+	int rc = setup(&m, dir) || advance(&m, 0) || fz_exchange_wait(m.x) || fz_group_sync(m.g);
 	double t0 = now_ms();
-	for (int t = 1; !rc && t < steps; t++) rc = step(&m, t);
+	for (int t = 1; !rc && t < steps; t++) rc = advance(&m, t);
+	if (!rc) rc = settle(&m);
 	if (!rc && (fz_exchange_wait(m.x) || fz_group_sync(m.g))) rc = fprintf(stderr, "spiking_mgpu: %s\n", fz_group_error(m.g)) > 0;
 	double wall = now_ms() - t0;
+	res->redos = m.redos;
+	for (int t = 0; t < steps; t++) res->sent += m.cap[t];
 	if (!rc) rc = finish(&m, res);
 	if (!rc) timings(&m, res, wall);
 	if (rc && fz_group_error(m.g)[0]) fprintf(stderr, "spiking_mgpu: rank %d: %s\n", res->rank, fz_group_error(m.g));
 	teardown(&m);
+	free(m.cap), free(m.cnt);
 	return rc;
 }
 
@@ -397,11 +524,12 @@ static int report(const run *res, int nres, long long n, int steps)
 		if (!same) status = 1;
 		const run *r = &res[i];
 		printf("result spiking N=%lld steps=%d devices=%d%s step_ms=%.4f compute_ms=%.4f exchange_ms=%.4f exposed_ms=%.4f "
-		       "exchange_share=%.3f speedup=%.3f spikes=%lld silent_steps=%d capacity=%lld identical_to_%d=%s history=device "
-		       "digest=%016llx\n",
+		       "exchange_share=%.3f speedup=%.3f spikes=%lld silent_steps=%d capacity=%lld exchange=%s urgent=%s mean_capacity=%lld redos=%d "
+		       "identical_to_%d=%s history=device digest=%016llx\n",
 		       n, steps, r->devices, r->procs ? " procs=yes" : "", r->step_ms, r->step_ms - r->exposed_ms, r->exchange_ms, r->exposed_ms,
 		       r->step_ms > 0 ? r->exchange_ms / r->step_ms : 0.0, r->step_ms > 0 ? res[0].step_ms / r->step_ms : 0.0, r->total,
-		       r->silent, r->cap, res[0].devices, same ? "yes" : "NO", (unsigned long long)digest(r, n, steps));
+		       r->silent, r->cap, mode_name[r->mode], r->urgent ? "yes" : "no", r->sent / steps, r->redos, res[0].devices, same ? "yes" : "NO",
+		       (unsigned long long)digest(r, n, steps));
 	}
 	return status;
 }

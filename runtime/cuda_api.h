@@ -42,6 +42,8 @@
 	X(cuMemsetD32Async, NULL, (CUdeviceptr dst, unsigned int value, size_t n, CUstream stream)) \
 	X(cuStreamCreate, NULL, (CUstream *stream, unsigned int flags)) \
 	X(cuStreamDestroy_v2, NULL, (CUstream stream)) \
+	X(cuStreamCreateWithPriority, NULL, (CUstream *stream, unsigned int flags, int priority)) \
+	X(cuCtxGetStreamPriorityRange, NULL, (int *least, int *greatest)) \
 	X(cuStreamSynchronize, NULL, (CUstream stream)) \
 	X(cuStreamQuery, NULL, (CUstream stream)) \
 	X(cuStreamWaitEvent, NULL, (CUstream stream, CUevent event, unsigned int flags)) \
@@ -49,6 +51,9 @@
 	X(cuEventDestroy_v2, NULL, (CUevent event)) \
 	X(cuEventRecord, NULL, (CUevent event, CUstream stream)) \
 	X(cuEventSynchronize, NULL, (CUevent event)) \
+	X(cuEventQuery, NULL, (CUevent event)) \
+	X(cuMemHostAlloc, NULL, (void **pp, size_t bytes, unsigned int flags)) \
+	X(cuMemFreeHost, NULL, (void *p)) \
 	X(cuEventElapsedTime_v2, "cuEventElapsedTime", (float *ms, CUevent start, CUevent end)) \
 	X(cuFuncSetAttribute, NULL, (CUfunction f, CUfunction_attribute attrib, int value)) \
 	X(cuLaunchCooperativeKernel, NULL, (CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx, \

@@ -249,6 +249,57 @@ int fr_stream_ready(fz_device *d, fz_stream *s, int *done)
 	return rc;
 }
 
+/* a stream at the context's greatest priority: the block scheduler starts
+   its kernels' blocks before queued ones of normal streams (a collective's
+   blocks then run together instead of trickling in between a big grid's) */
+int fr_stream_create_urgent(fz_device *d, fz_stream **out)
+{
+	CUstream s = NULL;
+	int least = 0, greatest = 0;
+	*out = NULL;
+	int rc = fr_enter(d, d->err);
+	if (rc) return rc;
+	rc = CU(d->err, cuCtxGetStreamPriorityRange, &least, &greatest);
+	if (!rc) rc = CU(d->err, cuStreamCreateWithPriority, &s, CU_STREAM_NON_BLOCKING, greatest);
+	fr_leave(d);
+	if (!rc) *out = (fz_stream *)s;
+	return rc;
+}
+
+/* *done = 1 when the work before the event's record is finished
+   (cuEventQuery): a bounded wait polls this */
+int fr_event_ready(fz_device *d, fz_event *e, int *done)
+{
+	*done = 0;
+	int rc = fr_enter(d, d->err);
+	if (rc) return rc;
+	CUresult r = fr_cu->cuEventQuery((CUevent)e);
+	fr_leave(d);
+	if (r == CUDA_ERROR_NOT_READY) return FZ_OK;
+	rc = cu_ok(d->err, "cuEventQuery", r);
+	*done = !rc;
+	return rc;
+}
+
+/* page-locked host memory (a device's async copy lands there without the
+   host waiting, as pageable memory would make it) */
+int fr_host_alloc(fz_device *d, size_t bytes, void **out)
+{
+	*out = NULL;
+	int rc = fr_enter(d, d->err);
+	if (rc) return rc;
+	rc = CU(d->err, cuMemHostAlloc, out, bytes, 0);
+	fr_leave(d);
+	return rc;
+}
+
+void fr_host_free(fz_device *d, void *p)
+{
+	if (!p || fr_enter(d, d->err)) return;
+	fr_cu->cuMemFreeHost(p);
+	fr_leave(d);
+}
+
 int fz_event_create(fz_device *d, fz_event **out)
 {
 	if (!d || !out) return FZ_ERR_INVALID;

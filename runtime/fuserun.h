@@ -641,14 +641,36 @@ int fz_nccl_unique_id(char hex[2 * 128 + 1], char *errbuf);
    everything after it is wrong), never a silent drop. Send and recv buffers
    are the application's; with one rank in all and send == recv nothing is
    copied. With FZ_EXCHANGE_TIMED, fz_exchange_elapsed gives each step's
-   exchange time on its stream (after fz_exchange_counts or a sync). */
+   exchange time on its stream (after fz_exchange_counts or a sync).
+   fz_exchange_post_sized sends a step at a capacity of its own (1 to the
+   exchange's): recv then holds ranks x that many elements, and a count
+   past it is the step's overflow. With FZ_EXCHANGE_HOST_COUNTS each
+   step's gathered counts are also copied to page-locked host memory on
+   the exchange's stream: fz_exchange_host_counts waits (bounded) for that
+   step's exchange only, never for a compute stream, so the host can size
+   step t from the counts of step t-2 with its queue still full. Every rank
+   reads the same counts: decisions made from them agree across processes.
+   After an overflow found so, fz_exchange_wait and fz_group_sync, then
+   fz_exchange_rewind(x, s): the next post is step s again. The counts may
+   go first instead (fz_exchange_post_counts, fz_exchange_host_counts,
+   fz_exchange_post_lists at the largest count): exact, but the host waits
+   for each step's counts. fz_exchange_capacity: a posted step's.
+   FZ_EXCHANGE_URGENT: the exchange's streams at the device's greatest
+   priority, so a collective's blocks are scheduled ahead of the blocks of
+   a large grid queued on the compute stream that it overlaps. */
 typedef struct fz_exchange fz_exchange;
-enum { FZ_EXCHANGE_TIMED = 1 };
+enum { FZ_EXCHANGE_TIMED = 1, FZ_EXCHANGE_HOST_COUNTS = 2, FZ_EXCHANGE_URGENT = 4 };
 #define FZ_EXCHANGE_MAX_STEPS 1000000
 int fz_exchange_create(fz_group *g, size_t elem_bytes, long long cap, int steps, int flags, fz_exchange **out);
 void fz_exchange_destroy(fz_exchange *x);  /* NULL is ignored; before fz_group_close */
 fz_ptr fz_exchange_count(const fz_exchange *x, int local, int step); /* 0 for a bad rank or step */
 int fz_exchange_post(fz_exchange *x, int step, const fz_ptr *send, const fz_ptr *recv);
+int fz_exchange_post_sized(fz_exchange *x, int step, long long cap, const fz_ptr *send, const fz_ptr *recv);
+int fz_exchange_post_counts(fz_exchange *x, int step);
+int fz_exchange_post_lists(fz_exchange *x, int step, long long cap, const fz_ptr *send, const fz_ptr *recv);
+int fz_exchange_host_counts(fz_exchange *x, int step, int *counts); /* counts: ranks */
+int fz_exchange_rewind(fz_exchange *x, int step);
+long long fz_exchange_capacity(const fz_exchange *x, int step);
 int fz_exchange_wait(fz_exchange *x);
 int fz_exchange_counts(fz_exchange *x, int n, int *counts); /* counts: n x ranks, or NULL */
 int fz_exchange_elapsed(fz_exchange *x, int local, int step, float *ms);

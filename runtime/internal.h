@@ -84,6 +84,11 @@ int fr_join_sync(fz_group *g);
 void fr_join_blame(fz_group *g);
 /* device.c: *done = 1 when the stream's work is finished (cuStreamQuery) */
 int fr_stream_ready(fz_device *d, fz_stream *s, int *done);
+/* device.c: the same for an event (cuEventQuery); page-locked host memory */
+int fr_event_ready(fz_device *d, fz_event *e, int *done);
+int fr_host_alloc(fz_device *d, size_t bytes, void **out);
+int fr_stream_create_urgent(fz_device *d, fz_stream **out);
+void fr_host_free(fz_device *d, void *p);
 
 /* Writes a message into err (FZ_ERRMSG_SIZE bytes; NULL: none); returns code. */
 int fr_err(char *err, int code, const char *fmt, ...)

@@ -508,6 +508,24 @@ API CUresult cuStreamCreate(CUstream *s, unsigned int flags)
 	nstreams++;
 	return CUDA_SUCCESS;
 }
+/* the priorities of an H100: 0 (least) to -5 (greatest) */
+API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
+{
+	FAULT(CUDA_ERROR_INVALID_CONTEXT);
+	NEED_CTX();
+	*least = 0, *greatest = -5;
+	return CUDA_SUCCESS;
+}
+static int last_priority = 1; /* none yet */
+API int fakecuda_last_priority(void) { return last_priority; }
+API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
+{
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	if (priority < -5 || priority > 0 || flags > 1) return CUDA_ERROR_INVALID_VALUE;
+	CUresult r = cuStreamCreate(s, flags);
+	if (!r) last_priority = priority;
+	return r;
+}
 API CUresult cuStreamDestroy_v2(CUstream s)
 {
 	NEED_CTX();
@@ -567,6 +585,26 @@ API CUresult cuEventSynchronize(CUevent e)
 	(void)e;
 	FAULT(CUDA_ERROR_UNKNOWN);
 	NEED_CTX();
+	return CUDA_SUCCESS;
+}
+/* everything ran when it was queued: an event is always reached */
+API CUresult cuEventQuery(CUevent e)
+{
+	FAULT(CUDA_ERROR_UNKNOWN);
+	NEED_CTX();
+	return e && ((fevent *)(void *)e)->stamp ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE;
+}
+API CUresult cuMemHostAlloc(void **p, size_t n, unsigned int flags)
+{
+	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
+	NEED_CTX();
+	*p = flags ? NULL : calloc(1, n ? n : 1);
+	return *p ? CUDA_SUCCESS : flags ? CUDA_ERROR_INVALID_VALUE : CUDA_ERROR_OUT_OF_MEMORY;
+}
+API CUresult cuMemFreeHost(void *p)
+{
+	NEED_CTX();
+	free(p);
 	return CUDA_SUCCESS;
 }
 /* 1 microsecond per event recorded in between */

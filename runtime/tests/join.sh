@@ -62,6 +62,12 @@ expect "te_mgpu procs: two processes run the sharded estimator, rank 0 compares"
 	"result te N=67 devices=2 procs=yes .*identical_to_1=" -- $J $L -n 2 bin/te_mgpu generated 67 procs 2
 expect "spiking_mgpu procs: two processes exchange on the devices, rank 0 compares with one device" 0 \
 	"result spiking N=2000 steps=4 devices=2 procs=yes .*identical_to_1=yes" -- $J $L -n 2 bin/spiking_mgpu generated 2000 4 procs
+expect "spiking_mgpu procs: an overflow redone alike in both processes (lag), results identical to one device" 0 \
+	"result spiking N=2000 steps=5 devices=2 procs=yes .*exchange=lag urgent=yes mean_capacity=[0-9]* redos=1 identical_to_1=yes" -- \
+	$J SPIKING_MGPU_FORCE_REDO=2 $L -n 2 bin/spiking_mgpu generated 2000 5 procs
+expect "spiking_mgpu procs: the counts first (sync) across processes" 0 \
+	"result spiking N=2000 steps=4 devices=2 procs=yes .*exchange=sync .*identical_to_1=yes" -- \
+	$J SPIKING_MGPU_EXCHANGE=sync $L -n 2 bin/spiking_mgpu generated 2000 4 procs
 ps() { $J FAKECUDA_COUNT=cuStreamSynchronize,cuStreamQuery RANK=0 WORLD_SIZE=1 bin/spiking_mgpu generated 2000 "$1" procs 2>&1 | grep '^fakecuda:' | tr '\n' ' '; }
 p2=$(ps 2) p10=$(ps 10)
 [ -n "$p2" ] && [ "$p2" = "$p10" ] && ok "spiking_mgpu procs: no host synchronisation inside the step loop" ||

@@ -72,6 +72,64 @@ static void exchange_steps(fz_group *g, fz_exchange *x, fz_ptr *send, fz_ptr *re
 	expect("exchange: the history is read up to a step only", fz_exchange_counts(x, 2, NULL), FZ_OK, fz_group_error(g), NULL);
 }
 
+/* every rank's recv holds every rank's first `cap` items of step s, in slots of cap */
+static int lists_at(fz_group *g, const fz_ptr *recv, int s, const int *n, int cap)
+{
+	for (int r = 0; r < fz_group_size(g); r++) {
+		int got[R * CAP];
+		if (fz_copy_to_host(fz_group_device(g, r), got, recv[r], sizeof(int) * (size_t)(R * cap), NULL)) return 0;
+		for (int k = 0; k < R; k++)
+			for (int i = 0; i < cap; i++)
+				if (got[k * cap + i] != (i < n[k] ? k * 100 + s * 10 + i : SENTINEL)) return 0;
+	}
+	return 1;
+}
+
+/* a capacity a step, the counts on the host, an overflow found there and
+   redone, the counts first */
+static void exchange_sized(fz_group *g, fz_ptr *send, fz_ptr *recv)
+{
+	static const int n[3][R] = {{1, 2, 1}, {3, 0, 1}, {2, 4, 0}};
+	fz_exchange *x = NULL;
+	int c[R] = {-1, -1, -1}, ok = !fz_exchange_create(g, 4, CAP, 3, FZ_EXCHANGE_HOST_COUNTS, &x);
+	for (int r = 0; ok && r < R; r++) ok = !put_list(g, x, r, 0, n[0][r], send[r]);
+	ok = ok && !fz_exchange_post_sized(x, 0, 2, send, recv) && !fz_exchange_host_counts(x, 0, c);
+	check(ok && !memcmp(c, n[0], sizeof c) && lists_at(g, recv, 0, n[0], 2) && fz_exchange_capacity(x, 0) == 2,
+	      "exchange sized: a step at a capacity of its own (2 of 4): its lists in slots of 2, its counts on the host", fz_group_error(g));
+	expect("exchange sized: a capacity past the exchange's is refused", fz_exchange_post_sized(x, 1, 5, send, recv), FZ_ERR_INVALID,
+	       fz_group_error(g), "capacity of 5", NULL);
+	expect("exchange sized: counts not posted are not on the host", fz_exchange_host_counts(x, 1, c), FZ_ERR_INVALID, fz_group_error(g),
+	       "step 1", NULL);
+	/* step 1, rank 0: 3 items at a capacity of 2: cut, seen on the host, redone at 3 */
+	for (int r = 0; ok && r < R; r++) ok = !put_list(g, x, r, 1, n[1][r], send[r]);
+	ok = ok && !fz_exchange_post_sized(x, 1, 2, send, recv) && !fz_exchange_host_counts(x, 1, c);
+	check(ok && c[0] == 3 && c[0] > fz_exchange_capacity(x, 1) && lists_at(g, recv, 1, (int[]){2, 0, 1}, 2),
+	      "exchange sized: a count past the step's capacity reaches the host, the list cut to it", fz_group_error(g));
+	expect("exchange sized: the history names the cut step", fz_exchange_counts(x, 2, NULL), FZ_ERR_OVERFLOW, fz_group_error(g),
+	       "step 1, rank 0: 3 items", "capacity of 2", NULL);
+	expect("exchange sized: a rewind past the next step is refused", fz_exchange_rewind(x, 3), FZ_ERR_INVALID, fz_group_error(g),
+	       "to step 3", NULL);
+	ok = !fz_exchange_rewind(x, 1) && !fz_exchange_post_sized(x, 1, 3, send, recv) && !fz_exchange_wait(x);
+	check(ok && lists_at(g, recv, 1, n[1], 3) && fz_exchange_counts(x, 2, NULL) == FZ_OK,
+	      "exchange sized: rewound and posted again at the largest count, the step's lists whole and the history clean", fz_group_error(g));
+	/* step 2: the counts first, the lists at their largest */
+	for (int r = 0; ok && r < R; r++) ok = !put_list(g, x, r, 2, n[2][r], send[r]);
+	ok = ok && !fz_exchange_post_counts(x, 2);
+	expect("exchange sized: a wait while a step's lists are due is refused", fz_exchange_wait(x), FZ_ERR_INVALID, fz_group_error(g),
+	       "step 2's lists are due", NULL);
+	expect("exchange sized: a step's counts again while its lists are due is refused", fz_exchange_post_counts(x, 2), FZ_ERR_INVALID,
+	       fz_group_error(g), "its lists are due", NULL);
+	ok = ok && !fz_exchange_host_counts(x, 2, c) && !fz_exchange_post_lists(x, 2, 4, send, recv) && !fz_exchange_wait(x);
+	check(ok && !memcmp(c, n[2], sizeof c) && lists_at(g, recv, 2, n[2], 4) && fz_exchange_counts(x, 3, NULL) == FZ_OK,
+	      "exchange sized: the counts first, read on the host, then the lists at the largest count", fz_group_error(g));
+	fz_exchange_destroy(x);
+	x = NULL;
+	ok = !fz_exchange_create(g, 4, CAP, 1, 0, &x) && !fz_exchange_post(x, 0, send, recv);
+	expect("exchange sized: host counts without FZ_EXCHANGE_HOST_COUNTS are refused", ok ? fz_exchange_host_counts(x, 0, c) : -1,
+	       FZ_ERR_INVALID, fz_group_error(g), "FZ_EXCHANGE_HOST_COUNTS", NULL);
+	fz_exchange_destroy(x);
+}
+
 /* one rank in all: the count copied on the device; the list too unless send is recv */
 static void exchange_alone(void)
 {
@@ -120,6 +178,7 @@ void test_exchange(void)
 		ok = !fz_alloc(fz_group_device(g, r), CAP * 4, &send[r]) && !fz_alloc(fz_group_device(g, r), R * CAP * 4, &recv[r]);
 	if (check(ok, "exchange: created on three ranks", fz_group_error(g))) exchange_steps(g, x, send, recv);
 	fz_exchange_destroy(x);
+	if (ok) exchange_sized(g, send, recv);
 	x = NULL;
 	/* a failing collective: named, the group failed, the communicators aborted */
 	setenv("FAKENCCL_FAIL", "ncclAllGather", 1);
@@ -149,14 +208,16 @@ static int session(void)
 	fz_ptr send[2] = {0, 0}, recv[2] = {0, 0};
 	int rc = fz_group_open(2, NULL, &g, err);
 	if (rc) return err[0] ? rc : -1;
-	rc = fz_exchange_create(g, 4, CAP, 2, FZ_EXCHANGE_TIMED, &x);
+	rc = fz_exchange_create(g, 4, CAP, 2, FZ_EXCHANGE_TIMED | FZ_EXCHANGE_HOST_COUNTS, &x);
 	for (int r = 0; !rc && r < 2; r++) {
 		rc = fz_alloc(fz_group_device(g, r), CAP * 4, &send[r]);
 		if (!rc) rc = fz_alloc(fz_group_device(g, r), 2 * CAP * 4, &recv[r]);
 		if (!rc) rc = fz_memset32(fz_group_device(g, r), send[r], 1, CAP, fz_group_stream(g, r));
 	}
+	int c[2];
 	for (int s = 0; !rc && s < 2; s++) {
-		rc = fz_exchange_post(x, s, send, recv);
+		rc = s ? fz_exchange_post_sized(x, s, CAP - 1, send, recv) : fz_exchange_post(x, s, send, recv);
+		if (!rc) rc = fz_exchange_host_counts(x, s, c);
 		if (!rc) rc = fz_exchange_wait(x);
 	}
 	if (!rc) rc = fz_exchange_counts(x, 2, NULL);
