@@ -24,7 +24,7 @@
  * The step's capacity sizes the all-gather and every scatter launch (a warp
  * an entry, sentinels included), so it is the cost; SPIKING_MGPU_EXCHANGE
  * picks how it is chosen:
- *   lag (default): from the counts of two steps before (page-locked host
+ *   lag: from the counts of two steps before (page-locked host
  *      memory the exchange's stream writes; the host waits for that step's
  *      exchange, never for a compute stream, so the queue stays full), the
  *      largest rank's count plus its growth over a step twice, plus a
@@ -33,14 +33,15 @@
  *      that step's lists exchanged again at its largest count, and the one
  *      step queued after it run again (its inputs, the potentials and the
  *      own list, kept in two buffers each): the results stay exact;
- *   fixed: the largest rank's neuron count every step (commit 418fa9a: no
- *      list can be cut, 4x the bytes and warps at 25% firing on 4 GPUs);
+ *   fixed (the default: the only one measured on GPUs, 2026-11-27): the
+ *      largest rank's neuron count every step (commit 418fa9a: no list can
+ *      be cut; at the benchmark's ~99% firing it moves what lag would);
  *   sync: the counts all-gathered first, the host waits for them, the
  *      lists sent at the largest count (exact, a host round trip a step:
  *      the host-synchronised exchange's sizes).
- * The exchange's streams run at the device's greatest priority
- * (SPIKING_MGPU_URGENT=0: normal), so the all-gather's blocks start ahead
- * of the queued blocks of the own list's scatter it overlaps.
+ * SPIKING_MGPU_URGENT=1 runs the exchange's streams at the device's
+ * greatest priority, so the all-gather's blocks start ahead of the queued
+ * blocks of the own list's scatter it overlaps (not yet measured).
  * The counts go to a history on the device, checked after the last step
  * against each step's capacity (SPIKING_MGPU_CAP lowers the largest). The
  * network is stimulated once: one that falls silent stays silent (the
@@ -451,11 +452,11 @@ static void teardown(sim *m)
 static int pick_mode(sim *m)
 {
 	const char *e = getenv("SPIKING_MGPU_EXCHANGE"), *g = getenv("SPIKING_MGPU_MARGIN"), *f = getenv("SPIKING_MGPU_FORCE_REDO");
-	m->mode = !e || !*e || !strcmp(e, "lag") ? LAG : !strcmp(e, "fixed") ? FIXED : !strcmp(e, "sync") ? SYNC : -1;
+	m->mode = !e || !*e || !strcmp(e, "fixed") ? FIXED : !strcmp(e, "lag") ? LAG : !strcmp(e, "sync") ? SYNC : -1;
 	if (m->mode < 0) FAIL("SPIKING_MGPU_EXCHANGE=%s: lag, fixed or sync", e);
 	m->margin = g && *g ? atoi(g) : 12, m->force = f && *f ? atoi(f) : -1;
 	const char *u = getenv("SPIKING_MGPU_URGENT");
-	m->urgent = !(u && !strcmp(u, "0"));
+	m->urgent = u && !strcmp(u, "1");
 	if (m->margin < 0 || m->margin > 1000) FAIL("SPIKING_MGPU_MARGIN=%s: a percentage, 0 to 1000", g);
 	m->cap = calloc((size_t)m->steps, sizeof *m->cap), m->cnt = calloc((size_t)m->steps * (size_t)m->W, sizeof *m->cnt);
 	if (!m->cap || !m->cnt) FAIL("out of memory");

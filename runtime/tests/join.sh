@@ -64,7 +64,7 @@ expect "spiking_mgpu procs: two processes exchange on the devices, rank 0 compar
 	"result spiking N=2000 steps=4 devices=2 procs=yes .*identical_to_1=yes" -- $J $L -n 2 bin/spiking_mgpu generated 2000 4 procs
 expect "spiking_mgpu procs: an overflow redone alike in both processes (lag), results identical to one device" 0 \
 	"result spiking N=2000 steps=5 devices=2 procs=yes .*exchange=lag urgent=yes mean_capacity=[0-9]* redos=1 identical_to_1=yes" -- \
-	$J SPIKING_MGPU_FORCE_REDO=2 $L -n 2 bin/spiking_mgpu generated 2000 5 procs
+	$J SPIKING_MGPU_EXCHANGE=lag SPIKING_MGPU_URGENT=1 SPIKING_MGPU_FORCE_REDO=2 $L -n 2 bin/spiking_mgpu generated 2000 5 procs
 expect "spiking_mgpu procs: the counts first (sync) across processes" 0 \
 	"result spiking N=2000 steps=4 devices=2 procs=yes .*exchange=sync .*identical_to_1=yes" -- \
 	$J SPIKING_MGPU_EXCHANGE=sync $L -n 2 bin/spiking_mgpu generated 2000 4 procs

@@ -3,8 +3,8 @@
 # call. Builds examples/spiking_mgpu with cc alone (runtime/*.c, the
 # committed generated/), then 2^22 neurons, 100 steps, DEVICES 1,4 with
 #   SPIKING_MGPU_EXCHANGE=fixed SPIKING_MGPU_URGENT=0  (commit 418fa9a as merged)
-#   SPIKING_MGPU_EXCHANGE=fixed                        (the same, exchange stream at top priority)
-#   SPIKING_MGPU_EXCHANGE=lag                          (the default: sizes from step t-2's counts, urgent)
+#   SPIKING_MGPU_EXCHANGE=fixed SPIKING_MGPU_URGENT=1  (the same, exchange stream at top priority)
+#   SPIKING_MGPU_EXCHANGE=lag SPIKING_MGPU_URGENT=1    (sizes from step t-2's counts, urgent)
 #   SPIKING_MGPU_EXCHANGE=sync                         (counts first, the host waits: exact sizes)
 # and lag one process per GPU (runtime/tool/fuserun-launch.sh -n 4). Every
 # line's digest must be one (bit-identical to one GPU); prints the bars:
@@ -44,10 +44,10 @@ run() { # name, env..., then the device list
 	grep -i 'error\|FAIL' $B/$name.txt | head -3 >> "$S"
 }
 run fixed0 SPIKING_MGPU_EXCHANGE=fixed SPIKING_MGPU_URGENT=0 timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
-run fixed SPIKING_MGPU_EXCHANGE=fixed timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
-run lag SPIKING_MGPU_EXCHANGE=lag timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
-run sync SPIKING_MGPU_EXCHANGE=sync timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
-run lagprocs SPIKING_MGPU_EXCHANGE=lag timeout 70 sh runtime/tool/fuserun-launch.sh -n 4 --grace 10 $B/spiking_mgpu generated $N $STEPS procs
+run fixed SPIKING_MGPU_EXCHANGE=fixed SPIKING_MGPU_URGENT=1 timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
+run lag SPIKING_MGPU_EXCHANGE=lag SPIKING_MGPU_URGENT=1 timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
+run sync SPIKING_MGPU_EXCHANGE=sync SPIKING_MGPU_URGENT=1 timeout 70 $B/spiking_mgpu generated $N $STEPS 1,4
+run lagprocs SPIKING_MGPU_EXCHANGE=lag SPIKING_MGPU_URGENT=1 timeout 70 sh runtime/tool/fuserun-launch.sh -n 4 --grace 10 $B/spiking_mgpu generated $N $STEPS procs
 
 say ""
 say "## checks and bars"
