@@ -322,6 +322,11 @@ int fz_check_sizes(const fz_artifact_info *info, const void *args, size_t args_s
    argument. fz_run, fz_call, fz_call_prepare and the fz_recipe_ functions
    check it; an info without fits lines (filled by hand) says nothing. */
 int fz_check_fits(const fz_artifact_info *info, const long long *sizes, char *errbuf);
+/* The i-th fits line (0-based): the input's index into info->tensors, the
+   dimension as the manifest spells it (valid while info is) and its least
+   value. Returns the number of fits lines (-1 for a NULL info); where i
+   is outside them, *tensor, *dim and *least are left as they were. */
+int fz_artifact_fits(const fz_artifact_info *info, int i, int *tensor, const char **dim, long long *least);
 int fz_check_ops(const fz_artifact_info *info, const fz_op *ops, int nops, const void *args, size_t args_size,
                  char *errbuf);
 

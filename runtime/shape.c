@@ -101,6 +101,19 @@ int fz_check_fits(const fz_artifact_info *info, const long long *sizes, char *er
 	return FZ_OK;
 }
 
+int fz_artifact_fits(const fz_artifact_info *info, int i, int *tensor, const char **dim, long long *least)
+{
+	if (!info) return -1;
+	const fr_store *st = info->storage_;
+	const int n = st ? st->nfits : 0;
+	if (i >= 0 && i < n) {
+		if (tensor) *tensor = st->fits[i].tensor;
+		if (dim) *dim = st->fits[i].dim.dim[0];
+		if (least) *least = st->fits[i].least;
+	}
+	return n;
+}
+
 int fz_tensor_shape_text(const fz_artifact_info *info, int tensor, char *buf, size_t cap)
 {
 	if (!buf || !cap) return -1;

@@ -317,6 +317,9 @@ EOF2
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" FAKECUDA_FAIL=cuLaunchKernel $FUSERUN validate $U/fits/fits_half.manifest --size M=10,N=6
 		expect "fuserun validate: (N+1)/2 = 4 fits g's domain, launched" 1 "y .*MISMATCH" -- \
 			env TMPDIR=$U/tmp FUSERUN_LIBCUDA="$FAKE" $FUSERUN validate $U/fits/fits_half.manifest --size M=10,N=7
+		expect "fuserun list names the sizes a fits line asks for" 0 "  malloc needs N >= 6" -- $FUSERUN list $U/fits/domain_gather.manifest
+		expect "fuserun list: a derived dimension's fits line" 0 "  g needs (N+1)/2 >= 4" -- $FUSERUN list $U/fits/fits_half.manifest
+		expect "fuserun list --json: the fits lines" 0 '"fits": \[{"input": "g", "dim": "(N+1)/2", "least": 4}\]' -- $FUSERUN list --json $U/fits/fits_half.manifest
 	else
 		bad "fusec compiles specs whose inputs' domains subscript a dimension (fits lines)" "$(cat $U/fusec.log)"
 	fi

@@ -38,6 +38,15 @@ static void list_json(const fz_artifact_info *a)
 		}
 		printf("}");
 	}
+	printf("], \"fits\": [");
+	for (int i = 0, n = fz_artifact_fits(a, 0, NULL, NULL, NULL); i < n; i++) {
+		int t = 0;
+		const char *d = "";
+		long long least = 0;
+		fz_artifact_fits(a, i, &t, &d, &least);
+		printf("%s{\"input\": ", i ? ", " : ""), json_str(stdout, a->tensors[t].name);
+		printf(", \"dim\": "), json_str(stdout, d), printf(", \"least\": %lld}", least);
+	}
 	printf("], \"targets\": [");
 	for (int i = 0; i < a->ntargets; i++) {
 		printf("%s{\"arch\": ", i ? ", " : ""), json_str(stdout, a->targets[i].arch);
@@ -80,6 +89,15 @@ static void list_text(const fz_artifact_info *a)
 		if (!fz_tensor_values(a, i, NULL, &v, NULL) && v.known) /* identifiers and numbers (the parser checks them) */
 			printf("  values %s%s%s", v.range, v.nondecreasing ? " nondecreasing" : "", v.nonzero ? " nonzero" : "");
 		printf("\n");
+	}
+	const int nfits = fz_artifact_fits(a, 0, NULL, NULL, NULL);
+	if (nfits > 0) printf("fits (an input's domain read as a subscript: the sizes fuserun and the runtime accept):\n");
+	for (int i = 0; i < nfits; i++) {
+		int t = 0;
+		const char *d = "";
+		long long least = 0;
+		fz_artifact_fits(a, i, &t, &d, &least); /* an identifier or expression the parser checked */
+		printf("  %s needs %s >= %lld\n", a->tensors[t].name, d, least);
 	}
 	printf("targets:\n");
 	for (int i = 0; i < a->ntargets; i++)
