@@ -69,7 +69,7 @@ build/gen/%.inc: fusec/cuda/%.cuh
 	@mkdir -p build/gen
 	$(CSTRING) $< > $@
 build/rel/cuda/kern_tile.o build/san/cuda/kern_tile.o build/fuzz/cuda/kern_tile.o: build/gen/tile_gemm.inc build/gen/mma_common.inc
-build/rel/cuda/kern_attn.o build/san/cuda/kern_attn.o build/fuzz/cuda/kern_attn.o: build/gen/attn.inc
+build/rel/cuda/kern_attn.o build/san/cuda/kern_attn.o build/fuzz/cuda/kern_attn.o: build/gen/attn.inc build/gen/attn_warps.inc build/gen/attn_kernel.inc
 
 # What the generated code shares with runtime/fuserun.h, made from it as C
 # string lines: the op list's block that every header repeats, and

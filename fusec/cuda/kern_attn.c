@@ -11,8 +11,15 @@
 #include "cuda/cuda.h"
 #include "core/die.h"
 
+/* attention's library, printed once into each attention artifact: the
+   products and the online softmax (attn.cuh), the copying warpgroup and
+   the warpgroups' barriers and turns (attn_warps.cuh), the computing
+   warpgroups, the epilogue and the kernel (attn_kernel.cuh): one text in
+   three files of one idea each */
 static const char attn_lib[] =
 #include "attn.inc"
+#include "attn_warps.inc"
+#include "attn_kernel.inc"
 	;
 
 void cuda_attn_library(FILE *out)

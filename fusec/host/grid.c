@@ -121,7 +121,7 @@ static void tile_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 	comma(s, out), fputc('1', out), comma(s, out), fputs(s == HS_C ? "sm)" : "$sm)", out);
 }
 
-/* persistent (attn.cuh): a tile a batch's block_m rows of m, and at most
+/* persistent (attn_kernel.cuh): a tile a batch's block_m rows of m, and at most
    the blocks that fit on the device at once (one an SM) */
 static void attn_x(const Fusion *f, const Kernel *k, HostSyntax s, FILE *out)
 {

@@ -413,7 +413,7 @@ static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const u
 	return x + 1;
 }
 
-/* Warp-specialised (attn.cuh): one warpgroup copies, two compute 64 rows
+/* Warp-specialised (attn_warps.cuh): one warpgroup copies, two compute 64 rows
    of m each and take turns to issue their products; one block an SM (the
    computing warpgroups take 224 registers a thread, the copier 56).
    Persistent: at most a block an SM, each taking tiles of 128 rows in turn
@@ -445,7 +445,7 @@ void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsig
 		if (dh.sym < 0 && !dim_derived(dh) && (dh.value > bucket[i] || (i > 0 && dh.value <= bucket[i - 1]))) continue;
 		const int e = k->at.nent++;
 		k->at.db[e] = bucket[i], k->at.bn[e] = step[i];
-		const int nq = bucket[i] == 64 ? 2 : 1; /* Q's buffers (attn.cuh's NQ) */
+		const int nq = bucket[i] == 64 ? 2 : 1; /* Q's buffers (attn_warps.cuh's NQ) */
 		k->at.smem[e] = 1024 + 256 + (nq * k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
 		k->at.minb[e] = 1;
 	}
