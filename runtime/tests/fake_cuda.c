@@ -517,13 +517,15 @@ API CUresult cuCtxGetStreamPriorityRange(int *least, int *greatest)
 	return CUDA_SUCCESS;
 }
 static int last_priority = 1; /* none yet */
+static long urgent_streams; /* created at the greatest priority, ever */
 API int fakecuda_last_priority(void) { return last_priority; }
+API long fakecuda_urgent_streams(void) { return urgent_streams; }
 API CUresult cuStreamCreateWithPriority(CUstream *s, unsigned int flags, int priority)
 {
 	FAULT(CUDA_ERROR_OUT_OF_MEMORY);
 	if (priority < -5 || priority > 0 || flags > 1) return CUDA_ERROR_INVALID_VALUE;
 	CUresult r = cuStreamCreate(s, flags);
-	if (!r) last_priority = priority;
+	if (!r) last_priority = priority, urgent_streams += priority == -5;
 	return r;
 }
 API CUresult cuStreamDestroy_v2(CUstream s)

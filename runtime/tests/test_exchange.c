@@ -159,6 +159,30 @@ static void exchange_alone(void)
 	fz_group_close(g);
 }
 
+long fake_urgent_streams(void);
+
+/* FZ_EXCHANGE_URGENT: the exchange's streams at the context's greatest
+   priority (the fake's range is 0 to -5), a stream a rank; without it
+   none is (spiking_mgpu's SPIKING_MGPU_URGENT=1 depends on it) */
+static void exchange_priority(void)
+{
+	char err[FZ_ERRMSG_SIZE];
+	fz_group *g = NULL;
+	fz_exchange *x = NULL;
+	if (!expect("exchange priority: a group of three", fz_group_open(R, NULL, &g, err), FZ_OK, "", NULL)) return;
+	long before = fake_urgent_streams();
+	int ok = !fz_exchange_create(g, 4, CAP, 2, 0, &x);
+	check(ok && fake_urgent_streams() == before, "exchange priority: a plain exchange's streams at the default priority",
+	      fz_group_error(g));
+	fz_exchange_destroy(x), x = NULL;
+	before = fake_urgent_streams();
+	ok = !fz_exchange_create(g, 4, CAP, 2, FZ_EXCHANGE_URGENT, &x);
+	check(ok && fake_urgent_streams() - before == R, "exchange priority: FZ_EXCHANGE_URGENT's streams at the greatest priority, one a rank",
+	      fz_group_error(g));
+	fz_exchange_destroy(x);
+	fz_group_close(g);
+}
+
 void test_exchange(void)
 {
 	char err[FZ_ERRMSG_SIZE];
@@ -192,6 +216,7 @@ void test_exchange(void)
 	for (int r = 0; r < R; r++) fz_free(fz_group_device(g, r), send[r]), fz_free(fz_group_device(g, r), recv[r]);
 	fz_group_close(g);
 	exchange_alone();
+	exchange_priority();
 	check(fakes_live() == 0, "exchange: nothing left open", NULL);
 }
 

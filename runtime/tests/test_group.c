@@ -28,6 +28,7 @@ static struct {
 } fk;
 
 static const void *(*last_args_fn)(size_t *);
+static long (*urgent_fn)(void);
 
 static void *sym(void *h, const char *name)
 {
@@ -47,6 +48,7 @@ static void bind_fakes(void)
 	f = sym(c, "fakecuda_launches"), memcpy(&fk.cuda_launches, &f, sizeof f);
 	f = sym(c, "fakecuda_injected"), memcpy(&fk.cuda_injected, &f, sizeof f);
 	f = sym(c, "fakecuda_last_args"), memcpy(&last_args_fn, &f, sizeof f);
+	f = sym(c, "fakecuda_urgent_streams"), memcpy(&urgent_fn, &f, sizeof f);
 	f = sym(n, "fakenccl_injected"), memcpy(&fk.nccl_injected, &f, sizeof f);
 	f = sym(n, "fakenccl_live"), memcpy(&fk.nccl_live, &f, sizeof f);
 	f = sym(n, "fakenccl_reset"), memcpy(&fk.nccl_reset, &f, sizeof f);
@@ -366,6 +368,8 @@ long fake_launches(void);
 const void *fake_last_args(size_t *n);
 int fakes_live(void);
 long fake_launches(void) { return fk.cuda_launches(); }
+long fake_urgent_streams(void);
+long fake_urgent_streams(void) { return urgent_fn(); }
 const void *fake_last_args(size_t *n) { return last_args_fn(n); }
 int fakes_live(void) { return fk.cuda_live() + fk.nccl_live(); }
 const char *fakes_describe(void);
