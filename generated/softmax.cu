@@ -161,33 +161,6 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 		const int fz_cb = fz_h + ((fz_cn - fz_h) & ~3); /* the end of its vectors */
 		const long long fz_ne = fz_h + (a.n_C - fz_cb); /* its edge columns: the head and what follows the vectors */
 			float acc_rmax = -FZ_INF_F;
-			#pragma unroll 1
-			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
-				float fz_rc_X[4][4]; /* the next vector, in place of the registers' */
-#pragma unroll
-				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					fz_ld4(&a.t_X[((long long)(s0) * a.n_C + (long long)((fz_c0 < fz_cb ? fz_c0 : fz_h)))], fz_rc_X[fz_k]);
-				}
-				#pragma unroll
-				for (int fz_k = 0; fz_k < 4; ++fz_k) {
-					const int fz_c0 = fz_h + ((fz_kt + fz_k) * fz_g + fz_lane) * 4;
-					if (fz_live && fz_c0 < fz_cb) {
-					#pragma unroll
-					for (int fz_j = 0; fz_j < 4; ++fz_j) {
-						const long long r1_c = fz_c0 + fz_j;
-						{
-							acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(fz_rc_X[fz_k][fz_j]));
-						}
-					}
-					}
-				}
-			}
-			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
-				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
-				acc_rmax = fz_op<FZ_MAX>(acc_rmax, (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))])));
-			}
-			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
 			float acc_rsum = 0;
 			#pragma unroll 1
 			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {
@@ -205,7 +178,14 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 					for (int fz_j = 0; fz_j < 4; ++fz_j) {
 						const long long r1_c = fz_c0 + fz_j;
 						{
-							acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((fz_rc_X[fz_k][fz_j] - v_rmax)))));
+							{
+								const float fz_t = (float)(fz_rc_X[fz_k][fz_j]);
+								if (fz_t > acc_rmax) {
+									acc_rsum = acc_rmax == -FZ_INF_F ? (float)0 : acc_rsum * fz_expf(acc_rmax - fz_t);
+									acc_rmax = fz_t;
+								}
+								acc_rsum += fz_expf(fz_t - acc_rmax);
+							}
 						}
 					}
 					}
@@ -213,8 +193,17 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_f0(const fz_softma
 			}
 			for (long long fz_e = fz_lane; fz_live && fz_e < fz_ne; fz_e += fz_g) {
 				const long long r1_c = fz_e < fz_h ? fz_e : fz_cb + fz_e - fz_h;
-				acc_rsum = fz_op<FZ_SUM>(acc_rsum, (float)(((float)fz_expf((__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]) - v_rmax)))));
+				{
+					const float fz_t = (float)(__ldg(&a.t_X[((long long)(s0) * a.n_C + (long long)(r1_c))]));
+					if (fz_t > acc_rmax) {
+						acc_rsum = acc_rmax == -FZ_INF_F ? (float)0 : acc_rsum * fz_expf(acc_rmax - fz_t);
+						acc_rmax = fz_t;
+					}
+					acc_rsum += fz_expf(fz_t - acc_rmax);
+				}
 			}
+			const float v_rmax = fz_row_reduce<float, FZ_MAX>(acc_rmax, (float *)fz_sh, fz_g);
+			if (acc_rmax != v_rmax) acc_rsum = acc_rmax == -FZ_INF_F ? (float)0 : acc_rsum * fz_expf(acc_rmax - v_rmax);
 			const float v_rsum = fz_row_reduce<float, FZ_SUM>(acc_rsum, (float *)fz_sh, fz_g);
 			#pragma unroll 1
 			for (int fz_kt = 0; fz_kt * 4 * fz_g < fz_cb - fz_h; fz_kt += 4) {

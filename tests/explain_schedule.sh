@@ -12,6 +12,8 @@
 #                                          "...; peeled: ..." in it exactly where the kernel has peel=1
 #   "S and Q in one walk where the row is read again ..." (or "in one loop over the outer axis")
 #                                          a row kernel with shifted=S,Q
+#   "M and S in one walk where the row is read again: the sum of exponentials ..."
+#                                          a row kernel with online=M,S
 #   "its paths (...) each a function of its own ...; ... built twice, R vectors a thread and S ..."
 #                                          a row kernel with params rcache=R paths=1
 #   "T gathered every A elements along ..."
@@ -63,6 +65,8 @@ compare() {
 		peel[fu, kern] = ($0 ~ / peel=1( |$)/)
 		shifted[fu, kern] = ""
 		if (match($0, / shifted=[^ ]*/)) shifted[fu, kern] = substr($0, RSTART + 9, RLENGTH - 9)
+		online[fu, kern] = ""
+		if (match($0, / online=[^ ]*/)) online[fu, kern] = substr($0, RSTART + 8, RLENGTH - 8)
 		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
 		next
 	}
@@ -140,6 +144,9 @@ compare() {
 	file == 2 && /^    its paths \(.*\) each a function of its own/ {
 		c = $0; sub(/.*built twice, /, "", c); sub(/ .*/, "", c)
 		fact(mode[fe, ke] == "row" && paths[fe, ke] && c == rcache[fe, ke], "kernel " ke ": paths as functions of " c " vectors explained, paths=" paths[fe, ke] " rcache=" rcache[fe, ke] " in the schedule"); next
+	}
+	file == 2 && /^    [^ ]+ and [^ ]+ in one walk where the row is read again: the sum of exponentials/ {
+		fact(online[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " online explained, online=\"" online[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next

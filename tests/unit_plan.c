@@ -584,6 +584,58 @@ static void test_row_shift(void)
 		}
 }
 
+/* A row's max and a later sum of exp(term - max) are one walk where the
+ * row is streamed (plan_shift.c plan_online): the same term (bf16 widened
+ * to f32 still the same), unmasked, less the row's own max; not another
+ * term, a mask, a max at another row, a scaled exponent, or a sum first. */
+static void test_row_online(void)
+{
+	Case c;
+	if (load(&c, "log-sum-exp", "fusion l(X: bf16[R,C]) -> (y: f32[R]) {\n"
+	                            "  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                            "  stage s [reduction] { s(r) +=! exp(X(r,c) - m(r)) }\n"
+	                            "  stage o { y(r) = m(r) + log(s(r)) }\n"
+	                            "}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ROW && k->online_sum && k->online_max < k->online_sum);
+		EXPECT(c.fe.mod.tensor[c.fe.mod.stmt[k->online_max].out].name[0] == 'm' && c.fe.mod.tensor[c.fe.mod.stmt[k->online_sum].out].name[0] == 's');
+		EXPECT(!c.un.k[0].online_sum && !c.un.k[1].online_sum); /* each reduction alone */
+		done(&c);
+	}
+	/* the exponentials a stage of their own (specs/softmax.fuse's spelling) */
+	if (load(&c, "softmax", "fusion sm(X: f32[R,C]) -> (Y: f32[R,C]) {\n"
+	                        "  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                        "  stage e { e(r,c) = exp(X(r,c) - m(r)) }\n"
+	                        "  stage s [reduction] { s(r) +=! e(r,c) }\n"
+	                        "  stage y { Y(r,c) = e(r,c) / s(r) }\n"
+	                        "}\n")) {
+		const Kernel *k = &c.fu.k[0];
+		EXPECT(c.fu.nk == 1 && k->mode == KM_ROW && k->online_sum && c.fe.mod.tensor[c.fe.mod.stmt[k->online_sum].out].name[0] == 's');
+		done(&c);
+	}
+	const char *no[] = {"fusion a(X: f32[R,C], Y: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage s [reduction] { v(r) +=! exp(Y(r,c) - m(r)) }\n}\n",
+	                    "fusion b(X: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage s [reduction] { v(r) +=! exp(X(r,c) - m(r)) where X(r,c) > 0.0 }\n}\n",
+	                    "fusion d(X: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage s [reduction] { v(r) +=! exp(X(r,c) - m(0)) }\n}\n",
+	                    "fusion e(X: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage s [reduction] { v(r) +=! exp(2.0 * (X(r,c) - m(r))) }\n}\n",
+	                    "fusion f(X: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) min=! X(r,c) }\n"
+	                    "  stage s [reduction] { v(r) +=! exp(X(r,c) - m(r)) }\n}\n",
+	                    /* the exponentials stored in bf16: the sum adds rounded values */
+	                    "fusion g(X: f32[R,C]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage e [precision = bf16] { e(r,c) = exp(X(r,c) - m(r)) }\n  stage s [reduction] { v(r) +=! e(r,c) }\n}\n",
+	                    /* the exponentials at the transposed point */
+	                    "fusion h(X: f32[R,R]) -> (v: f32[R]) {\n  stage m [reduction] { m(r) max=! X(r,c) }\n"
+	                    "  stage e { e(r,c) = exp(X(r,c) - m(r)) }\n  stage s [reduction] { v(r) +=! e(c,r) }\n}\n"};
+	for (int i = 0; i < 7; i++)
+		if (load(&c, "no online pair", no[i])) {
+			EXPECT(c.fu.nk >= 1 && !c.fu.k[0].online_sum);
+			done(&c);
+		}
+}
+
 /* A row kernel walking its rows once takes the row template (its group
  * sized by the width at launch) unless it reads a vector along the row:
  * gemv's W(m,n) x(n) stays a warp a row. */
@@ -835,6 +887,7 @@ int main(void)
 	test_row_ahead();
 	test_row_axes();
 	test_row_shift();
+	test_row_online();
 	test_row_once();
 	test_row_peel();
 	test_gather_stride();

@@ -493,6 +493,57 @@ static void shifted_point_result(Cx *cx, int sid, int depth)
 	free(n), free(s1), free(s2);
 }
 
+/* The online pair (Kernel.online_max, plan_shift.c): one step takes the
+   max's term t; where t passes the running max the sum so far is rescaled
+   to it (to 0 from a max of -inf: its terms were exp(-inf - -inf), NaN, for
+   columns whose true share is 0 once any column is finite). A row of -inf
+   alone keeps the NaN the two walks give. */
+static void online_body(Cx *cx, int sid, int n, int d)
+{
+	(void)n;
+	const Module *m = cx->m;
+	const Stmt *a = &m->stmt[sid];
+	const char *tm = m->tensor[a->out].name, *ts = m->tensor[m->stmt[cx->k->online_sum].out].name, *ty = cuda_ctype(a->acc);
+	const char *ex = a->acc == ET_F64 ? "exp" : "fz_expf", *inf = a->acc == ET_F64 ? "fz_inf<double>()" : "FZ_INF_F";
+	char *vd = NULL, *v = cuda_value_of(cx, a, a->rhs, &vd);
+	FILE *out = cx->out;
+	cuda_ind(out, d), fputs("{\n", out);
+	cuda_put_decls(out, vd, d + 1);
+	cuda_ind(out, d + 1), fprintf(out, "const %s fz_t = (%s)(%s);\n", ty, ty, v);
+	cuda_ind(out, d + 1), fprintf(out, "if (fz_t > acc_%s) {\n", tm);
+	cuda_ind(out, d + 2), fprintf(out, "acc_%s = acc_%s == -%s ? (%s)0 : acc_%s * %s(acc_%s - fz_t);\n", ts, tm, inf, ty, ts, ex, tm);
+	cuda_ind(out, d + 2), fprintf(out, "acc_%s = fz_t;\n", tm);
+	cuda_ind(out, d + 1), fputs("}\n", out);
+	cuda_ind(out, d + 1), fprintf(out, "acc_%s += %s(fz_t - acc_%s);\n", ts, ex, tm);
+	cuda_ind(out, d), fputs("}\n", out);
+	free(v), free(vd);
+}
+
+/* The streamed path of a row kernel: the max's walk takes the sum of
+   exp(term - max) as well; the group's max folded, each lane's sum
+   rescaled to it (a lane at -inf adds 0 unless the row's max is -inf
+   too), then the sums folded */
+static void online_walk(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *a = &m->stmt[sid], *s = &m->stmt[cx->k->online_sum];
+	const char *tm = m->tensor[a->out].name, *ts = m->tensor[s->out].name, *ty = cuda_ctype(a->acc);
+	const char *ex = a->acc == ET_F64 ? "exp" : "fz_expf";
+	FILE *out = cx->out;
+	acc_decls(cx, sid, 1, depth);
+	acc_decls(cx, cx->k->online_sum, 1, depth);
+	const int ix = a->first_index + a->nfree;
+	char *var = xasprintf("r%d_%s", a->nfree, m->index[ix].name);
+	cuda_row_bind(cx, ix, var);
+	cuda_row_loop(cx, var, online_body, sid, 1, depth);
+	cuda_row_unbind(cx, ix);
+	fold_result(cx, a, depth, 1);
+	cuda_ind(out, depth), fprintf(out, "if (acc_%s != v_%s%s) acc_%s = acc_%s == -%s ? (%s)0 : acc_%s * %s(acc_%s - v_%s%s);\n", tm, tm, cx->sfx, ts,
+	                             tm, a->acc == ET_F64 ? "fz_inf<double>()" : "FZ_INF_F", ty, ts, ex, tm, tm, cx->sfx);
+	fold_result(cx, s, depth, 1);
+	free(var);
+}
+
 int cuda_reductions(Cx *cx, int sid, int depth, int row)
 {
 	if (!row && cx->sliced && cx->k->shift_sq) { /* a sum and its squares in one split loop */
@@ -503,6 +554,10 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	if (row && cx->rc_stream && cx->k->shift_sq) { /* the streamed path: a sum and its squares in one walk */
 		if (sid == cx->k->shift_sum) return shifted_walk(cx, sid, depth), 1;
 		if (sid == cx->k->shift_sq) return shifted_row_result(cx, sid, depth), 1;
+	}
+	if (row && cx->rc_stream && cx->k->online_sum) { /* the streamed path: a max and its sum of exponentials in one walk */
+		if (sid == cx->k->online_max) return online_walk(cx, sid, depth), 1;
+		if (sid == cx->k->online_sum) return 1; /* folded and published by the max's walk */
 	}
 	acc_decls(cx, sid, n, depth);
 	if (row) row_reduction(cx, sid, n, depth);

@@ -80,6 +80,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			        k->mode == KM_ROW ? "walk where the row is read again" : "loop over the outer axis, so the input is read once",
 			        k->mode == KM_ROW ? "row's" : "reduction's", m->tensor[m->stmt[k->shift_sq].out].name,
 			        k->mode == KM_ROW ? "row" : "reduction");
+		if (k->online_sum)
+			fprintf(out, "    %s and %s in one walk where the row is read again: the sum of exponentials rescaled as the "
+			             "running max grows (online softmax, plan_shift.c)\n",
+			        m->tensor[m->stmt[k->online_max].out].name, m->tensor[m->stmt[k->online_sum].out].name);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */

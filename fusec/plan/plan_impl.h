@@ -75,6 +75,8 @@ void plan_stage(const Module *m, Schedule *p);
 
 /* plan_shift.c: a row's sum and the squares about its mean in one walk (Kernel.shift_sq) */
 void plan_shift(const Module *m, Schedule *p);
+/* a row's max and a later sum of exp(its term - the max) in one walk (Kernel.online_sum) */
+void plan_online(const Module *m, Schedule *p);
 /* q's terms are the squares of s's about a value constant over its reduction */
 int plan_shifted_pair(const Module *m, const Stmt *s, const Stmt *q);
 /* a point kernel's first reduction, if statement sid may share its loop that way; else -1 */

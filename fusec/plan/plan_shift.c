@@ -9,7 +9,13 @@
  * exact algebra; K a term of the row keeps the sums small where the values
  * sit far from 0 (the shifted-data variance). Cached rows keep their two
  * walks over the registers (the same bits as before). Kernel.shift_sum and
- * .shift_sq name the pair; the row template uses it on the streamed path. */
+ * .shift_sq name the pair; the row template uses it on the streamed path.
+ *
+ * The same for a row's max m = max E and a later s = sum exp(E - m) (the
+ * softmax's and log-sum-exp's pair): the max's walk carries both, the sum
+ * rescaled by exp(m_old - m_new) where the running max grows (the online
+ * softmax), so a streamed row is read once for the two, not twice
+ * (Kernel.online_max, .online_sum; plan_online). */
 #include "plan/plan_impl.h"
 
 /* a's tree with indices ia.. equal to b's with ib.. (index i of a's
@@ -32,6 +38,19 @@ static int same_expr(const Module *m, int a, int ia, int b, int ib)
 	default:
 		return same_expr(m, x->a, ia, y->a, ib) && same_expr(m, x->b, ia, y->b, ib) && same_expr(m, x->c, ia, y->c, ib);
 	}
+}
+
+/* e without the casts that widen one float type to a wider one (a value
+   that keeps its bits: bf16's E read in f32) */
+static int unwidened(const Module *m, int e)
+{
+	while (e && m->expr[e].op == IR_CAST && m->expr[e].a) {
+		const Expr *x = &m->expr[e], *y = &m->expr[x->a];
+		if (!elem_info[x->type].is_float || !elem_info[y->type].is_float || elem_info[y->type].float_rank > elem_info[x->type].float_rank)
+			break;
+		e = x->a;
+	}
+	return e;
 }
 
 /* e reads only the statement's free indices (no reduced one): constant over the row */
@@ -88,6 +107,90 @@ void plan_shift(const Module *m, Schedule *p)
 				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 &&
 				    m->stmt[b].nfree == k->nspace && plan_shifted_pair(m, &m->stmt[a], &m->stmt[b])) {
 					k->shift_sum = a, k->shift_sq = b;
+					break;
+				}
+		}
+	}
+}
+
+/* e (at statement indices from base) is exp(E - a(its first a->nfree
+   indices)) in a's type, E a's term */
+static int exp_less_max(const Module *m, const Stmt *a, int e, int base)
+{
+	const Expr *x = &m->expr[unwidened(m, e)];
+	if (x->op != IR_EXP || x->type != a->acc) return 0;
+	const Expr *d = &m->expr[unwidened(m, x->a)];
+	if (d->op != IR_SUB || d->type != a->acc) return 0;
+	const Expr *l = &m->expr[unwidened(m, d->b)];
+	if (l->op != IR_LOAD || l->tensor != a->out || l->nargs != a->nfree) return 0;
+	for (int i = 0; i < l->nargs; i++)
+		if (m->expr[l->args[i]].op != IR_INDEX || m->expr[l->args[i]].index != base + i) return 0;
+	return same_expr(m, unwidened(m, a->rhs), a->first_index, unwidened(m, d->a), base);
+}
+
+/* a load of t at exactly statement s's indices, in order */
+static int at_own_indices(const Module *m, int e, const Stmt *s, int n)
+{
+	const Expr *l = &m->expr[e];
+	if (l->op != IR_LOAD || l->nargs != n) return 0;
+	for (int i = 0; i < n; i++)
+		if (m->expr[l->args[i]].op != IR_INDEX || m->expr[l->args[i]].index != s->first_index + i) return 0;
+	return 1;
+}
+
+/* s's term is a load of a temp T(its indices), T's only writer an unmasked
+   map over the same indices in a's type whose value is exp(E - a): the
+   softmax spelt with its exponentials a stage of their own (then the
+   walk computes the exponential from E, and never reads T) */
+static int exp_stage(const Module *m, const Schedule *p, const Stmt *a, const Stmt *s)
+{
+	if (!at_own_indices(m, s->rhs, s, s->nindex)) return 0;
+	const int t = m->expr[s->rhs].tensor;
+	if (m->tensor[t].kind != TK_TEMP || m->tensor[t].type != a->acc) return 0;
+	int w = -1;
+	for (int i = p->first_stmt; i < p->last_stmt; i++)
+		if (m->stmt[i].out == t) {
+			if (w >= 0) return 0;
+			w = i;
+		}
+	if (w < 0) return 0;
+	const Stmt *d = &m->stmt[w];
+	if (d->red != RED_NONE || d->mask || d->nfree != s->nindex || d->nindex != s->nindex || d->nlhs != s->nindex || d->acc != a->acc)
+		return 0;
+	for (int i = 0; i < d->nindex; i++)
+		if (!dim_same(m->index[d->first_index + i].range, m->index[s->first_index + i].range) ||
+		    m->expr[d->lhs[i]].op != IR_INDEX || m->expr[d->lhs[i]].index != d->first_index + i)
+			return 0;
+	return exp_less_max(m, a, d->rhs, d->first_index);
+}
+
+/* s's terms are exp(E - a(free indices)), E a's term, directly or through
+   a stage of the exponentials; a a max over the same indices and ranges,
+   neither masked, one float accumulator type */
+static int online_pair(const Module *m, const Schedule *p, const Stmt *a, const Stmt *s)
+{
+	if (a->red != RED_MAX || s->red != RED_SUM || a->mask || s->mask || a->nfree != s->nfree || a->nindex != s->nindex ||
+	    a->acc != s->acc || (a->acc != ET_F32 && a->acc != ET_F64))
+		return 0;
+	for (int i = 0; i < a->nindex; i++)
+		if (!dim_same(m->index[a->first_index + i].range, m->index[s->first_index + i].range)) return 0;
+	return exp_less_max(m, a, s->rhs, s->first_index) || exp_stage(m, p, a, s);
+}
+
+/* Row kernels that stream their rows: the first max with a later sum of
+   exp(its term - it) (online_pair), each a loop of its own */
+void plan_online(const Module *m, Schedule *p)
+{
+	for (int i = 0; i < p->nk; i++) {
+		Kernel *k = &p->k[i];
+		if (k->mode != KM_ROW || !k->par.rcache) continue;
+		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->online_sum; a++) {
+			const int shifted = k->shift_sq && (a == k->shift_sum || a == k->shift_sq);
+			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1 || shifted) continue;
+			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
+				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 && m->stmt[b].nfree == k->nspace &&
+				    !(k->shift_sq && (b == k->shift_sum || b == k->shift_sq)) && online_pair(m, p, &m->stmt[a], &m->stmt[b])) {
+					k->online_max = a, k->online_sum = b;
 					break;
 				}
 		}

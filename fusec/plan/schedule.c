@@ -77,6 +77,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if (k->lead) fprintf(out, " lead=%d gap=%d", k->lead, k->gap);
 		if (k->peel) fputs(" peel=1", out);
 		if (k->shift_sq) fprintf(out, " shifted=%s,%s", m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name);
+		if (k->online_sum) fprintf(out, " online=%s,%s", m->tensor[m->stmt[k->online_max].out].name, m->tensor[m->stmt[k->online_sum].out].name);
 		fprintf(out, " grid-reductions=%d", k->ntail);
 		for (int t = 0; t < k->nacross; t++) fprintf(out, "%s%s", t ? "," : " across=", m->tensor[k->across[t]].name);
 		fputc('\n', out);
@@ -139,7 +140,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 96, "KernelParams changed: compare the new field in params_same, then update 96");
-_Static_assert(sizeof(Kernel) == 992, "Kernel changed: compare the new field in kernel_same, then update 992");
+_Static_assert(sizeof(Kernel) == 1000, "Kernel changed: compare the new field in kernel_same, then update 1000");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -176,7 +177,9 @@ static int vec_strides_same(const Kernel *a, const Kernel *b)
 static int kernel_same(const Kernel *a, const Kernel *b)
 {
 	if (strcmp(a->name, b->name) || strcmp(a->sig, b->sig) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
-	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap || a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
+	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap ||
+	    a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->online_max != b->online_max || a->online_sum != b->online_sum ||
+	    a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||
 	    (a->par.split && !dim_same(a->split_range, b->split_range)) || a->nvec != b->nvec ||

@@ -244,6 +244,9 @@ typedef struct Kernel {
 	int shift_sum, shift_sq;  /* ROW: a row sum and a later sum of its terms' squares about a value
 	                             constant over the row (the mean), both in the sum's walk where the row
 	                             is streamed (plan_shift.c); shift_sq 0: none */
+	int online_max, online_sum; /* ROW: a row max and a later sum of exp(its term - the max), both in the max's
+	                             walk where the row is streamed, the sum rescaled as the max grows
+	                             (plan_shift.c plan_online); online_sum 0: none */
 	int peel;                 /* ROW, rcache: the vector path also takes rows of any width and alignment, each
 	                             row's head to its first 16-byte boundary and its tail (under 4 columns) a
 	                             column a thread, the rest as 16-byte vectors (plan_launch.c row_peel); 0:
