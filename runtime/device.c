@@ -12,15 +12,32 @@ static int cu_ok(char *err, const char *call, CUresult r)
 }
 #define CU(err, fn, ...) cu_ok(err, #fn, fr_cu->fn(__VA_ARGS__))
 
+/* Where the handle's context is already the thread's current one (an
+ * application on the primary context: torch's), enter pushes nothing and
+ * leave pops nothing: a push and a pop were a part of each launch's host
+ * time (issue 24). Bit i of skipped: the enter at nesting depth i pushed
+ * nothing; past 64 deep every enter pushes. */
+static _Thread_local unsigned long long skipped;
+static _Thread_local int entered;
+
 int fr_enter(fz_device *d, char *err)
 {
-	return CU(err, cuCtxPushCurrent_v2, d->ctx);
+	CUcontext cur = NULL;
+	int rc = entered < 64 ? CU(err, cuCtxGetCurrent, &cur) : FZ_OK;
+	const int skip = !rc && entered < 64 && cur == d->ctx;
+	if (!rc && !skip) rc = CU(err, cuCtxPushCurrent_v2, d->ctx);
+	if (rc) return rc;
+	if (entered < 64) skipped = skip ? skipped | 1ULL << entered : skipped & ~(1ULL << entered);
+	entered++;
+	return FZ_OK;
 }
 
 void fr_leave(fz_device *d)
 {
 	CUcontext c;
 	(void)d;
+	if (entered > 0) entered--;
+	if (entered < 64 && (skipped >> entered & 1)) return;
 	fr_cu->cuCtxPopCurrent_v2(&c);
 }
 

@@ -97,7 +97,8 @@ int fr_err(char *err, int code, const char *fmt, ...)
 #endif
 	;
 
-/* Makes dev's context current for the calling thread (a push), and pops it. */
+/* Makes dev's context current for the calling thread (a push, none where it
+   already is), and restores the thread's as it was; called in pairs, nested. */
 int fr_enter(fz_device *dev, char *err);
 void fr_leave(fz_device *dev);
 

@@ -38,6 +38,7 @@ static int primary_refs[8];
 static fctx app_ctx;
 static _Thread_local fctx *stack[16];
 static _Thread_local int depth;
+static long pushes; /* cuCtxPushCurrent_v2 calls that pushed */
 static falloc *allocs;
 static int nmods, nstreams, nevents, nallocs;
 static size_t mem_used;
@@ -247,8 +248,10 @@ API CUresult cuCtxPushCurrent_v2(CUcontext c)
 	fctx *x = (fctx *)(void *)c;
 	if (!x || depth == 16 || (x->primary && primary_refs[x->dev] <= 0)) return CUDA_ERROR_INVALID_CONTEXT;
 	stack[depth++] = x;
+	pushes++;
 	return CUDA_SUCCESS;
 }
+API long fakecuda_pushes(void) { return pushes; } /* successful pushes, ever */
 API CUresult cuCtxPopCurrent_v2(CUcontext *c) /* never injected: the runtime cannot act on it */
 {
 	if (!depth) return CUDA_ERROR_INVALID_CONTEXT;

@@ -18,6 +18,7 @@ static struct {
 	void (*reset)(void);
 	long (*injected)(void);
 	long (*launches)(void);
+	long (*pushes)(void);
 	const char *(*last_kernel)(void);
 	const void *(*last_args)(size_t *);
 	void (*app_context)(int);
@@ -31,7 +32,7 @@ void bind_fake(void)
 	if (!fake_handle) { fprintf(stderr, "%s\n", dlerror()); exit(2); }
 	struct { const char *name; void *slot; } s[] = {
 		{"fakecuda_live", &fake.live}, {"fakecuda_reset", &fake.reset}, {"fakecuda_injected", &fake.injected},
-		{"fakecuda_launches", &fake.launches}, {"fakecuda_last_kernel", &fake.last_kernel},
+		{"fakecuda_launches", &fake.launches}, {"fakecuda_pushes", &fake.pushes}, {"fakecuda_last_kernel", &fake.last_kernel},
 		{"fakecuda_last_args", &fake.last_args}, {"fakecuda_app_context", &fake.app_context},
 		{"fakecuda_describe", &fake.describe}};
 	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
@@ -141,6 +142,10 @@ void test_fake_device(void)
 	fake.app_context(1);
 	int rc = fz_device_adopt(&d, err);
 	expect("adopting the application's context", rc, FZ_OK, "", NULL);
+	fz_stream *st = NULL;
+	long pushed = fake.pushes();
+	int ok = !rc && fz_stream_create(d, &st) == FZ_OK && fz_stream_destroy(d, st) == FZ_OK;
+	check(ok && fake.pushes() == pushed, "calls on the thread's current context push none (issue 24)", fz_device_error(d));
 	fz_device_close(d);
 	check(fake.live() == 1, "closing an adopted device leaves the application's context", NULL);
 	fake.app_context(0);
@@ -152,6 +157,9 @@ void test_fake_device(void)
 	check(props.cc_major == 9 && props.cc_minor == 0 && props.sm_count == 132 && props.driver_version == 13000 &&
 	          strstr(props.name, "Fake GPU"), "device properties", NULL);
 	check(fake.live() == 1, "the primary context retained, nothing left current", NULL);
+	pushed = fake.pushes();
+	ok = fz_stream_create(d, &st) == FZ_OK && fz_stream_destroy(d, st) == FZ_OK;
+	check(ok && fake.pushes() == pushed + 2 && fake.live() == 1, "calls with no context current push theirs, and pop it", fz_device_error(d));
 
 	fz_artifact *a = NULL;
 	rc = fz_artifact_load(d, path2(p, gen_dir, "kl_divergence.manifest"), &a);
@@ -210,7 +218,7 @@ void test_fake_device(void)
 	for (int i = 0; i < 1000; i++) host[i] = (float)i;
 	rc = fz_alloc(d, 4000, &q) || fz_alloc(d, 4000, &pp) || fz_alloc(d, 4, &out) || fz_alloc(d, 4000, &buf2);
 	expect("allocations", rc, FZ_OK, fz_device_error(d), NULL);
-	fz_stream *st;
+	st = NULL;
 	expect("a stream", fz_stream_create(d, &st), FZ_OK, fz_device_error(d), NULL);
 	rc = fz_copy_to_device(d, q, host, 4000, NULL) || fz_copy_on_device(d, buf2, q, 4000, st) ||
 	     fz_memset(d, buf2, 0, 400, st) || fz_copy_to_host(d, back, buf2, 4000, st) || fz_stream_sync(d, st);
@@ -457,8 +465,10 @@ void test_fault_injection(void)
 		int rc = round_trip(p, err);
 		if (!fake.injected()) break; /* ran through: every call has been failed once */
 		injected++;
-		absorbed += !rc; /* fz_artifact_unload (void) unloads even when it cannot push the context */
-		if (absorbed > 1 || (rc && !strstr(err, "CUDA_ERROR")) || fake.live() != 0) {
+		/* fz_artifact_unload (void) unloads even when it cannot make the
+		   context current: its cuCtxGetCurrent or its push failing */
+		absorbed += !rc;
+		if (absorbed > 2 || (rc && !strstr(err, "CUDA_ERROR")) || fake.live() != 0) {
 			snprintf(detail, sizeof detail, "call %d failing: rc %d, left %s; message: %s", at, rc, fake.describe(), err);
 			bad = 1;
 		}
@@ -468,7 +478,7 @@ void test_fault_injection(void)
 	snprintf(err, sizeof err, "%d calls failed in turn, %d absorbed", injected, absorbed);
 	char name[160];
 	snprintf(name, sizeof name, "each of %d driver calls failing in turn is reported and leaves nothing behind", injected);
-	check(!bad && at < 500 && injected > 20 && absorbed <= 1, name, bad ? detail : err);
+	check(!bad && at < 500 && injected > 20 && absorbed <= 2, name, bad ? detail : err);
 	expect("the round trip passes without faults", round_trip(p, err), FZ_OK, err, NULL);
 	check(fake.live() == 0, "nothing left after the round trips", fake.describe());
 }
