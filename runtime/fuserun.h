@@ -183,7 +183,7 @@ enum { FZ_INPUT = 0, FZ_OUTPUT = 1, FZ_TEMP = 2, FZ_INOUT = 3 };
 typedef struct fz_tensor_info {
 	const char *name;
 	int role;                          /* FZ_INPUT, FZ_OUTPUT, FZ_TEMP or FZ_INOUT */
-	const char *type;                  /* f64 f32 bf16 f16 f8e4m3 f8e5m2 i64 i32 (fp8: e4m3 or e5m2 bytes, tensor-core operands) */
+	const char *type;                  /* f64 f32 bf16 f16 f8e4m3 f8e5m2 i64 i32 (fp8: e4m3 or e5m2 bytes: tensor-core operands, saturated outputs) */
 	int elem_bytes;                    /* on the device */
 	int rank;                          /* 0: a scalar */
 	/* Each dimension as written: a size symbol or a number, or derived

@@ -586,6 +586,27 @@ group_unit() {
 	unit_suite unit "$UNIT" tests/unit_frontend.c $UNIT_SRC
 	# shellcheck disable=SC2086
 	unit_suite unit_plan "$BUILD/unit_plan" tests/unit_plan.c $UNIT_SRC fusec/plan/*.c
+	fp8_store_check
+}
+
+# the fp8 store of the sm_80 PTX (the prelude's fz_f2f8 behind fz_f2e4m3 and
+# fz_f2e5m2, as fusec --emit=cuda prints them) compiled for the host, against
+# the runtime's rt_f2e4m3 and rt_f2e5m2 (tests/fp8_store_check.c)
+fp8_store_check() {
+	{
+		printf '#include <math.h>\n#define __device__\n#define __forceinline__ static inline\n'
+		"${FUSEC_REL:-bin/fusec}" --emit=cuda tests/codegen/cg_fp8_out.fuse 2>/dev/null |
+			awk '/^__device__ __forceinline__ unsigned char fz_f2f8/ { on = 1 } on { print } on && /^}$/ { if (++c == 3) exit }'
+	} >"$TMP/fp8.h"
+	if ! grep -q fz_f2e5m2 "$TMP/fp8.h"; then
+		check unit/fp8_store "fusec --emit=cuda prints no fz_f2f8, fz_f2e4m3 and fz_f2e5m2"
+	elif ! $CC -std=c11 -O1 -Wall -D_POSIX_C_SOURCE=200809L -include "$TMP/fp8.h" -Iruntime -Iruntime/tool -o "$BUILD/fp8_store_check" \
+		tests/fp8_store_check.c runtime/tool/tensors.c lib/libfuserun.a -ldl -lpthread -lm >"$TMP/details" 2>&1; then
+		check unit/fp8_store "tests/fp8_store_check.c does not build with the emitted fp8 store"
+	else
+		"$BUILD/fp8_store_check" >"$TMP/details" 2>&1
+		check unit/fp8_store "$( [ $? = 0 ] || echo "the emitted fp8 store rounds or saturates unlike the runtime's")"
+	fi
 }
 
 # --- layering: fusec's folders call only the stages before them ---------

@@ -779,7 +779,12 @@ static void test_frontend(void)
 		{"frontend: batched e5m2 contraction",
 		 "fusion f(A: f8e5m2[Q,M,K], B: f8e5m2[Q,N,K]) -> (C: f32[Q,M,N]) { stage m [tensor_eligible] { C(b,m,n) +=! A(b,m,k) * B(b,n,k) } }", 0},
 		{"frontend: e5m2 read outside a contraction", "fusion f(A: f8e5m2[M,K]) -> (C: f32[M,K]) { stage s { C(m,k) = A(m,k) } }", 1},
-		{"frontend: e5m2 output", "fusion f(A: f32[M,K]) -> (C: f8e5m2[M,K]) { stage s { C(m,k) = A(m,k) } }", 1},
+		/* fp8 outputs: stored saturated by a pointwise statement, never read, never temps */
+		{"frontend: e5m2 output", "fusion f(A: f32[M,K]) -> (C: f8e5m2[M,K]) { stage s { C(m,k) = A(m,k) } }", 0},
+		{"frontend: e4m3 vector output", "fusion f(A: f32[N], s: f32) -> (C: f8e4m3[N]) { stage q { C(i) = A(i) / s } }", 0},
+		{"frontend: an fp8 output read", "fusion f(A: f32[N]) -> (C: f8e4m3[N], D: f32[N]) { stage q { C(i) = A(i) } stage r { D(i) = C(i) } }", 1},
+		{"frontend: an fp8 output reduced", "fusion f(A: f32[M,K]) -> (C: f8e4m3[M]) { stage r [reduction] { C(m) +=! A(m,k) } }", 1},
+		{"frontend: an fp8 temp", "fusion f(A: f32[N]) -> (D: f32[N]) { temp t: f8e4m3[N] stage q { t(i) +=! A(i) } stage r { D(i) = A(i) } }", 1},
 	};
 	for (unsigned i = 0; i < sizeof cases / sizeof cases[0]; i++) {
 		FrontEnd fe = {0};

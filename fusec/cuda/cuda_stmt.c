@@ -13,6 +13,8 @@ static void store_conv(const Tensor *x, const char *v, FILE *out)
 	switch (x->type) {
 	case ET_F16: fprintf(out, "fz_f2h(%s)", v); break;
 	case ET_BF16: fprintf(out, "fz_f2b(%s)", v); break;
+	case ET_F8E4M3: fprintf(out, "fz_f2e4m3(%s)", v); break; /* saturated (emit_prelude.c) */
+	case ET_F8E5M2: fprintf(out, "fz_f2e5m2(%s)", v); break;
 	default: fprintf(out, "(%s)(%s)", emit_device_type(x), v); break;
 	}
 }

@@ -133,8 +133,57 @@ static const char prelude_silu[] =
 	"__device__ __forceinline__ float fz_siluf(float x) { return x / (1.0f + fz_expf(-x)); }\n"
 	"__device__ __forceinline__ double fz_silu(double x) { return x / (1.0 + exp(-x)); }\n";
 
+/* an fp8 output's store: f32 rounded to nearest even and saturated at the
+   largest finite value (an infinity too; NaN gives 0x7f, a NaN in both
+   formats): cvt.rn.satfinite from sm_89, the same rounding in software on
+   sm_80 (runtime/tool/tensors.c's rt_f2e4m3 is the host's twin) */
+static const char prelude_fp8_out[] =
+	"__device__ __forceinline__ unsigned char fz_f2f8(float v, int mb, int emin, int bias, float mx, unsigned char maxcode)\n"
+	"{\n"
+	"\tconst unsigned char sign = signbit(v) ? 0x80 : 0;\n"
+	"\tconst float a = fabsf(v);\n"
+	"\tif (a != a) return 0x7f;\n"
+	"\tif (a >= mx) return sign | maxcode;\n"
+	"\tint e;\n"
+	"\tfrexpf(a, &e); /* a = g 2^e, g in [0.5, 1) */\n"
+	"\tconst int eb = e - 1 < emin ? emin : e - 1;\n"
+	"\tconst float r = rintf(ldexpf(a, mb - eb)); /* quanta of 2^(eb - mb): 0 .. 2^(mb+1) */\n"
+	"\tif (r == 0.0f) return sign;\n"
+	"\tif (eb == emin && r < (float)(1 << mb)) return sign | (unsigned char)r; /* subnormal */\n"
+	"\tif (r == (float)(2 << mb)) return sign | (unsigned char)((eb + 1 + bias) << mb);\n"
+	"\treturn sign | (unsigned char)((eb + bias) << mb) | (unsigned char)((int)r - (1 << mb));\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned char fz_f2e4m3(float f)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 890\n"
+	"\tunsigned short h;\n"
+	"\tasm(\"cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\" : \"=h\"(h) : \"f\"(0.0f), \"f\"(f));\n"
+	"\treturn (unsigned char)h;\n"
+	"#else\n"
+	"\treturn fz_f2f8(f, 3, -6, 7, 448.0f, 0x7e);\n"
+	"#endif\n"
+	"}\n"
+	"__device__ __forceinline__ unsigned char fz_f2e5m2(float f)\n"
+	"{\n"
+	"#if __CUDA_ARCH__ >= 890\n"
+	"\tunsigned short h;\n"
+	"\tasm(\"cvt.rn.satfinite.e5m2x2.f32 %0, %1, %2;\" : \"=h\"(h) : \"f\"(0.0f), \"f\"(f));\n"
+	"\treturn (unsigned char)h;\n"
+	"#else\n"
+	"\treturn fz_f2f8(f, 2, -14, 15, 57344.0f, 0x7b);\n"
+	"#endif\n"
+	"}\n";
+
+static int has_fp8_output(const Module *m)
+{
+	for (int t = 0; t < m->ntensor; t++)
+		if (m->tensor[t].kind == TK_OUTPUT && elem_is_fp8(m->tensor[t].type)) return 1;
+	return 0;
+}
+
 void cuda_prelude(const Module *m, FILE *out)
 {
 	fputs(prelude, out), fputs(emit_row_lanes_fn, out), fputs(prelude_after, out);
 	if (ir_uses_op(m, IR_SILU)) fputs(prelude_silu, out);
+	if (has_fp8_output(m)) fputs(prelude_fp8_out, out);
 }

@@ -210,7 +210,10 @@ static void check_stage(Sema *s, int node)
 
 /* fp8 inputs are read by tensor cores alone: each read of one must be
    an operand of a tensor_eligible stage's contraction (checked there), not
-   a value anywhere else (no CUDA-core path converts fp8). */
+   a value anywhere else (no CUDA-core path converts fp8). An fp8 output is
+   stored, never read: rounded to nearest and saturated at its largest
+   finite value (cvt.rn.satfinite), by a pointwise statement alone (a
+   reduction accumulates in f32: into a temp, then stored). */
 static void check_fp8_reads(Sema *s, int first_expr)
 {
 	const Module *m = s->m;
@@ -226,11 +229,21 @@ static void check_fp8_reads(Sema *s, int first_expr)
 				if ((m->stage[sg].attrs & ATTR(TENSOR_ELIGIBLE)) && m->stmt[i].pattern == PAT_CONTRACT &&
 				    (m->stmt[i].contract_a == e || m->stmt[i].contract_b == e))
 					ok = 1;
-		if (!ok)
+		if (!ok && m->tensor[x->tensor].kind == TK_OUTPUT)
+			diag_error(s->d, x->off, "%s output '%s' is read: an fp8 output is stored, not read again (read the f32 value it "
+			           "is stored from: a temp of its own)", elem_info[m->tensor[x->tensor].type].name, m->tensor[x->tensor].name);
+		else if (!ok)
 			diag_error(s->d, x->off, "%s input '%s' is read outside a tensor-core contraction: fp8 is read only as an operand of a "
 			           "'tensor_eligible' stage's acc(m,n) +=! A(m,k) * B(n,k) (keep other reads in f32, bf16 or f16)",
 			           elem_info[m->tensor[x->tensor].type].name, m->tensor[x->tensor].name);
 	}
+	for (int i = f->first_stage; i < f->first_stage + f->nstage; i++)
+		for (int k = m->stage[i].first_stmt; k < m->stage[i].first_stmt + m->stage[i].nstmt; k++) {
+			const Stmt *st = &m->stmt[k];
+			if (m->tensor[st->out].kind == TK_OUTPUT && elem_is_fp8(m->tensor[st->out].type) && (st->red != RED_NONE || st->pattern != PAT_MAP))
+				diag_error(s->d, st->off, "'%s' is %s: an fp8 output is stored by a pointwise statement alone (reduce into an "
+				           "f32 temp, then store it: out(i) = t(i))", m->tensor[st->out].name, elem_info[m->tensor[st->out].type].name);
+		}
 }
 
 /* fusion := 'fusion' IDENT '(' params ')' '->' '(' params ')' '{' items '}' */

@@ -195,8 +195,8 @@ static int build_call(Sema *s, int node)
 	for (int a = x->a; a; a = N(s, a)->next, nargs++)
 		if (nargs < 3) args[nargs] = sema_build_expr(s, a);
 	if (ty >= 0 && elem_is_fp8(ty)) {
-		diag_error(s->d, x->off, "there is no '%s' cast: %s is the type of inputs that tensor cores read (an fp8 output is not implemented)",
-		           elem_info[ty].name, elem_info[ty].name);
+		diag_error(s->d, x->off, "there is no '%s' cast: %s is the type of inputs that tensor cores read and of outputs (stored "
+		           "saturated: declare the output %s)", elem_info[ty].name, elem_info[ty].name, elem_info[ty].name);
 		return 0;
 	}
 	if (ty == ET_F16 || ty == ET_BF16) {

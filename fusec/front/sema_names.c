@@ -205,10 +205,10 @@ void sema_declare_tensor(Sema *s, int node, TensorKind kind)
 	int id = sema_tensor_new(s, node, kind, t < 0 ? ET_F32 : (ElemType)t);
 	Tensor *x = &s->m->tensor[id];
 	if (kind != TK_TEMP) x->param = F(s)->nparam++;
-	if (elem_is_fp8(t) && kind != TK_INPUT)
-		diag_error(s->d, N(s, N(s, node)->a)->off, "'%.*s': %s is a type of inputs alone (tensor-core operands); outputs and "
-		           "temps are f32, bf16 or f16 (an fp8 output, scaled and saturated, is not implemented)", NAMEF(s, node), elem_info[t].name);
-	else if (elem_is_fp8(t) && (!N(s, node)->b || !N(s, N(s, node)->b)->next))
+	if (elem_is_fp8(t) && kind == TK_TEMP)
+		diag_error(s->d, N(s, N(s, node)->a)->off, "'%.*s': %s is a type of inputs (tensor-core operands) and outputs (stored "
+		           "saturated); temps are f32, bf16 or f16", NAMEF(s, node), elem_info[t].name);
+	else if (elem_is_fp8(t) && kind == TK_INPUT && (!N(s, node)->b || !N(s, N(s, node)->b)->next))
 		diag_error(s->d, N(s, node)->off, "'%.*s': an %s input is a matrix (rank 2, or 3 batched), read by tensor cores; scales "
 		           "are f32 scalars", NAMEF(s, node), elem_info[t].name);
 	for (int d = N(s, node)->b; d; d = N(s, d)->next) {

@@ -194,7 +194,10 @@ static void emit_stmt(Rx *rx, int sid, FILE *out)
 	ind(out, d + 1), fprintf(out, "const %s v = (%s)(%s);\n", at, at, v);
 	ind(out, d + 1);
 	switch (s->red) {
-	case RED_NONE: fprintf(out, "%s = (%s)v;\n", tg, rtype(t)); break;
+	case RED_NONE:
+		if (elem_is_fp8(t->type)) fprintf(out, "%s = fz_sat(v, %s);\n", tg, t->type == ET_F8E4M3 ? "448.0" : "57344.0");
+		else fprintf(out, "%s = (%s)v;\n", tg, rtype(t));
+		break;
 	case RED_ACCUM: /* the target's subscripts are checked before it is touched */
 		fprintf(out, "{ int was = bad; bad = 0; %s *at = &%s; if (!bad) *at += (%s)v; bad |= was; }\n", rtype(t), tg, rtype(t));
 		break;
@@ -248,6 +251,19 @@ static const char ref_f2i[] =
 	"{\n"
 	"\treturn x != x ? 0 : x >= 9223372036854775807.0 ? INT64_MAX : x <= -9223372036854775808.0 ? INT64_MIN : (int64_t)x;\n"
 	"}\n";
+
+/* an fp8 output's value: saturated at the format's largest finite value
+   (an infinity too, NaN kept), as the kernel's cvt.rn.satfinite stores it;
+   not rounded to fp8: the comparison's tolerance covers the rounding */
+static const char ref_fp8_sat[] =
+	"static double fz_sat(double x, double m) { return x > m ? m : x < -m ? -m : x; }\n";
+
+static int fusion_fp8_out(const Module *m, const Fusion *f)
+{
+	for (int t = f->first_tensor; t < f->first_tensor + f->ntensor; t++)
+		if (m->tensor[t].kind == TK_OUTPUT && elem_is_fp8(m->tensor[t].type)) return 1;
+	return 0;
+}
 
 /* does e convert a float to an integer anywhere? */
 static int float_to_int(const Module *m, int e)
@@ -318,6 +334,7 @@ void host_reference(const Module *m, int fusion, FILE *out)
 	fputs(ref_helpers, out);
 	if (ir_uses_op(m, IR_SILU)) fputs("static double fz_silu(double x) { return x / (1.0 + exp(-x)); }\n", out);
 	if (fusion_float_to_int(m, f)) fputs(ref_f2i, out); /* only where used: the shipped references stay as they were */
+	if (fusion_fp8_out(m, f)) fputs(ref_fp8_sat, out);
 	ref_shapes(m, f, out);
 	fprintf(out, "\nint fz_%s_reference(const fz_%s_ref_args *a)\n{\n\tint bad = 0;\n", f->name, f->name);
 	for (int i = 0; i < f->nsym; i++) fprintf(out, "\tconst long long n_%s = a->n_%s;\n", f->sym[i], f->sym[i]);

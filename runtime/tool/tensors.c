@@ -648,6 +648,10 @@ double rt_tolerance(const fz_tensor_info *ti)
 	case T_F64: return 1e-10; /* sums in another order differ by more than 1e-12 */
 	case T_F16: return 1e-2;
 	case T_BF16: return 2e-2;
+	/* fp8 outputs: the reference saturated, not rounded; half an fp8
+	   unit (2^-4, 2^-3 relative) and an f32 value's error across it */
+	case T_F8E4M3: return 8e-2;
+	case T_F8E5M2: return 0.15;
 	default: return 0;
 	}
 }

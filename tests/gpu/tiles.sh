@@ -24,7 +24,7 @@ pass=0 fail=0
 rm -f $B/res_*
 specs=${TILES_SPECS:-"matmul_bias_relu matmul_bias_gelu matmul_bias_relu_bf16 matmul_residual linear_bias_gelu bmm_bias_relu attn_scores
 	matmul_bias_tf32 matmul_at_bias_relu_bf16 tf32_mk_nk tf32_km_nk tf32_km_kn tf32_bmm bf16_mk_nk bf16_km_nk f16_bmm_km
-	matmul_bias_relu_fp8 fp8_bmm fp8_e5m2_mk_nk fp8_e5m2_bmm"}
+	matmul_bias_relu_fp8 fp8_bmm fp8_e5m2_mk_nk fp8_e5m2_bmm fp8_out_e4m3 fp8_out_e5m2_bmm"}
 # the operand layouts and tf32 (issue 25): specs of tests/gpu/layouts, built here into $B/layouts
 mkdir -p $B/layouts
 for f in tests/gpu/layouts/*.fuse; do bin/fusec -o $B/layouts --arch=sm_80,sm_90,sm_90a "$f" 2>/dev/null || echo "FAIL fusec $f"; done
@@ -48,7 +48,7 @@ validate() {
 	# (fz_tile_bn); on 132 SMs 2048 x 2048 takes 128 x 256 and 1536 x 1024
 	# 128 x 128 (batched: Bt=8 1024 x 1024 and Bt=4 512 x 1024).
 	case $s in
-	bmm_bias_relu|tf32_bmm|f16_bmm_km|fp8_bmm|fp8_e5m2_bmm) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
+	bmm_bias_relu|tf32_bmm|f16_bmm_km|fp8_bmm|fp8_e5m2_bmm|fp8_out_e5m2_bmm) sizes="Bt=1,M=1,K=1,N=1 Bt=3,M=129,K=67,N=251 Bt=2,M=127,K=131,N=257 Bt=4,M=256,K=128,N=512 Bt=5,M=1,K=200,N=384
 		Bt=2,M=263,K=328,N=1 Bt=7,M=100,K=64,N=96 Bt=3,M=200,K=72,N=136 Bt=2,M=300,K=264,N=260 Bt=8,M=1024,K=72,N=1024 Bt=4,M=512,K=136,N=1024" ;;
 	attn_scores) sizes="Bt=1,M=1,D=1,N=1 Bt=3,M=129,D=67,N=251 Bt=2,M=127,D=131,N=257 Bt=4,M=256,D=128,N=512 Bt=5,M=1,D=200,N=384
 		Bt=2,M=263,D=328,N=1 Bt=7,M=100,D=64,N=96 Bt=3,M=200,D=72,N=136 Bt=2,M=300,D=264,N=260 Bt=8,M=1024,D=72,N=1024 Bt=4,M=512,D=136,N=1024" ;;

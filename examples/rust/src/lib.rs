@@ -65,9 +65,9 @@ pub enum Elem {
     F32,
     F16,
     BF16,
-    /// e4m3 bytes (`f8e4m3`): tensor-core operands only
+    /// e4m3 bytes (`f8e4m3`): tensor-core operands, and outputs (stored saturated)
     F8E4M3,
-    /// e5m2 bytes (`f8e5m2`): tensor-core operands only
+    /// e5m2 bytes (`f8e5m2`): tensor-core operands, and outputs (stored saturated)
     F8E5M2,
     I64,
     I32,
