@@ -240,6 +240,7 @@ static void check_fp8_reads(Sema *s, int first_expr)
 	for (int i = f->first_stage; i < f->first_stage + f->nstage; i++)
 		for (int k = m->stage[i].first_stmt; k < m->stage[i].first_stmt + m->stage[i].nstmt; k++) {
 			const Stmt *st = &m->stmt[k];
+			if (st->out < f->first_tensor || st->out >= f->first_tensor + f->ntensor) continue; /* a statement that failed its checks */
 			if (m->tensor[st->out].kind == TK_OUTPUT && elem_is_fp8(m->tensor[st->out].type) && (st->red != RED_NONE || st->pattern != PAT_MAP))
 				diag_error(s->d, st->off, "'%s' is %s: an fp8 output is stored by a pointwise statement alone (reduce into an "
 				           "f32 temp, then store it: out(i) = t(i))", m->tensor[st->out].name, elem_info[m->tensor[st->out].type].name);
