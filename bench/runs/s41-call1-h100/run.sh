@@ -4,7 +4,7 @@
 # rows (cross_entropy, row_argmax); [2] ncu --set full on cross_entropy,
 # ours beside torch.compile's Triton kernel, whole reports; [3] issue 24:
 # what the pieces of Python's call cost (guard terms), gpu_torch 3 rounds.
-# Carry: lib bin bench/corpus/gen build/tune.
+# Carry: lib bin build/tune (ncu on its base build of cross_entropy).
 set -u
 OUT=${OUT:-/tmp/s41c1}
 mkdir -p "$OUT" build/s41
@@ -18,8 +18,8 @@ timeout ${TUNE_LIMIT:-300} python3 bench/tune.py run --reps 30 > build/s41/tune.
 echo "tune rc $? ($(( $(date +%s) - t0 )) s)"; tail -5 build/s41/tune.log
 cp build/tune/times.jsonl $OUT/ 2>/dev/null
 echo "--- [2] ncu cross_entropy ($(( $(date +%s) - t0 )) s)"
-sh tests/gpu/build_driver.sh cross_entropy bench/corpus/gen build/s41/v_ce -L$CU/lib64/stubs -lcuda || echo "no driver"
-timeout 150 ncu --set full -k regex:cross_entropy_f0 -c 1 build/s41/v_ce R=4096 C=32768 --dir bench/corpus/gen --once > $OUT/ncu_ours.txt 2>&1; echo "ncu ours rc $?"
+sh tests/gpu/build_driver.sh cross_entropy build/tune/gen/cross_entropy/base build/s41/v_ce -L$CU/lib64/stubs -lcuda || echo "no driver"
+timeout 150 ncu --set full -k regex:cross_entropy_f0 -c 1 build/s41/v_ce R=4096 C=32768 --dir build/tune/gen/cross_entropy/base --once > $OUT/ncu_ours.txt 2>&1; echo "ncu ours rc $?"
 cat > build/s41/ce.py <<'PY'
 import torch, torch.nn.functional as F
 X = torch.randn(4096, 32768, device="cuda"); y = torch.randint(0, 32768, (4096,), device="cuda")
