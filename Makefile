@@ -79,8 +79,16 @@ build/gen/fz_op.inc: runtime/fuserun.h
 	sed -n '/^\#ifndef FZ_OP_DEFINED/,/^\#endif/p' $< | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
 build/gen/row_lanes.inc: runtime/fuserun.h
 	@mkdir -p build/gen
-	sed -n '/^static inline int fz_row_lanes/,/^}/p' $< | sed '1s/^static inline //' | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
-build/rel/emit/emit_common.o build/san/emit/emit_common.o build/fuzz/emit/emit_common.o: build/gen/fz_op.inc build/gen/row_lanes.inc
+	sed -n '/^static inline int fz_row_lanes(/,/^}/p' $< | sed '1s/^static inline //' | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+# the streamed rows' lanes: the function for the kernels, the guarded block
+# for the headers of artifacts with such kernels
+build/gen/row_lanes_s.inc: runtime/fuserun.h
+	@mkdir -p build/gen
+	sed -n '/^static inline int fz_row_lanes_s/,/^}/p' $< | sed '1s/^static inline //' | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+build/gen/row_s.inc: runtime/fuserun.h
+	@mkdir -p build/gen
+	sed -n '/^\#ifndef FZ_ROW_S_DEFINED/,/^\#endif/p' $< | $(CSTRING) > $@.tmp && test -s $@.tmp && mv $@.tmp $@
+build/rel/emit/emit_common.o build/san/emit/emit_common.o build/fuzz/emit/emit_common.o: build/gen/fz_op.inc build/gen/row_lanes.inc build/gen/row_lanes_s.inc build/gen/row_s.inc
 # fz_split, for headers with a reduction split across blocks (host/grid.c)
 build/gen/fz_split.inc: runtime/fuserun.h
 	@mkdir -p build/gen

@@ -128,6 +128,12 @@ template <typename T, int K> __device__ __forceinline__ void fz_kpush(T (&b)[K],
 		if (b[q] < b[q - 1]) { const T t = b[q]; b[q] = b[q - 1]; b[q - 1] = t; }
 }
 
+/* the same for the kernels that stream rows wider than the registers */
+__device__ __forceinline__ int fz_row_lanes_s(long long cols, int per)
+{
+	const int g = fz_row_lanes(cols, per);
+	return g == 1024 && (cols + 3) / 4 > 1024LL * per ? 512 : g;
+}
 typedef struct fz_groupnorm_args {
 	const float *t_x; /* input f32, rank 4 */
 	const float *t_gamma; /* input f32, rank 2 */
@@ -404,7 +410,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
+	const int fz_g = fz_row_lanes_s((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
@@ -530,7 +536,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 	const long long rows = a.n_N * a.n_G;
 	const double fz_rp0 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
-	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
+	const int fz_g = fz_row_lanes_s((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
 	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */

@@ -67,6 +67,29 @@ static inline unsigned long long fz_rows(long long rows, long long cap)
 }
 #endif
 
+#ifndef FZ_ROW_S_DEFINED
+#define FZ_ROW_S_DEFINED
+/* The same for a row kernel whose rows wider than its registers hold (per
+   vectors a thread at 1024 threads) are streamed: 512 threads a row there,
+   in blocks of 512, so that two blocks share an SM and one's loads run
+   while the other folds its row across the block (cross_entropy at
+   R=4096 C=32768 on an H100: one 1024-thread row an SM ran at 2.3 TB/s,
+   torch.compile's 512-thread rows at 2.8; bench/RESULTS.md). Rows that fit
+   keep fz_row_lanes's group. A kernel calling fz_row_lanes_s is launched
+   with the recipe's row_threads_s; artifacts written before it call
+   fz_row_lanes, launched with row_threads, which stays as it was. */
+static inline int fz_row_lanes_s(long long cols, int per)
+{
+	const int g = fz_row_lanes(cols, per);
+	return g == 1024 && (cols + 3) / 4 > 1024LL * per ? 512 : g;
+}
+static inline unsigned int fz_row_threads_s(long long cols, int per)
+{
+	const int g = fz_row_lanes_s(cols, per);
+	return g <= 32 ? 256u : (unsigned int)g; /* up to a warp: several rows a block */
+}
+#endif
+
 typedef struct fz_groupnorm_args {
 	unsigned long long t_x; /* input f32, rank 4 (device pointer) */
 	unsigned long long t_gamma; /* input f32, rank 2 (device pointer) */
@@ -167,7 +190,7 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u0";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
-			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = fz_row_threads_s((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u1: row */
@@ -176,7 +199,7 @@ static inline int fz_groupnorm_unfused_ops(const fz_groupnorm_args *a, int sm, f
 			if (n >= max_ops) return -1;
 			ops[n].kind = FZ_OP_LAUNCH, ops[n].kernel = "groupnorm_u1";
 			ops[n].grid[0] = (unsigned int)gx, ops[n].grid[1] = 1, ops[n].grid[2] = 1;
-			ops[n].block = fz_row_threads((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
+			ops[n].block = fz_row_threads_s((a->n_CG * a->n_HW), 4), ops[n].ptr = 0, ops[n].bytes = 0, n++;
 		}
 	}
 	{ /* groupnorm_u2: point */

@@ -125,6 +125,28 @@ static inline unsigned long long fz_rows(long long rows, long long cap)
 	return g > 0x7fffffffull ? 0x7fffffffull : g;
 }
 #endif
+#ifndef FZ_ROW_S_DEFINED
+#define FZ_ROW_S_DEFINED
+/* The same for a row kernel whose rows wider than its registers hold (per
+   vectors a thread at 1024 threads) are streamed: 512 threads a row there,
+   in blocks of 512, so that two blocks share an SM and one's loads run
+   while the other folds its row across the block (cross_entropy at
+   R=4096 C=32768 on an H100: one 1024-thread row an SM ran at 2.3 TB/s,
+   torch.compile's 512-thread rows at 2.8; bench/RESULTS.md). Rows that fit
+   keep fz_row_lanes's group. A kernel calling fz_row_lanes_s is launched
+   with the recipe's row_threads_s; artifacts written before it call
+   fz_row_lanes, launched with row_threads, which stays as it was. */
+static inline int fz_row_lanes_s(long long cols, int per)
+{
+	const int g = fz_row_lanes(cols, per);
+	return g == 1024 && (cols + 3) / 4 > 1024LL * per ? 512 : g;
+}
+static inline unsigned int fz_row_threads_s(long long cols, int per)
+{
+	const int g = fz_row_lanes_s(cols, per);
+	return g <= 32 ? 256u : (unsigned int)g; /* up to a warp: several rows a block */
+}
+#endif
 
 /* What a header with a reduction split across blocks adds (guarded too):
    the launch recipe's split() is this function. */
@@ -478,7 +500,7 @@ int fz_launch(fz_artifact *art, const char *kernel, const unsigned int grid[3], 
      op V launch K1:64,K2:128 head=D grid=X,Y block=B [always]
    V is fused or unfused; EXPR is C's 64-bit integer arithmetic without
    spaces over numbers, size names and $sm (the device's SM count), with
-   fz_grid, fz_rows, fz_row_grid, fz_row_threads, fz_split and fz_align of
+   fz_grid, fz_rows, fz_row_grid, fz_row_threads, fz_row_threads_s, fz_split and fz_align of
    this header without their fz_, and dim(B,K,D) = B+K > 0 ? (B+K)/D : 0.
    A launch whose grid is empty is skipped unless `always` (then 1 block);
    with entry points, the first whose bound is at least the head size D.

@@ -15,10 +15,10 @@
 
 #include "internal.h"
 
-enum { N_NUM, N_SIZE, N_SM, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_GRID, N_ROWS, N_ROW_GRID, N_ROW_THREADS, N_SPLIT,
+enum { N_NUM, N_SIZE, N_SM, N_NEG, N_ADD, N_SUB, N_MUL, N_DIV, N_GRID, N_ROWS, N_ROW_GRID, N_ROW_THREADS, N_ROW_THREADS_S, N_SPLIT,
        N_DIM, N_ALIGN };
 static const struct { const char *name; int op, nargs; } funcs[] = {
-	{"grid", N_GRID, 3}, {"rows", N_ROWS, 2}, {"row_grid", N_ROW_GRID, 4}, {"row_threads", N_ROW_THREADS, 2},
+	{"grid", N_GRID, 3}, {"rows", N_ROWS, 2}, {"row_grid", N_ROW_GRID, 4}, {"row_threads", N_ROW_THREADS, 2}, {"row_threads_s", N_ROW_THREADS_S, 2},
 	{"split", N_SPLIT, 3}, {"dim", N_DIM, 3}, {"align", N_ALIGN, 1}};
 
 typedef struct px {
@@ -284,11 +284,13 @@ static int apply(int op, const long long *a, long long sm, long long *out, char 
 		return *out = (long long)fz_grid(a[0], (int)a[1], a[2]), FZ_OK;
 	case N_ROWS: return *out = (long long)fz_rows(a[0], a[1]), FZ_OK;
 	case N_ROW_GRID:
-	case N_ROW_THREADS: {
+	case N_ROW_THREADS:
+	case N_ROW_THREADS_S: {
 		const long long per = a[op == N_ROW_GRID ? 2 : 1], cols = a[op == N_ROW_GRID ? 1 : 0];
 		if (per < 1 || per > INT_MAX || cols < 0 || cols > LLONG_MAX - 3)
 			return fr_err(err, FZ_ERR_BAD_SIZE, "row_threads(): row %lld, vectors a thread %lld", cols, per);
-		*out = op == N_ROW_GRID ? (long long)fz_row_grid(a[0], cols, (int)per, a[3]) : (long long)fz_row_threads(cols, (int)per);
+		*out = op == N_ROW_GRID ? (long long)fz_row_grid(a[0], cols, (int)per, a[3])
+		     : op == N_ROW_THREADS ? (long long)fz_row_threads(cols, (int)per) : (long long)fz_row_threads_s(cols, (int)per);
 		return FZ_OK;
 	}
 	case N_SPLIT:

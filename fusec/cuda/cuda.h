@@ -151,7 +151,7 @@ void cuda_bodies(const Module *m, const Schedule *s, const unsigned char *writte
 /* pipe_kernel.c: a pipeline's persistent kernel */
 void cuda_pipeline(const Module *m, const PipePlan *pp, FILE *out);
 /* emit_prelude.c: the device helpers every .cu starts with */
-void cuda_prelude(const Module *m, FILE *out);
+void cuda_prelude(const Module *m, const FusionPlan *fp, FILE *out);
 
 /* cuda_stmt.c */
 /* Sets w's compute type and math policy (dsl/MATH.md) for statement s's stage. */

@@ -544,6 +544,53 @@ static void online_walk(Cx *cx, int sid, int depth)
 	free(var);
 }
 
+/* The argmax pair (Kernel.argmax_max, plan_shift.c plan_argmax): one step
+   takes the max's term t and the column c; a lane keeps its max and the
+   first of its columns holding it, with F (the select's other value) where
+   smaller. NaN passes neither test, as in the two walks' max and ==. */
+static void argmax_body(Cx *cx, int sid, int n, int d)
+{
+	(void)n;
+	const Module *m = cx->m;
+	const Stmt *a = &m->stmt[sid], *s = &m->stmt[cx->k->argmax_idx];
+	const Expr *x = &m->expr[s->rhs];
+	while (x->op == IR_CAST) x = &m->expr[x->a]; /* the select (plan_shift.c argmax_pair) */
+	const char *tm = m->tensor[a->out].name, *ti = m->tensor[s->out].name, *ty = cuda_ctype(a->acc), *iy = cuda_ctype(s->acc);
+	char *vd = NULL, *cd = NULL, *fd = NULL;
+	char *v = cuda_value_of(cx, a, a->rhs, &vd), *c = cuda_value_of(cx, s, x->b, &cd), *f = cuda_value_of(cx, s, x->c, &fd);
+	FILE *out = cx->out;
+	cuda_ind(out, d), fputs("{\n", out);
+	cuda_put_decls(out, vd, d + 1), cuda_put_decls(out, cd, d + 1), cuda_put_decls(out, fd, d + 1);
+	cuda_ind(out, d + 1), fprintf(out, "const %s fz_t = (%s)(%s);\n", ty, ty, v);
+	cuda_ind(out, d + 1), fprintf(out, "const %s fz_c = fz_op<FZ_MIN>((%s)(%s), (%s)(%s));\n", iy, iy, c, iy, f);
+	cuda_ind(out, d + 1), fprintf(out, "if (fz_t > acc_%s) acc_%s = fz_t, acc_%s = fz_c;\n", tm, tm, ti);
+	cuda_ind(out, d + 1), fprintf(out, "else if (fz_t == acc_%s) acc_%s = fz_op<FZ_MIN>(acc_%s, fz_c);\n", tm, ti, ti);
+	cuda_ind(out, d), fputs("}\n", out);
+	free(v), free(vd), free(c), free(cd), free(f), free(fd);
+}
+
+/* The streamed path of a row kernel: the max's walk takes the first column
+   holding it as well; the group's max folded, a lane whose max is not the
+   row's gives the min's identity, then the columns folded */
+static void argmax_walk(Cx *cx, int sid, int depth)
+{
+	const Module *m = cx->m;
+	const Stmt *a = &m->stmt[sid], *s = &m->stmt[cx->k->argmax_idx];
+	const char *tm = m->tensor[a->out].name, *ti = m->tensor[s->out].name;
+	FILE *out = cx->out;
+	acc_decls(cx, sid, 1, depth);
+	acc_decls(cx, cx->k->argmax_idx, 1, depth);
+	const int ix = a->first_index + a->nfree, is = s->first_index + s->nfree;
+	char *var = xasprintf("r%d_%s", a->nfree, m->index[ix].name);
+	cuda_row_bind(cx, ix, var), cuda_row_bind(cx, is, var);
+	cuda_row_loop(cx, var, argmax_body, sid, 1, depth);
+	cuda_row_unbind(cx, is), cuda_row_unbind(cx, ix);
+	fold_result(cx, a, depth, 1);
+	cuda_ind(out, depth), fprintf(out, "if (acc_%s != v_%s%s) acc_%s = %s;\n", tm, tm, cx->sfx, ti, cuda_identity(s->red, s->acc));
+	fold_result(cx, s, depth, 1);
+	free(var);
+}
+
 int cuda_reductions(Cx *cx, int sid, int depth, int row)
 {
 	if (!row && cx->sliced && cx->k->shift_sq) { /* a sum and its squares in one split loop */
@@ -558,6 +605,10 @@ int cuda_reductions(Cx *cx, int sid, int depth, int row)
 	if (row && cx->rc_stream && cx->k->online_sum) { /* the streamed path: a max and its sum of exponentials in one walk */
 		if (sid == cx->k->online_max) return online_walk(cx, sid, depth), 1;
 		if (sid == cx->k->online_sum) return 1; /* folded and published by the max's walk */
+	}
+	if (row && cx->rc_stream && cx->k->argmax_idx) { /* the streamed path: a max and the first column holding it in one walk */
+		if (sid == cx->k->argmax_max) return argmax_walk(cx, sid, depth), 1;
+		if (sid == cx->k->argmax_idx) return 1; /* folded and published by the max's walk */
 	}
 	acc_decls(cx, sid, n, depth);
 	if (row) row_reduction(cx, sid, n, depth);

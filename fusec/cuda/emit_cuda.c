@@ -59,7 +59,7 @@ void cuda_file(const Module *m, const FusionPlan *fp, const char *banner, FILE *
 {
 	fputs(banner, out);
 	fputc('\n', out);
-	cuda_prelude(m, out);
+	cuda_prelude(m, fp, out);
 	emit_args_struct(m, fp->fusion, 1, out);
 	fputc('\n', out);
 	int tile = 0, attn = 0;

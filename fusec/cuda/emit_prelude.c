@@ -181,9 +181,12 @@ static int has_fp8_output(const Module *m)
 	return 0;
 }
 
-void cuda_prelude(const Module *m, FILE *out)
+void cuda_prelude(const Module *m, const FusionPlan *fp, FILE *out)
 {
 	fputs(prelude, out), fputs(emit_row_lanes_fn, out), fputs(prelude_after, out);
+	if (emit_row_streamed(fp)) /* runtime/fuserun.h's, as the launch's fz_row_threads_s */
+		fputs("/* the same for the kernels that stream rows wider than the registers */\n__device__ __forceinline__ ", out),
+			fputs(emit_row_lanes_s_fn, out);
 	if (ir_uses_op(m, IR_SILU)) fputs(prelude_silu, out);
 	if (has_fp8_output(m)) fputs(prelude_fp8_out, out);
 }

@@ -120,7 +120,7 @@ static void row_prologue(Cx *cx, int tails)
 	cuda_space_total(cx, out);
 	fputs(";\n", out);
 	cuda_row_recips(cx, 1);
-	fputs("\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
+	fputs(cx->k->par.row_stream ? "\tconst int fz_g = fz_row_lanes_s(" : "\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
 	fprintf(out, ", %d); /* threads a row: a power of two */\n", cx->k->par.rcache);
 	fputs("\tconst int fz_lane = threadIdx.x & (fz_g - 1);\n", out);
 	fputs("\tconst long long fz_rpb = blockDim.x / fz_g; /* rows a block */\n", out);
@@ -295,7 +295,7 @@ void cuda_kern_row(Cx *cx)
 		row_path_fn(cx, ROW_CACHED, k->par.rcache, (const char *const *)body, vused, ref);
 		row_path_fn(cx, ROW_SCALAR, 0, (const char *const *)body, vused, ref);
 		cuda_kernel_head(cx);
-		fputs("\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
+		fputs(cx->k->par.row_stream ? "\tconst int fz_g = fz_row_lanes_s(" : "\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
 		fprintf(out, ", %d); /* threads a row: a power of two */\n", k->par.rcache);
 		row_path_flags(cx, vused, ref);
 		fputs("\tif (fz_v4 && !fz_fit) ", out), row_path_name(k, ROW_STREAMED, 0, out), fputs("(a);\n", out);

@@ -18,6 +18,11 @@
    the runtime and the generated code share one definition. */
 extern const char emit_fz_op_block[];
 extern const char emit_row_lanes_fn[];
+extern const char emit_row_lanes_s_fn[]; /* fz_row_lanes_s, for kernels streaming wide rows */
+extern const char emit_row_s_block[];    /* its guarded block, for their headers */
+/* Has either variant of fp a row kernel whose wide rows stream by
+   fz_row_lanes_s (KernelParams.row_stream)? */
+int emit_row_streamed(const FusionPlan *fp);
 
 /* A row kernel's width, its inner axes' product (parenthesized when
    several), its sizes spelled PREFIX NAME: the kernel's a.n_, the header's a->n_ */

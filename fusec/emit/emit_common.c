@@ -12,6 +12,22 @@ const char emit_fz_op_block[] =
 const char emit_row_lanes_fn[] =
 #include "row_lanes.inc"
 	;
+const char emit_row_lanes_s_fn[] =
+#include "row_lanes_s.inc"
+	;
+const char emit_row_s_block[] =
+#include "row_s.inc"
+	;
+
+int emit_row_streamed(const FusionPlan *fp)
+{
+	for (int v = 0; v < 2; v++) {
+		const Schedule *s = v ? &fp->unfused : &fp->fused;
+		for (int i = 0; i < s->nk; i++)
+			if (s->k[i].mode == KM_ROW && s->k[i].par.rcache && s->k[i].par.row_stream) return 1;
+	}
+	return 0;
+}
 
 char *emit_render(ExprWriter *w, int e)
 {

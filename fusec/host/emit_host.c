@@ -148,7 +148,7 @@ void host_ops(const Module *m, const Schedule *p, const char *fn, FILE *outf)
 		if (k->mode == KM_ROW && k->par.rcache) {
 			/* a row kept in registers: the threads a row are chosen by
 			   its width, the same function as the kernel's */
-			fputs("\t\t\tops[n].block = fz_row_threads(", out);
+			fputs(k->par.row_stream ? "\t\t\tops[n].block = fz_row_threads_s(" : "\t\t\tops[n].block = fz_row_threads(", out);
 			host_row_width(f, k, HS_C, out);
 			fprintf(out, ", %d), ops[n].ptr = 0, ops[n].bytes = 0, n++;\n\t\t}\n\t}\n", k->par.rcache);
 		} else {
@@ -187,6 +187,7 @@ void host_header(const Module *m, const FusionPlan *fp, const char *banner, FILE
 	for (int i = 0; i < fp->fused.nk; i++) split |= fp->fused.k[i].par.split;
 	for (int i = 0; i < fp->unfused.nk; i++) split |= fp->unfused.k[i].par.split;
 	if (split) fputs(host_split_fn, out), fputc('\n', out);
+	if (emit_row_streamed(fp)) fputs(emit_row_s_block, out), fputc('\n', out);
 	emit_args_struct(m, fusion, 0, out);
 	fputc('\n', out);
 	ref_struct(m, fusion, out);

@@ -50,7 +50,7 @@ void host_recipe(const Module *m, const Schedule *p, FILE *out)
 		fputs(" grid=", out), host_grid_x(m, f, k, HS_RECIPE, out), fputc(',', out);
 		if (!host_grid_y(f, k, HS_RECIPE, out)) fputc('1', out);
 		if (k->mode == KM_ROW && k->par.rcache)
-			fputs(" block=row_threads(", out), host_row_width(f, k, HS_RECIPE, out), fprintf(out, ",%d)", k->par.rcache);
+			fputs(k->par.row_stream ? " block=row_threads_s(" : " block=row_threads(", out), host_row_width(f, k, HS_RECIPE, out), fprintf(out, ",%d)", k->par.rcache);
 		else
 			fprintf(out, " block=%d", k->par.block);
 		fputs(host_kernel_resets(m, p, i) ? " always\n" : "\n", out);

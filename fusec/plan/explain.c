@@ -84,6 +84,10 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			fprintf(out, "    %s and %s in one walk where the row is read again: the sum of exponentials rescaled as the "
 			             "running max grows (online softmax, plan_shift.c)\n",
 			        m->tensor[m->stmt[k->online_max].out].name, m->tensor[m->stmt[k->online_sum].out].name);
+		if (k->argmax_idx)
+			fprintf(out, "    %s and %s in one walk where the row is read again: each lane keeps its max and the first "
+			             "column holding it (plan_shift.c)\n",
+			        m->tensor[m->stmt[k->argmax_max].out].name, m->tensor[m->stmt[k->argmax_idx].out].name);
 		const char *prev = NULL;
 		for (int s = k->first_stmt; s < k->first_stmt + k->nstmt; s++) {
 			if (p->op[s - p->first_stmt] == STEP_INLINE) continue; /* listed below */

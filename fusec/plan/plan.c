@@ -51,6 +51,8 @@ static void build(const Module *m, int fusion, int fused, Target target, Schedul
 	plan_steps(m, p, stored);
 	plan_shift(m, p);
 	plan_online(m, p);
+	plan_argmax(m, p);
+	plan_stream(m, p);
 	plan_split(m, p);
 	plan_stage(m, p);
 	plan_storage(m, p, stored);

@@ -77,6 +77,10 @@ void plan_stage(const Module *m, Schedule *p);
 void plan_shift(const Module *m, Schedule *p);
 /* a row's max and a later sum of exp(its term - the max) in one walk (Kernel.online_sum) */
 void plan_online(const Module *m, Schedule *p);
+/* a row's max and a later min of the columns holding it in one walk (Kernel.argmax_idx) */
+void plan_argmax(const Module *m, Schedule *p);
+/* row kernels whose streamed path reads the row once: 512 threads a row (KernelParams.row_stream) */
+void plan_stream(const Module *m, Schedule *p);
 /* q's terms are the squares of s's about a value constant over its reduction */
 int plan_shifted_pair(const Module *m, const Stmt *s, const Stmt *q);
 /* a point kernel's first reduction, if statement sid may share its loop that way; else -1 */

@@ -78,6 +78,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if (k->peel) fputs(" peel=1", out);
 		if (k->shift_sq) fprintf(out, " shifted=%s,%s", m->tensor[m->stmt[k->shift_sum].out].name, m->tensor[m->stmt[k->shift_sq].out].name);
 		if (k->online_sum) fprintf(out, " online=%s,%s", m->tensor[m->stmt[k->online_max].out].name, m->tensor[m->stmt[k->online_sum].out].name);
+		if (k->argmax_idx) fprintf(out, " argmax=%s,%s", m->tensor[m->stmt[k->argmax_max].out].name, m->tensor[m->stmt[k->argmax_idx].out].name);
 		fprintf(out, " grid-reductions=%d", k->ntail);
 		for (int t = 0; t < k->nacross; t++) fprintf(out, "%s%s", t ? "," : " across=", m->tensor[k->across[t]].name);
 		fputc('\n', out);
@@ -90,6 +91,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 			        p->a_mmajor ? " a=km" : "", p->c_swapped ? " c=swapped" : "");
 		if (p->regs) fprintf(out, " regs=%d", p->regs);
 		if (p->row_paths) fputs(" paths=1", out);
+		if (p->row_stream) fputs(" stream=512", out);
 		if (p->stage) fputs(" stage=1", out);
 		fprintf(out, " tuned=%s red_unroll=%d sig=%s", p->tuned ? p->tuned : "built-in", p->red_unroll, k->sig);
 		if (k->mode == KM_TILE) fprintf(out, " tma=%s,%s", m->tensor[k->tile_a].name, m->tensor[k->tile_b].name);
@@ -139,8 +141,8 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 /* Tripwires: a field added to these structs must be compared below before
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
-_Static_assert(sizeof(KernelParams) == 96, "KernelParams changed: compare the new field in params_same, then update 96");
-_Static_assert(sizeof(Kernel) == 1000, "Kernel changed: compare the new field in kernel_same, then update 1000");
+_Static_assert(sizeof(KernelParams) == 104, "KernelParams changed: compare the new field in params_same, then update 104");
+_Static_assert(sizeof(Kernel) == 1016, "Kernel changed: compare the new field in kernel_same, then update 1016");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -148,7 +150,7 @@ _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field
 static int params_same(const KernelParams *a, const KernelParams *b)
 {
 	return a->block == b->block && a->min_blocks == b->min_blocks && a->regs == b->regs && a->unroll == b->unroll && a->vec == b->vec &&
-	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->stage == b->stage && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->row_paths == b->row_paths && a->tile_m == b->tile_m &&
+	       a->slices == b->slices && a->red_unroll == b->red_unroll && a->split == b->split && a->stage == b->stage && a->rcache == b->rcache && a->warp_rows == b->warp_rows && a->row_paths == b->row_paths && a->row_stream == b->row_stream && a->tile_m == b->tile_m &&
 	       a->tile_n == b->tile_n && a->tile_k == b->tile_k && a->tile_n_min == b->tile_n_min && a->swapped == b->swapped && a->b_kmajor == b->b_kmajor && a->a_mmajor == b->a_mmajor && a->c_swapped == b->c_swapped &&
 	       a->stages == b->stages &&
 	       a->smem == b->smem && str_same(a->tuned, b->tuned);
@@ -179,6 +181,7 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	if (strcmp(a->name, b->name) || strcmp(a->sig, b->sig) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
 	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap ||
 	    a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->online_max != b->online_max || a->online_sum != b->online_sum ||
+	    a->argmax_max != b->argmax_max || a->argmax_idx != b->argmax_idx ||
 	    a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||

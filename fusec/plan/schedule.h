@@ -156,6 +156,9 @@ typedef struct KernelParams {
 	int row_paths;    /* ROW with a register cache: 1 = each path (streamed, cached, scalar) a function
 	                     of its own, its registers allocated alone, the cached one also with the
 	                     small cache (row_cache_small); 0 = the three in one body */
+	int row_stream;   /* ROW with a register cache: 1 = rows wider than the cache are streamed by 512
+	                     threads a row in 512-thread blocks (fz_row_lanes_s, the recipe's
+	                     row_threads_s), two rows an SM; 0 = by the block of fz_row_lanes (plan_stream) */
 	int stage;        /* POINT, sliced (not split, not a pipeline's phase): inputs that a reduction
 	                     loop's body reads at its one loop variable go through a warp's tile in
 	                     shared memory, 32 candidates a step, loaded and converted to the body's
@@ -247,6 +250,9 @@ typedef struct Kernel {
 	int online_max, online_sum; /* ROW: a row max and a later sum of exp(its term - the max), both in the max's
 	                             walk where the row is streamed, the sum rescaled as the max grows
 	                             (plan_shift.c plan_online); online_sum 0: none */
+	int argmax_max, argmax_idx; /* ROW: a row max and a later min of select(its term == the max, the column,
+	                             F), the first column holding the max, both in the max's walk where the
+	                             row is streamed (plan_shift.c plan_argmax); argmax_idx 0: none */
 	int peel;                 /* ROW, rcache: the vector path also takes rows of any width and alignment, each
 	                             row's head to its first 16-byte boundary and its tail (under 4 columns) a
 	                             column a thread, the rest as 16-byte vectors (plan_launch.c row_peel); 0:
