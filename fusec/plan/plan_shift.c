@@ -199,7 +199,9 @@ static int loads_result(const Module *m, const Stmt *a, int e, const Stmt *s)
    constant over the row; neither masked. Then s is the first column
    holding the row's max, or F where smaller: one walk keeps each lane's
    max and the first column holding it, the lanes whose max is the row's
-   then give their column (exact: no rounding, the two walks' result). */
+   then give their column (exact: no rounding, the two walks' result).
+   The max is kept, stored and compared in one type (the walk compares its
+   accumulator: a max in f64 stored as f32 could compare otherwise). */
 static int argmax_pair(const Module *m, const Stmt *a, const Stmt *s)
 {
 	if (a->red != RED_MAX || s->red != RED_MIN || a->mask || s->mask || a->nfree != s->nfree || a->nindex != s->nindex ||
@@ -211,6 +213,7 @@ static int argmax_pair(const Module *m, const Stmt *a, const Stmt *s)
 	if (x->op != IR_SELECT) return 0;
 	const Expr *q = &m->expr[x->a], *c = &m->expr[uncast(m, x->b)];
 	if (q->op != IR_EQ || c->op != IR_INDEX || c->index != s->first_index + s->nfree || !at_row(m, s, x->c)) return 0;
+	if (m->tensor[a->out].type != a->acc || m->expr[q->a].type != a->acc || m->expr[q->b].type != a->acc) return 0;
 	const int e = loads_result(m, a, unwidened(m, q->b), s) ? q->a : loads_result(m, a, unwidened(m, q->a), s) ? q->b : 0;
 	return e && same_expr(m, unwidened(m, a->rhs), a->first_index, unwidened(m, e), s->first_index);
 }
