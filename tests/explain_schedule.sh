@@ -14,6 +14,8 @@
 #                                          a row kernel with shifted=S,Q
 #   "M and S in one walk where the row is read again: the sum of exponentials ..."
 #                                          a row kernel with online=M,S
+#   "M and I in one walk where the row is read again: each lane keeps its max ..."
+#                                          a row kernel with argmax=M,I
 #   "its paths (...) each a function of its own ...; ... built twice, R vectors a thread and S ..."
 #                                          a row kernel with params rcache=R paths=1
 #   "T gathered every A elements along ..."
@@ -67,6 +69,8 @@ compare() {
 		if (match($0, / shifted=[^ ]*/)) shifted[fu, kern] = substr($0, RSTART + 9, RLENGTH - 9)
 		online[fu, kern] = ""
 		if (match($0, / online=[^ ]*/)) online[fu, kern] = substr($0, RSTART + 8, RLENGTH - 8)
+		argmax[fu, kern] = ""
+		if (match($0, / argmax=[^ ]*/)) argmax[fu, kern] = substr($0, RSTART + 8, RLENGTH - 8)
 		g = $0; sub(/.*grid-reductions=/, "", g); grid[fu, kern] = g + 0
 		next
 	}
@@ -147,6 +151,9 @@ compare() {
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one walk where the row is read again: the sum of exponentials/ {
 		fact(online[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " online explained, online=\"" online[fe, ke] "\" in the schedule"); next
+	}
+	file == 2 && /^    [^ ]+ and [^ ]+ in one walk where the row is read again: each lane keeps its max/ {
+		fact(argmax[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " argmax explained, argmax=\"" argmax[fe, ke] "\" in the schedule"); next
 	}
 	file == 2 && /^    [^ ]+ and [^ ]+ in one (walk where the row is read again|loop over the outer axis)/ {
 		fact(shifted[fe, ke] == $1 "," $3, "kernel " ke ": " $1 " and " $3 " in one walk explained, shifted=\"" shifted[fe, ke] "\" in the schedule"); next
