@@ -24,7 +24,7 @@ int emit_row_streamed(const FusionPlan *fp)
 	for (int v = 0; v < 2; v++) {
 		const Schedule *s = v ? &fp->unfused : &fp->fused;
 		for (int i = 0; i < s->nk; i++)
-			if (s->k[i].mode == KM_ROW && s->k[i].par.rcache && s->k[i].par.row_stream) return 1;
+			if (s->k[i].par.row_stream) return 1; /* set on cached row kernels only (plan_stream) */
 	}
 	return 0;
 }

@@ -187,11 +187,7 @@ static int uncast(const Module *m, int e)
 /* e (at s's indices) is a(s's free indices), a load of a's result */
 static int loads_result(const Module *m, const Stmt *a, int e, const Stmt *s)
 {
-	const Expr *l = &m->expr[e];
-	if (l->op != IR_LOAD || l->tensor != a->out || l->nargs != a->nfree) return 0;
-	for (int i = 0; i < l->nargs; i++)
-		if (m->expr[l->args[i]].op != IR_INDEX || m->expr[l->args[i]].index != s->first_index + i) return 0;
-	return 1;
+	return at_own_indices(m, e, s, a->nfree) && m->expr[e].tensor == a->out;
 }
 
 /* s is idx min= select(E == a, c, F) (or a == E): a a max of E over the
