@@ -151,7 +151,7 @@ int sema_is_index_name(Sema *s, int node);
 void sema_give_range(Sema *s, int node, int slot, Dim d);
 int sema_affine_subscript(Sema *s, int n, struct Aff *f);
 int sema_fixed_subscript(Sema *s, int n);
-int sema_affine_ranges(Sema *s, int guarded, int target_known);
+int sema_affine_ranges(Sema *s, int where, int target_known);
 
 /* sema_expr.c */
 void sema_collect_indices(Sema *s, int e);

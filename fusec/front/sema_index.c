@@ -191,6 +191,48 @@ static int aff_proved(const struct Aff *f, Dim ri, Dim rc)
 	return y == 1 && f->a == 1 && ri.add + f->b <= 0;
 }
 
+/* Does expression e read the size sym or the index slot (either -1)? */
+static int reads_name(Sema *s, int e, int sym, int slot)
+{
+	if (!e) return 0;
+	const Node *x = N(s, e);
+	if (x->kind == AST_REF && !x->flag)
+		return (sym >= 0 && sema_sym_find(s, e) == sym) || (slot >= 0 && index_slot(s, e) == slot);
+	if (x->kind == AST_REF) {
+		for (int a = x->a; a; a = N(s, a)->next)
+			if (reads_name(s, a, sym, slot)) return 1;
+		return 0;
+	}
+	return (x->kind == AST_UNARY || x->kind == AST_BINARY) && (reads_name(s, x->a, sym, slot) || reads_name(s, x->b, sym, slot));
+}
+
+/* Does the size or index that bare name n (in subscript n's tree) stands
+   for appear in where? */
+static int where_reads_any(Sema *s, int where, int n)
+{
+	const Node *x = N(s, n);
+	if (x->kind == AST_REF && !x->flag) {
+		const int sym = sema_sym_find(s, n), slot = sym < 0 ? index_slot(s, n) : -1;
+		return (sym >= 0 || slot >= 0) && reads_name(s, where, sym, slot);
+	}
+	return (x->kind == AST_UNARY || x->kind == AST_BINARY) && (where_reads_any(s, where, x->a) || where_reads_any(s, where, x->b));
+}
+
+/* May the statement's 'where' guard subscript f? Only when it reads what
+ * f depends on: an index or size of the subscript, or a size of the
+ * dimension. A clause reading none of them is the same for every value
+ * the subscript takes, so it guards nothing (issue 27, fuzz seed 65777:
+ * cos(INT) on f32[2] under a 'where' that read neither INT nor an index:
+ * the reference refused every size, the kernel read outside cos). */
+static int where_guards(Sema *s, int where, const struct Aff *f)
+{
+	if (!where) return 0;
+	const Dim d = f->dim;
+	if ((d.sym >= 0 && reads_name(s, where, d.sym, -1)) || (d.dsym > 0 && reads_name(s, where, d.dsym - 1, -1)))
+		return 1;
+	return where_reads_any(s, where, f->node);
+}
+
 static int leftmost(Sema *s, int n)
 {
 	while (N(s, n)->kind == AST_BINARY) n = N(s, n)->a;
@@ -201,8 +243,9 @@ static int leftmost(Sema *s, int n)
  * stays within its dimension: an index with no other range takes the one
  * its affine use allows; one with a range is narrowed to it when that is
  * smaller and the index does not enumerate an existing target; what is
- * still not proved is an error, unless a 'where' may guard it. */
-int sema_affine_ranges(Sema *s, int guarded, int target_known)
+ * still not proved is an error, unless the 'where' may guard it (reads an
+ * index or size of it: where_guards). */
+int sema_affine_ranges(Sema *s, int where, int target_known)
 {
 	int bad = 0;
 	for (int i = 0; i < s->naff; i++) {
@@ -219,8 +262,9 @@ int sema_affine_ranges(Sema *s, int guarded, int target_known)
 		if (!aff_proved(f, sl->range, rc) && !(sl->on_lhs && target_known) && dim_le(c, sl->range) && aff_proved(f, c, rc))
 			sl->range = c, sl->range_off = N(s, f->node)->off;
 	}
-	for (int i = 0; i < s->naff && !guarded; i++) {
+	for (int i = 0; i < s->naff; i++) {
 		const struct Aff *f = &s->aff[i];
+		if (where_guards(s, where, f)) continue;
 		if (f->slot < 0) {
 			if (fixed_proved(s, f->node, f->dim)) continue;
 			char d[64];

@@ -141,7 +141,7 @@ static int stmt_indices(Sema *s, const Node *x, int lhs, int target, RedOp red, 
 	}
 	if (!is_append && x->e) sema_collect_indices(s, x->e);
 	if (s->rank_error || s->too_many_idx) return -1; /* more indices than order[] below holds */
-	int p1_bad = sema_affine_ranges(s, x->d != 0, target >= 0);
+	int p1_bad = sema_affine_ranges(s, x->d, target >= 0);
 	for (int k = 0; k < s->nslot; k++) {
 		Slot *sl = &s->slot[k];
 		if (sl->has_range || sl->ragged) continue;
