@@ -206,6 +206,7 @@ typedef struct Gen {
 	int const_used[8];
 	int ok; /* 0: gave up (too many tensors, ...) */
 	int nnames;
+	unsigned fun1_called; /* bit k: fun1[k] was called (pick_fun1) */
 	char pipeline[200];
 } Gen;
 
@@ -263,11 +264,13 @@ static int name_used(const Gen *g, const char *n)
 	return 0;
 }
 
+static int fun1_called(const Gen *g, const char *n);
+
 static void fresh_tensor_name(Gen *g, char *out)
 {
 	for (int tries = 0; tries < 8; tries++) {
 		const char *b = PICK(&g->r, tensor_pool);
-		if (!name_used(g, b)) {
+		if (!name_used(g, b) && !fun1_called(g, b)) {
 			snprintf(out, 40, "%s", b);
 			return;
 		}
@@ -544,8 +547,21 @@ static int gen_num(Ctx *c, int depth, int want, Str *o);
    seed 18423 read a tensor cos at -run_x(i), and its reference refused) */
 static const char *pick_fun1(Gen *g)
 {
-	const char *fn = PICK(&g->r, fun1);
-	return name_used(g, fn) ? "exp" : fn;
+	const int k = (int)rn(&g->r, (int)(sizeof fun1 / sizeof fun1[0]));
+	if (name_used(g, fun1[k])) return "exp";
+	g->fun1_called |= 1u << k;
+	return fun1[k];
+}
+
+/* and the other way: a tensor declared after a call of its name's
+   built-in would turn that call into a read of it (seeds 65777 and 85205:
+   cos(INT) and cos(float(i, d)) became reads of a later input cos, which
+   the references refused) */
+static int fun1_called(const Gen *g, const char *n)
+{
+	for (int k = 0; k < (int)(sizeof fun1 / sizeof fun1[0]); k++)
+		if ((g->fun1_called >> k & 1) && !strcmp(fun1[k], n)) return 1;
+	return 0;
 }
 
 /* a size some parameter has (a size read as a value must be one), or -1 */

@@ -22,9 +22,9 @@ echo "$(nproc) cores, $J jobs, ptxas $P" > "$F"
 s=${FROM:-1}
 while [ "$s" -le "${TO:-100000}" ]; do
 	[ $(( $(date +%s) - START )) -lt ${LIMIT:-560} ] || { echo "stopped before seed $s (time)" >> "$F"; break; }
-	build/fz42/fuzz_specs --seed $s --count 2500 --jobs $J --sample ${SAMPLE:-100} --fusec build/fz42/fusec --ptxas $P --cc $CC --cxx $CXX --dir /tmp/fz 2>&1 | grep -v "^fuzz_specs: seconds" >> "$F"
+	timeout $(( ${LIMIT:-560} - ($(date +%s) - START) )) build/fz42/fuzz_specs --seed $s --count ${COUNT:-2500} --jobs $J --sample ${SAMPLE:-100} --fusec build/fz42/fusec --ptxas $P --cc $CC --cxx $CXX --dir /tmp/fz >> "$F" 2>&1
 	echo "--- chunk $s exit $? at $(( $(date +%s) - START )) s" >> "$F"
-	s=$(( s + 2500 ))
+	s=$(( s + ${COUNT:-2500} ))
 done
 echo "=== done in $(( $(date +%s) - START )) s" >> "$F"
 grep -c "^FINDING" "$F" | sed 's/^/findings: /' >> "$O/steps.txt"
