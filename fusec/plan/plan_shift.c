@@ -91,6 +91,37 @@ int plan_shift_partner(const Module *m, const Schedule *p, const Kernel *k, int 
 	return a;
 }
 
+/* statement sid of row kernel k: a reduction of one merge (a walk of its
+   own), not yet in a pair (shifted, online or argmax) */
+static int unpaired(const Schedule *p, const Kernel *k, int sid)
+{
+	if (p->op[sid - p->first_stmt] != STEP_REDUCE || p->merge[sid - p->first_stmt] != 1) return 0;
+	return !(k->shift_sq && (sid == k->shift_sum || sid == k->shift_sq)) &&
+	       !(k->online_sum && (sid == k->online_max || sid == k->online_sum)) &&
+	       !(k->argmax_idx && (sid == k->argmax_max || sid == k->argmax_idx));
+}
+
+typedef int PairTest(const Module *m, const Schedule *p, const Stmt *a, const Stmt *b);
+
+/* the first a < b of k's unpaired reductions, b over k's whole space, that
+   test pairs: a, with *b set; -1 when there is none */
+static int find_pair(const Module *m, const Schedule *p, const Kernel *k, PairTest *test, int *b)
+{
+	const int end = k->first_stmt + k->nstmt;
+	for (int a = k->first_stmt; a < end; a++) {
+		if (!unpaired(p, k, a)) continue;
+		for (int c = a + 1; c < end; c++)
+			if (unpaired(p, k, c) && m->stmt[c].nfree == k->nspace && test(m, p, &m->stmt[a], &m->stmt[c])) return *b = c, a;
+	}
+	return -1;
+}
+
+static int shifted_test(const Module *m, const Schedule *p, const Stmt *a, const Stmt *b)
+{
+	(void)p;
+	return plan_shifted_pair(m, a, b);
+}
+
 void plan_shift(const Module *m, Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) {
@@ -100,16 +131,8 @@ void plan_shift(const Module *m, Schedule *p)
 				k->shift_sum = k->shift_sq = 0; /* a thread's serial loops: correct as written */
 			continue;
 		}
-		if (k->mode != KM_ROW || !k->par.rcache) continue;
-		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->shift_sq; a++) {
-			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1) continue;
-			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
-				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 &&
-				    m->stmt[b].nfree == k->nspace && plan_shifted_pair(m, &m->stmt[a], &m->stmt[b])) {
-					k->shift_sum = a, k->shift_sq = b;
-					break;
-				}
-		}
+		int b, a;
+		if (k->mode == KM_ROW && k->par.rcache && !k->shift_sq && (a = find_pair(m, p, k, shifted_test, &b)) >= 0) k->shift_sum = a, k->shift_sq = b;
 	}
 }
 
@@ -214,25 +237,20 @@ static int argmax_pair(const Module *m, const Stmt *a, const Stmt *s)
 	return e && same_expr(m, unwidened(m, a->rhs), a->first_index, unwidened(m, e), s->first_index);
 }
 
+static int argmax_test(const Module *m, const Schedule *p, const Stmt *a, const Stmt *b)
+{
+	(void)p;
+	return argmax_pair(m, a, b);
+}
+
 /* Row kernels that stream their rows: a max with a later first column
    holding it (argmax_pair), each a walk of its own */
 void plan_argmax(const Module *m, Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
-		if (k->mode != KM_ROW || !k->par.rcache) continue;
-		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->argmax_idx; a++) {
-			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1 || (k->online_sum && a == k->online_max) ||
-			    (k->shift_sq && (a == k->shift_sum || a == k->shift_sq)))
-				continue;
-			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
-				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 && m->stmt[b].nfree == k->nspace &&
-				    !(k->online_sum && b == k->online_sum) && !(k->shift_sq && (b == k->shift_sum || b == k->shift_sq)) &&
-				    argmax_pair(m, &m->stmt[a], &m->stmt[b])) {
-					k->argmax_max = a, k->argmax_idx = b;
-					break;
-				}
-		}
+		int b, a;
+		if (k->mode == KM_ROW && k->par.rcache && !k->argmax_idx && (a = find_pair(m, p, k, argmax_test, &b)) >= 0) k->argmax_max = a, k->argmax_idx = b;
 	}
 }
 
@@ -267,16 +285,7 @@ void plan_online(const Module *m, Schedule *p)
 {
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
-		if (k->mode != KM_ROW || !k->par.rcache) continue;
-		for (int a = k->first_stmt; a < k->first_stmt + k->nstmt && !k->online_sum; a++) {
-			const int shifted = k->shift_sq && (a == k->shift_sum || a == k->shift_sq);
-			if (p->op[a - p->first_stmt] != STEP_REDUCE || p->merge[a - p->first_stmt] != 1 || shifted) continue;
-			for (int b = a + 1; b < k->first_stmt + k->nstmt; b++)
-				if (p->op[b - p->first_stmt] == STEP_REDUCE && p->merge[b - p->first_stmt] == 1 && m->stmt[b].nfree == k->nspace &&
-				    !(k->shift_sq && (b == k->shift_sum || b == k->shift_sq)) && online_pair(m, p, &m->stmt[a], &m->stmt[b])) {
-					k->online_max = a, k->online_sum = b;
-					break;
-				}
-		}
+		int b, a;
+		if (k->mode == KM_ROW && k->par.rcache && !k->online_sum && (a = find_pair(m, p, k, online_pair, &b)) >= 0) k->online_max = a, k->online_sum = b;
 	}
 }
