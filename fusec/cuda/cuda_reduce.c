@@ -493,6 +493,17 @@ static void shifted_point_result(Cx *cx, int sid, int depth)
 	free(n), free(s1), free(s2);
 }
 
+/* the online pair's rescale of its sum to a new max to (a lane's term or
+   the row's max): to 0 from a max of -inf (see online_body) */
+static void online_rescale(Cx *cx, const Stmt *a, const char *to, FILE *out)
+{
+	const Module *m = cx->m;
+	const char *tm = m->tensor[a->out].name, *ts = m->tensor[m->stmt[cx->k->online_sum].out].name, *ty = cuda_ctype(a->acc);
+	const int dbl = a->acc == ET_F64;
+	fprintf(out, "acc_%s = acc_%s == -%s ? (%s)0 : acc_%s * %s(acc_%s - %s);\n", ts, tm, dbl ? "fz_inf<double>()" : "FZ_INF_F", ty, ts,
+	        dbl ? "exp" : "fz_expf", tm, to);
+}
+
 /* The online pair (Kernel.online_max, plan_shift.c): one step takes the
    max's term t; where t passes the running max the sum so far is rescaled
    to it (to 0 from a max of -inf: its terms were exp(-inf - -inf), NaN, for
@@ -504,14 +515,14 @@ static void online_body(Cx *cx, int sid, int n, int d)
 	const Module *m = cx->m;
 	const Stmt *a = &m->stmt[sid];
 	const char *tm = m->tensor[a->out].name, *ts = m->tensor[m->stmt[cx->k->online_sum].out].name, *ty = cuda_ctype(a->acc);
-	const char *ex = a->acc == ET_F64 ? "exp" : "fz_expf", *inf = a->acc == ET_F64 ? "fz_inf<double>()" : "FZ_INF_F";
+	const char *ex = a->acc == ET_F64 ? "exp" : "fz_expf";
 	char *vd = NULL, *v = cuda_value_of(cx, a, a->rhs, &vd);
 	FILE *out = cx->out;
 	cuda_ind(out, d), fputs("{\n", out);
 	cuda_put_decls(out, vd, d + 1);
 	cuda_ind(out, d + 1), fprintf(out, "const %s fz_t = (%s)(%s);\n", ty, ty, v);
 	cuda_ind(out, d + 1), fprintf(out, "if (fz_t > acc_%s) {\n", tm);
-	cuda_ind(out, d + 2), fprintf(out, "acc_%s = acc_%s == -%s ? (%s)0 : acc_%s * %s(acc_%s - fz_t);\n", ts, tm, inf, ty, ts, ex, tm);
+	cuda_ind(out, d + 2), online_rescale(cx, a, "fz_t", out);
 	cuda_ind(out, d + 2), fprintf(out, "acc_%s = fz_t;\n", tm);
 	cuda_ind(out, d + 1), fputs("}\n", out);
 	cuda_ind(out, d + 1), fprintf(out, "acc_%s += %s(fz_t - acc_%s);\n", ts, ex, tm);
@@ -527,8 +538,7 @@ static void online_walk(Cx *cx, int sid, int depth)
 {
 	const Module *m = cx->m;
 	const Stmt *a = &m->stmt[sid], *s = &m->stmt[cx->k->online_sum];
-	const char *tm = m->tensor[a->out].name, *ts = m->tensor[s->out].name, *ty = cuda_ctype(a->acc);
-	const char *ex = a->acc == ET_F64 ? "exp" : "fz_expf";
+	const char *tm = m->tensor[a->out].name;
 	FILE *out = cx->out;
 	acc_decls(cx, sid, 1, depth);
 	acc_decls(cx, cx->k->online_sum, 1, depth);
@@ -538,8 +548,9 @@ static void online_walk(Cx *cx, int sid, int depth)
 	cuda_row_loop(cx, var, online_body, sid, 1, depth);
 	cuda_row_unbind(cx, ix);
 	fold_result(cx, a, depth, 1);
-	cuda_ind(out, depth), fprintf(out, "if (acc_%s != v_%s%s) acc_%s = acc_%s == -%s ? (%s)0 : acc_%s * %s(acc_%s - v_%s%s);\n", tm, tm, cx->sfx, ts,
-	                             tm, a->acc == ET_F64 ? "fz_inf<double>()" : "FZ_INF_F", ty, ts, ex, tm, tm, cx->sfx);
+	char *to = xasprintf("v_%s%s", tm, cx->sfx);
+	cuda_ind(out, depth), fprintf(out, "if (acc_%s != %s) ", tm, to), online_rescale(cx, a, to, out);
+	free(to);
 	fold_result(cx, s, depth, 1);
 	free(var);
 }
@@ -553,8 +564,7 @@ static void argmax_body(Cx *cx, int sid, int n, int d)
 	(void)n;
 	const Module *m = cx->m;
 	const Stmt *a = &m->stmt[sid], *s = &m->stmt[cx->k->argmax_idx];
-	const Expr *x = &m->expr[s->rhs];
-	while (x->op == IR_CAST) x = &m->expr[x->a]; /* the select (plan_shift.c argmax_pair) */
+	const Expr *x = &m->expr[cx->k->argmax_sel];
 	const char *tm = m->tensor[a->out].name, *ti = m->tensor[s->out].name, *ty = cuda_ctype(a->acc), *iy = cuda_ctype(s->acc);
 	char *vd = NULL, *cd = NULL, *fd = NULL;
 	char *v = cuda_value_of(cx, a, a->rhs, &vd), *c = cuda_value_of(cx, s, x->b, &cd), *f = cuda_value_of(cx, s, x->c, &fd);

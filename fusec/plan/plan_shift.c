@@ -250,7 +250,8 @@ void plan_argmax(const Module *m, Schedule *p)
 	for (int i = 0; i < p->nk; i++) {
 		Kernel *k = &p->k[i];
 		int b, a;
-		if (k->mode == KM_ROW && k->par.rcache && !k->argmax_idx && (a = find_pair(m, p, k, argmax_test, &b)) >= 0) k->argmax_max = a, k->argmax_idx = b;
+		if (k->mode == KM_ROW && k->par.rcache && !k->argmax_idx && (a = find_pair(m, p, k, argmax_test, &b)) >= 0)
+			k->argmax_max = a, k->argmax_idx = b, k->argmax_sel = uncast(m, m->stmt[b].rhs);
 	}
 }
 

@@ -142,7 +142,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 104, "KernelParams changed: compare the new field in params_same, then update 104");
-_Static_assert(sizeof(Kernel) == 1016, "Kernel changed: compare the new field in kernel_same, then update 1016");
+_Static_assert(sizeof(Kernel) == 1024, "Kernel changed: compare the new field in kernel_same, then update 1024");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -181,7 +181,7 @@ static int kernel_same(const Kernel *a, const Kernel *b)
 	if (strcmp(a->name, b->name) || strcmp(a->sig, b->sig) || a->mode != b->mode || a->first_stmt != b->first_stmt || a->nstmt != b->nstmt ||
 	    a->fusion != b->fusion || a->nspace != b->nspace || a->ninner != b->ninner || a->lead != b->lead || a->gap != b->gap ||
 	    a->shift_sum != b->shift_sum || a->shift_sq != b->shift_sq || a->online_max != b->online_max || a->online_sum != b->online_sum ||
-	    a->argmax_max != b->argmax_max || a->argmax_idx != b->argmax_idx ||
+	    a->argmax_max != b->argmax_max || a->argmax_idx != b->argmax_idx || a->argmax_sel != b->argmax_sel ||
 	    a->peel != b->peel || a->has_tail != b->has_tail || a->ntail != b->ntail ||
 	    a->nphase != b->nphase || !params_same(&a->par, &b->par) || !str_same(a->path_why, b->path_why) ||
 	    a->tile_a != b->tile_a || a->tile_b != b->tile_b || a->nacross != b->nacross ||

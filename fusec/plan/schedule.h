@@ -253,6 +253,7 @@ typedef struct Kernel {
 	int argmax_max, argmax_idx; /* ROW: a row max and a later min of select(its term == the max, the column,
 	                             F), the first column holding the max, both in the max's walk where the
 	                             row is streamed (plan_shift.c plan_argmax); argmax_idx 0: none */
+	int argmax_sel;           /* ROW: the select of argmax_idx's term, under its casts (the expression) */
 	int peel;                 /* ROW, rcache: the vector path also takes rows of any width and alignment, each
 	                             row's head to its first 16-byte boundary and its tail (under 4 columns) a
 	                             column a thread, the rest as 16-byte vectors (plan_launch.c row_peel); 0:
