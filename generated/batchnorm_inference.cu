@@ -44,10 +44,20 @@ __device__ __forceinline__ long long fz_imin(long long a, long long b) { return 
 /* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
    where both operands are (an index's arithmetic, rotary's partner at
    (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+/* and by a power of two (b a size: the test is uniform), a shift or a mask:
+   the 32-bit division is some 20 instructions, a point's index pays it at
+   each extent, and rotary's kernel was issue-bound on them (ncu, H100) */
+__device__ __forceinline__ bool fz_pow2(long long b) { return b > 0 && (b & (b - 1)) == 0; }
 __device__ __forceinline__ long long fz_idiv(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a >> (__ffsll(b) - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b;
+}
 __device__ __forceinline__ long long fz_imod(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a & (b - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b;
+}
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -94,10 +104,17 @@ template <typename T, int OP> __device__ __forceinline__ T fz_row_reduce(T v, T 
    vectors of 4 a thread; the launch (fz_row_threads) uses the same */
 __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 {
+	/* the least power of two g >= 2 with g * per >= the row's vectors, up
+	   to 1024; in closed form, not a doubling loop: each row kernel's
+	   threads compute it (twice with a path a function), and the loop was
+	   about a tenth of logsumexp's instructions at 8192 columns (H100) */
 	const long long nv = (cols + 3) / 4;
-	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
-	while (g < 1024 && (long long)g * per < nv) g *= 2;
-	return g;
+	if (nv <= 1) return 1;
+	const long long q = (nv + per - 1) / per;
+	if (q >= 1024) return 1024;
+	unsigned int g = (unsigned int)q - 1u; /* q - 1's bits smeared right: the next power of two less one */
+	g |= g >> 1, g |= g >> 2, g |= g >> 4, g |= g >> 8;
+	return g + 1u < 2u ? 2 : (int)(g + 1u); /* a group reads at least 32 bytes a step */
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
@@ -153,7 +170,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -191,28 +208,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long fz_q1_1 = fz_pow2(a.n_C) ? fz_rem_1 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long fz_q1_2 = fz_pow2(a.n_C) ? fz_rem_2 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long fz_q1_3 = fz_pow2(a.n_C) ? fz_rem_3 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
@@ -242,7 +259,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -280,28 +297,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long fz_q1_1 = fz_pow2(a.n_C) ? fz_rem_1 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long fz_q1_2 = fz_pow2(a.n_C) ? fz_rem_2 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long fz_q1_3 = fz_pow2(a.n_C) ? fz_rem_3 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));

@@ -44,10 +44,20 @@ __device__ __forceinline__ long long fz_imin(long long a, long long b) { return 
 /* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
    where both operands are (an index's arithmetic, rotary's partner at
    (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+/* and by a power of two (b a size: the test is uniform), a shift or a mask:
+   the 32-bit division is some 20 instructions, a point's index pays it at
+   each extent, and rotary's kernel was issue-bound on them (ncu, H100) */
+__device__ __forceinline__ bool fz_pow2(long long b) { return b > 0 && (b & (b - 1)) == 0; }
 __device__ __forceinline__ long long fz_idiv(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a >> (__ffsll(b) - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b;
+}
 __device__ __forceinline__ long long fz_imod(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a & (b - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b;
+}
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -94,10 +104,17 @@ template <typename T, int OP> __device__ __forceinline__ T fz_row_reduce(T v, T 
    vectors of 4 a thread; the launch (fz_row_threads) uses the same */
 __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 {
+	/* the least power of two g >= 2 with g * per >= the row's vectors, up
+	   to 1024; in closed form, not a doubling loop: each row kernel's
+	   threads compute it (twice with a path a function), and the loop was
+	   about a tenth of logsumexp's instructions at 8192 columns (H100) */
 	const long long nv = (cols + 3) / 4;
-	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
-	while (g < 1024 && (long long)g * per < nv) g *= 2;
-	return g;
+	if (nv <= 1) return 1;
+	const long long q = (nv + per - 1) / per;
+	if (q >= 1024) return 1024;
+	unsigned int g = (unsigned int)q - 1u; /* q - 1's bits smeared right: the next power of two less one */
+	g |= g >> 1, g |= g >> 2, g |= g >> 4, g |= g >> 8;
+	return g + 1u < 2u ? 2 : (int)(g + 1u); /* a group reads at least 32 bytes a step */
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
@@ -160,7 +177,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const int fz_g = fz_row_lanes((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
-	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const long long fz_rpb = blockDim.x >> (__ffs(fz_g) - 1); /* rows a block (fz_g a power of two: no division) */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8) && ((unsigned long long)a.t_y >> 2 & 3) == ((unsigned long long)a.t_x >> 2 & 3);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
@@ -169,7 +186,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
@@ -267,7 +284,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_f0(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
@@ -412,7 +429,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const int fz_g = fz_row_lanes_s((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
-	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const long long fz_rpb = blockDim.x >> (__ffs(fz_g) - 1); /* rows a block (fz_g a power of two: no division) */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
@@ -421,7 +438,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
@@ -463,7 +480,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u0(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
@@ -538,7 +555,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 	const double fz_re1 = 1.0 / (double)(a.n_HW); /* the row's axes from its flat column */
 	const int fz_g = fz_row_lanes_s((a.n_CG * a.n_HW), 4); /* threads a row: a power of two */
 	const int fz_lane = threadIdx.x & (fz_g - 1);
-	const long long fz_rpb = blockDim.x / fz_g; /* rows a block */
+	const long long fz_rpb = blockDim.x >> (__ffs(fz_g) - 1); /* rows a block (fz_g a power of two: no division) */
 	const int fz_cn = (a.n_CG * a.n_HW) < (1LL << 30) ? (int)(a.n_CG * a.n_HW) : (1 << 30); /* the row's width, against cached columns (under 2^16) */
 	const bool fz_v4 = ((((a.n_CG * a.n_HW) & 3) == 0 && ((unsigned long long)a.t_x >> 2 & 3) == 0) || fz_g >= 8);
 	const bool fz_fit = (a.n_CG * a.n_HW) <= 4LL * 4 * fz_g; /* the registers hold the row (vector path) */
@@ -547,7 +564,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const int fz_h = fz_imin((int)((0ULL - (unsigned long long)&a.t_x[((((long long)(s0) * a.n_G + (long long)(s1)) * a.n_CG + (long long)(0)) * a.n_HW + (long long)(0))]) >> 2 & 3), fz_cn); /* the row's head: its columns before a vector boundary */
@@ -589,7 +606,7 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 		const bool fz_live = fz_base + threadIdx.x / fz_g < rows; /* else: a spare group of the last block */
 		const long long row = fz_live ? fz_base + threadIdx.x / fz_g : fz_base;
 		long long fz_rem = row;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		if (fz_v4) {
@@ -664,11 +681,11 @@ extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u2(const fz_group
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q3_0 = a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
+		const long long fz_q3_0 = fz_pow2(a.n_HW) ? fz_rem_0 >> (__ffsll(a.n_HW) - 1) : a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
 		const long long s3_0 = fz_rem_0 - fz_q3_0 * a.n_HW; fz_rem_0 = fz_q3_0;
-		const long long fz_q2_0 = a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
+		const long long fz_q2_0 = fz_pow2(a.n_CG) ? fz_rem_0 >> (__ffsll(a.n_CG) - 1) : a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_CG; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
+		const long long fz_q1_0 = fz_pow2(a.n_G) ? fz_rem_0 >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_G; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -703,11 +720,11 @@ extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u2(const fz_group
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q3 = a.n_HW <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_HW) : fz_rem / a.n_HW;
+		const long long fz_q3 = fz_pow2(a.n_HW) ? fz_rem >> (__ffsll(a.n_HW) - 1) : a.n_HW <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_HW) : fz_rem / a.n_HW;
 		const long long s3 = fz_rem - fz_q3 * a.n_HW; fz_rem = fz_q3;
-		const long long fz_q2 = a.n_CG <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_CG) : fz_rem / a.n_CG;
+		const long long fz_q2 = fz_pow2(a.n_CG) ? fz_rem >> (__ffsll(a.n_CG) - 1) : a.n_CG <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_CG) : fz_rem / a.n_CG;
 		const long long s2 = fz_rem - fz_q2 * a.n_CG; fz_rem = fz_q2;
-		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_y = (float)(((((__ldg(&a.t_x[fz_p]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * rsqrtf(((a.t_va[((long long)(s0) * a.n_G + (long long)(s1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1) * a.n_CG + (long long)(s2))])) + __ldg(&a.t_beta[((long long)(s1) * a.n_CG + (long long)(s2))])));

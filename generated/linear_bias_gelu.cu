@@ -44,10 +44,20 @@ __device__ __forceinline__ long long fz_imin(long long a, long long b) { return 
 /* 64-bit / and %: a subroutine of some 70 instructions on the GPU; in 32 bits
    where both operands are (an index's arithmetic, rotary's partner at
    (d + D/2) % D: 3.5x torch.compile with the 64-bit call, H200) */
+/* and by a power of two (b a size: the test is uniform), a shift or a mask:
+   the 32-bit division is some 20 instructions, a point's index pays it at
+   each extent, and rotary's kernel was issue-bound on them (ncu, H100) */
+__device__ __forceinline__ bool fz_pow2(long long b) { return b > 0 && (b & (b - 1)) == 0; }
 __device__ __forceinline__ long long fz_idiv(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a >> (__ffsll(b) - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a / (unsigned)b) : a / b;
+}
 __device__ __forceinline__ long long fz_imod(long long a, long long b)
-{ return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b; }
+{
+	if (a >= 0 && fz_pow2(b)) return a & (b - 1);
+	return ((unsigned long long)a | (unsigned long long)b) <= 0xffffffffULL ? (long long)((unsigned)a % (unsigned)b) : a % b;
+}
 __device__ __forceinline__ int fz_imax(int a, int b) { return a > b ? a : b; }
 __device__ __forceinline__ long long fz_imax(long long a, long long b) { return a > b ? a : b; }
 
@@ -94,10 +104,17 @@ template <typename T, int OP> __device__ __forceinline__ T fz_row_reduce(T v, T 
    vectors of 4 a thread; the launch (fz_row_threads) uses the same */
 __device__ __forceinline__ int fz_row_lanes(long long cols, int per)
 {
+	/* the least power of two g >= 2 with g * per >= the row's vectors, up
+	   to 1024; in closed form, not a doubling loop: each row kernel's
+	   threads compute it (twice with a path a function), and the loop was
+	   about a tenth of logsumexp's instructions at 8192 columns (H100) */
 	const long long nv = (cols + 3) / 4;
-	int g = nv > 1 ? 2 : 1; /* a group reads at least 32 bytes a step */
-	while (g < 1024 && (long long)g * per < nv) g *= 2;
-	return g;
+	if (nv <= 1) return 1;
+	const long long q = (nv + per - 1) / per;
+	if (q >= 1024) return 1024;
+	unsigned int g = (unsigned int)q - 1u; /* q - 1's bits smeared right: the next power of two less one */
+	g |= g >> 1, g |= g >> 2, g |= g >> 4, g |= g >> 8;
+	return g + 1u < 2u ? 2 : (int)(g + 1u); /* a group reads at least 32 bytes a step */
 }
 /* 4 consecutive elements from 16 (f16, bf16: 8) aligned bytes */
 __device__ __forceinline__ void fz_ld4(const float *p, float (&v)[4]) { const float4 t = __ldg((const float4 *)p); v[0] = t.x, v[1] = t.y, v[2] = t.z, v[3] = t.w; }
@@ -931,7 +948,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) linear_bias_gelu_u1(const f
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q1_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -986,7 +1003,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) linear_bias_gelu_u1(const f
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q1_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1017,7 +1034,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) linear_bias_gelu_u1(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long fz_q1 = fz_pow2(a.n_N) ? fz_rem >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
 		const long long s1 = fz_rem - fz_q1 * a.n_N; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_Y = (float)(fz_geluf_h(((a.t_acc[fz_p]) + fz_b2f(__ldg(&a.t_bias[(long long)(s1)])))));

@@ -123,7 +123,7 @@ static void row_prologue(Cx *cx, int tails)
 	fputs(cx->k->par.row_stream ? "\tconst int fz_g = fz_row_lanes_s(" : "\tconst int fz_g = fz_row_lanes(", out), cuda_row_width(cx, out);
 	fprintf(out, ", %d); /* threads a row: a power of two */\n", cx->k->par.rcache);
 	fputs("\tconst int fz_lane = threadIdx.x & (fz_g - 1);\n", out);
-	fputs("\tconst long long fz_rpb = blockDim.x / fz_g; /* rows a block */\n", out);
+	fputs("\tconst long long fz_rpb = blockDim.x >> (__ffs(fz_g) - 1); /* rows a block (fz_g a power of two: no division) */\n", out);
 	fputs("\tconst int fz_cn = ", out), cuda_row_width(cx, out), fputs(" < (1LL << 30) ? (int)", out), cuda_row_width(cx, out);
 	fputs(" : (1 << 30); /* the row's width, against cached columns (under 2^16) */\n", out);
 }

@@ -47,9 +47,14 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 		if (i == 0) {
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else {
-			/* 64-bit division is dozens of instructions: divide in 32
-			   bits whenever the dimension allows (the common case) */
-			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
+			/* 64-bit division is dozens of instructions: shift by a power
+			   of two (a uniform test), else divide in 32 bits whenever the
+			   dimension allows (the common case) */
+			fprintf(out, "const long long fz_q%d%s = fz_pow2(", i, cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fprintf(out, ") ? fz_rem%s >> (__ffsll(", cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fputs(") - 1) : ", out);
 			cuda_dim(cx, k->space[i], out);
 			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
 			cuda_dim(cx, k->space[i], out);

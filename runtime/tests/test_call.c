@@ -396,6 +396,28 @@ static void call_formats(void)
 	}
 }
 
+/* fz_row_lanes in closed form (the kernels' and the launch's) against the
+   doubling loop it replaced, over every width up to 2^18 columns and some
+   past 2^40, for the caches the planner and the tuner can pick */
+static void row_lanes_table(void)
+{
+	int bad = 0;
+	long long n = 0;
+	for (int per = 1; per <= 24; per++)
+		for (long long c = 0; c < (1LL << 18) + 70; c += c < 4096 ? 1 : 7, n++) {
+			for (int big = 0; big < 2; big++) {
+				const long long cols = big ? c * 1048573LL + (1LL << 40) : c, nv = (cols + 3) / 4;
+				int g = nv > 1 ? 2 : 1;
+				while (g < 1024 && (long long)g * per < nv) g *= 2;
+				if (fz_row_lanes(cols, per) != g && !bad++)
+					fprintf(stderr, "fz_row_lanes(%lld, %d) = %d, the loop gives %d\n", cols, per, fz_row_lanes(cols, per), g);
+			}
+		}
+	char what[96];
+	snprintf(what, sizeof what, "%lld widths x 24 caches, %d differ", n / 24, bad);
+	check(!bad, "fz_row_lanes in closed form gives the doubling loop's lanes", what);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc != 4) {
@@ -413,6 +435,7 @@ int main(int argc, char **argv)
 		test_no_gpu(&call_specs[i], &info);
 		fz_artifact_info_free(&info);
 	}
+	row_lanes_table();
 	call_refusals();
 	call_formats();
 	{ /* inexact C tf32: matmul_bias_tf32's output, not its inputs; none in a 16-bit product's */
