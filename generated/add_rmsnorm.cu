@@ -462,13 +462,70 @@ extern "C" __global__ void __launch_bounds__(1024, 1) add_rmsnorm_f0(const fz_ad
 extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add_rmsnorm_args a)
 {
 	const long long total = a.n_R * a.n_C;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec8 = (a.n_C & 7) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_res & 15) == 0 && ((unsigned long long)a.t_h & 15) == 0;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_x & 7) == 0 && ((unsigned long long)a.t_res & 7) == 0 && ((unsigned long long)a.t_h & 7) == 0;
 	if (fz_vec8) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		const long long s0_4 = s0_0;
+		const long long s1_4 = s1_0 + 4;
+		const long long fz_p_4 = fz_p_0 + 4;
+		const long long s0_5 = s0_0;
+		const long long s1_5 = s1_0 + 5;
+		const long long fz_p_5 = fz_p_0 + 5;
+		const long long s0_6 = s0_0;
+		const long long s1_6 = s1_0 + 6;
+		const long long fz_p_6 = fz_p_0 + 6;
+		const long long s0_7 = s0_0;
+		const long long s1_7 = s1_0 + 7;
+		const long long fz_p_7 = fz_p_0 + 7;
+		float fz_vl0[8];
+		{ const uint4 fz_t = __ldg((const uint4 *)&a.t_x[fz_p_0]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};
+#pragma unroll
+		  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl0[2 * fz_j] = fz_b2f((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl0[2 * fz_j + 1] = fz_b2f((unsigned short)(fz_w[fz_j] >> 16)); }
+		float fz_vl1[8];
+		{ const uint4 fz_t = __ldg((const uint4 *)&a.t_res[fz_p_0]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};
+#pragma unroll
+		  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl1[2 * fz_j] = fz_b2f((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl1[2 * fz_j + 1] = fz_b2f((unsigned short)(fz_w[fz_j] >> 16)); }
+		unsigned short fz_vs0[8];
+		const float v_h_0 = (float)((fz_vl0[0] + fz_vl1[0]));
+		const float v_h_1 = (float)((fz_vl0[1] + fz_vl1[1]));
+		const float v_h_2 = (float)((fz_vl0[2] + fz_vl1[2]));
+		const float v_h_3 = (float)((fz_vl0[3] + fz_vl1[3]));
+		const float v_h_4 = (float)((fz_vl0[4] + fz_vl1[4]));
+		const float v_h_5 = (float)((fz_vl0[5] + fz_vl1[5]));
+		const float v_h_6 = (float)((fz_vl0[6] + fz_vl1[6]));
+		const float v_h_7 = (float)((fz_vl0[7] + fz_vl1[7]));
+		fz_vs0[0] = fz_f2b(v_h_0);
+		fz_vs0[1] = fz_f2b(v_h_1);
+		fz_vs0[2] = fz_f2b(v_h_2);
+		fz_vs0[3] = fz_f2b(v_h_3);
+		fz_vs0[4] = fz_f2b(v_h_4);
+		fz_vs0[5] = fz_f2b(v_h_5);
+		fz_vs0[6] = fz_f2b(v_h_6);
+		fz_vs0[7] = fz_f2b(v_h_7);
+		*(uint4 *)&a.t_h[fz_p_0] = make_uint4((unsigned)fz_vs0[0] | ((unsigned)fz_vs0[1] << 16), (unsigned)fz_vs0[2] | ((unsigned)fz_vs0[3] << 16), (unsigned)fz_vs0[4] | ((unsigned)fz_vs0[5] << 16), (unsigned)fz_vs0[6] | ((unsigned)fz_vs0[7] << 16));
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 8 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -521,10 +578,42 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add
 	}
 	} else
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_x[fz_p_0]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		float fz_vl1[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_res[fz_p_0]); fz_vl1[0] = fz_b2f(fz_t.x), fz_vl1[1] = fz_b2f(fz_t.y), fz_vl1[2] = fz_b2f(fz_t.z), fz_vl1[3] = fz_b2f(fz_t.w); }
+		unsigned short fz_vs0[4];
+		const float v_h_0 = (float)((fz_vl0[0] + fz_vl1[0]));
+		const float v_h_1 = (float)((fz_vl0[1] + fz_vl1[1]));
+		const float v_h_2 = (float)((fz_vl0[2] + fz_vl1[2]));
+		const float v_h_3 = (float)((fz_vl0[3] + fz_vl1[3]));
+		fz_vs0[0] = fz_f2b(v_h_0);
+		fz_vs0[1] = fz_f2b(v_h_1);
+		fz_vs0[2] = fz_f2b(v_h_2);
+		fz_vs0[3] = fz_f2b(v_h_3);
+		*(ushort4 *)&a.t_h[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -555,7 +644,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u0(const fz_add
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_C) ? fz_rem >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
 		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_h = (float)((fz_b2f(__ldg(&a.t_x[fz_p])) + fz_b2f(__ldg(&a.t_res[fz_p]))));
@@ -584,13 +673,66 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u1(const fz_add
 extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add_rmsnorm_args a)
 {
 	const long long total = a.n_R * a.n_C;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec8 = (a.n_C & 7) == 0 && ((unsigned long long)a.t_w & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_w & 7) == 0 && ((unsigned long long)a.t_y & 7) == 0;
 	if (fz_vec8) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		const long long s0_4 = s0_0;
+		const long long s1_4 = s1_0 + 4;
+		const long long fz_p_4 = fz_p_0 + 4;
+		const long long s0_5 = s0_0;
+		const long long s1_5 = s1_0 + 5;
+		const long long fz_p_5 = fz_p_0 + 5;
+		const long long s0_6 = s0_0;
+		const long long s1_6 = s1_0 + 6;
+		const long long fz_p_6 = fz_p_0 + 6;
+		const long long s0_7 = s0_0;
+		const long long s1_7 = s1_0 + 7;
+		const long long fz_p_7 = fz_p_0 + 7;
+		float fz_vl0[8];
+		{ const uint4 fz_t = __ldg((const uint4 *)&a.t_w[(long long)(s1_0)]); const unsigned fz_w[4] = {fz_t.x, fz_t.y, fz_t.z, fz_t.w};
+#pragma unroll
+		  for (int fz_j = 0; fz_j < 4; ++fz_j) fz_vl0[2 * fz_j] = fz_b2f((unsigned short)(fz_w[fz_j] & 0xffffu)), fz_vl0[2 * fz_j + 1] = fz_b2f((unsigned short)(fz_w[fz_j] >> 16)); }
+		unsigned short fz_vs0[8];
+		const float v_y_0 = (float)(((fz_b2f((a.t_h[fz_p_0])) * rsqrtf((((a.t_ms[(long long)(s0_0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[0]));
+		const float v_y_1 = (float)(((fz_b2f((a.t_h[fz_p_1])) * rsqrtf((((a.t_ms[(long long)(s0_1)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[1]));
+		const float v_y_2 = (float)(((fz_b2f((a.t_h[fz_p_2])) * rsqrtf((((a.t_ms[(long long)(s0_2)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[2]));
+		const float v_y_3 = (float)(((fz_b2f((a.t_h[fz_p_3])) * rsqrtf((((a.t_ms[(long long)(s0_3)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[3]));
+		const float v_y_4 = (float)(((fz_b2f((a.t_h[fz_p_4])) * rsqrtf((((a.t_ms[(long long)(s0_4)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[4]));
+		const float v_y_5 = (float)(((fz_b2f((a.t_h[fz_p_5])) * rsqrtf((((a.t_ms[(long long)(s0_5)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[5]));
+		const float v_y_6 = (float)(((fz_b2f((a.t_h[fz_p_6])) * rsqrtf((((a.t_ms[(long long)(s0_6)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[6]));
+		const float v_y_7 = (float)(((fz_b2f((a.t_h[fz_p_7])) * rsqrtf((((a.t_ms[(long long)(s0_7)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[7]));
+		fz_vs0[0] = fz_f2b(v_y_0);
+		fz_vs0[1] = fz_f2b(v_y_1);
+		fz_vs0[2] = fz_f2b(v_y_2);
+		fz_vs0[3] = fz_f2b(v_y_3);
+		fz_vs0[4] = fz_f2b(v_y_4);
+		fz_vs0[5] = fz_f2b(v_y_5);
+		fz_vs0[6] = fz_f2b(v_y_6);
+		fz_vs0[7] = fz_f2b(v_y_7);
+		*(uint4 *)&a.t_y[fz_p_0] = make_uint4((unsigned)fz_vs0[0] | ((unsigned)fz_vs0[1] << 16), (unsigned)fz_vs0[2] | ((unsigned)fz_vs0[3] << 16), (unsigned)fz_vs0[4] | ((unsigned)fz_vs0[5] << 16), (unsigned)fz_vs0[6] | ((unsigned)fz_vs0[7] << 16));
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 8 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -639,10 +781,40 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add
 	}
 	} else
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const ushort4 fz_t = __ldg((const ushort4 *)&a.t_w[(long long)(s1_0)]); fz_vl0[0] = fz_b2f(fz_t.x), fz_vl0[1] = fz_b2f(fz_t.y), fz_vl0[2] = fz_b2f(fz_t.z), fz_vl0[3] = fz_b2f(fz_t.w); }
+		unsigned short fz_vs0[4];
+		const float v_y_0 = (float)(((fz_b2f((a.t_h[fz_p_0])) * rsqrtf((((a.t_ms[(long long)(s0_0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[0]));
+		const float v_y_1 = (float)(((fz_b2f((a.t_h[fz_p_1])) * rsqrtf((((a.t_ms[(long long)(s0_1)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[1]));
+		const float v_y_2 = (float)(((fz_b2f((a.t_h[fz_p_2])) * rsqrtf((((a.t_ms[(long long)(s0_2)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[2]));
+		const float v_y_3 = (float)(((fz_b2f((a.t_h[fz_p_3])) * rsqrtf((((a.t_ms[(long long)(s0_3)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_vl0[3]));
+		fz_vs0[0] = fz_f2b(v_y_0);
+		fz_vs0[1] = fz_f2b(v_y_1);
+		fz_vs0[2] = fz_f2b(v_y_2);
+		fz_vs0[3] = fz_f2b(v_y_3);
+		*(ushort4 *)&a.t_y[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -671,7 +843,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) add_rmsnorm_u2(const fz_add
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_C) ? fz_rem >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
 		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_y = (float)(((fz_b2f((a.t_h[fz_p])) * rsqrtf((((a.t_ms[(long long)(s0)]) * (1.0f / ((long long)a.n_C))) + ((float)a.t_eps)))) * fz_b2f(__ldg(&a.t_w[(long long)(s1)]))));

@@ -1773,14 +1773,50 @@ extern "C" __global__ void __launch_bounds__(384, 1) attention_causal_u0(const _
 extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u1(const fz_attention_causal_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_T;
+	const bool fz_p2 = fz_pow2(a.n_T) && fz_pow2(a.n_T);
 	const bool fz_vec = (a.n_T & 3) == 0 && ((unsigned long long)a.t_s & 15) == 0 && ((unsigned long long)a.t_z & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_s[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_z_0 = (float)(((s2_0 <= s1_0) ? (fz_vl0[0] * ((float)a.t_scale)) : (-1e+30f)));
+		const float v_z_1 = (float)(((s2_1 <= s1_1) ? (fz_vl0[1] * ((float)a.t_scale)) : (-1e+30f)));
+		const float v_z_2 = (float)(((s2_2 <= s1_2) ? (fz_vl0[2] * ((float)a.t_scale)) : (-1e+30f)));
+		const float v_z_3 = (float)(((s2_3 <= s1_3) ? (fz_vl0[3] * ((float)a.t_scale)) : (-1e+30f)));
+		fz_vs0[0] = (float)(v_z_0);
+		fz_vs0[1] = (float)(v_z_1);
+		fz_vs0[2] = (float)(v_z_2);
+		fz_vs0[3] = (float)(v_z_3);
+		*(float4 *)&a.t_z[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_T; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1812,9 +1848,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u1(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_pow2(a.n_T) ? fz_rem >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long fz_q2 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s2 = fz_rem - fz_q2 * a.n_T; fz_rem = fz_q2;
-		const long long fz_q1 = fz_pow2(a.n_T) ? fz_rem >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_z = (float)(((s2 <= s1) ? ((a.t_s[fz_p]) * ((float)a.t_scale)) : (-1e+30f)));
@@ -1867,14 +1903,50 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u3(const f
 extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u4(const fz_attention_causal_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_T;
+	const bool fz_p2 = fz_pow2(a.n_T) && fz_pow2(a.n_T);
 	const bool fz_vec = (a.n_T & 3) == 0 && ((unsigned long long)a.t_z & 15) == 0 && ((unsigned long long)a.t_p & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_z[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_p_0 = (float)((fz_expf((fz_vl0[0] - (a.t_mx[((long long)(s0_0) * a.n_T + (long long)(s1_0))]))) * (1.0f / (a.t_l[((long long)(s0_0) * a.n_T + (long long)(s1_0))]))));
+		const float v_p_1 = (float)((fz_expf((fz_vl0[1] - (a.t_mx[((long long)(s0_1) * a.n_T + (long long)(s1_1))]))) * (1.0f / (a.t_l[((long long)(s0_1) * a.n_T + (long long)(s1_1))]))));
+		const float v_p_2 = (float)((fz_expf((fz_vl0[2] - (a.t_mx[((long long)(s0_2) * a.n_T + (long long)(s1_2))]))) * (1.0f / (a.t_l[((long long)(s0_2) * a.n_T + (long long)(s1_2))]))));
+		const float v_p_3 = (float)((fz_expf((fz_vl0[3] - (a.t_mx[((long long)(s0_3) * a.n_T + (long long)(s1_3))]))) * (1.0f / (a.t_l[((long long)(s0_3) * a.n_T + (long long)(s1_3))]))));
+		fz_vs0[0] = (float)(v_p_0);
+		fz_vs0[1] = (float)(v_p_1);
+		fz_vs0[2] = (float)(v_p_2);
+		fz_vs0[3] = (float)(v_p_3);
+		*(float4 *)&a.t_p[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_T; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1906,9 +1978,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u4(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_pow2(a.n_T) ? fz_rem >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long fz_q2 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s2 = fz_rem - fz_q2 * a.n_T; fz_rem = fz_q2;
-		const long long fz_q1 = fz_pow2(a.n_T) ? fz_rem >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_p = (float)((fz_expf(((a.t_z[fz_p]) - (a.t_mx[((long long)(s0) * a.n_T + (long long)(s1))]))) * (1.0f / (a.t_l[((long long)(s0) * a.n_T + (long long)(s1))]))));
@@ -1970,15 +2042,76 @@ extern "C" __global__ void __launch_bounds__(1024, 1) attention_causal_u5(const 
 extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u6(const fz_attention_causal_args a)
 {
 	const long long total = a.n_B * a.n_T * a.n_D;
+	const bool fz_p2 = fz_pow2(a.n_T) && fz_pow2(a.n_D);
 	const bool fz_vec8 = (a.n_D & 7) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 15) == 0;
 	const bool fz_vec = (a.n_D & 3) == 0 && ((unsigned long long)a.t_o & 15) == 0 && ((unsigned long long)a.t_O & 7) == 0;
 	if (fz_vec8) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_D) ? fz_rem_0 >> (__ffsll(a.n_D) - 1) : a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_D) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_D - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		const long long s0_4 = s0_0;
+		const long long s1_4 = s1_0;
+		const long long s2_4 = s2_0 + 4;
+		const long long fz_p_4 = fz_p_0 + 4;
+		const long long s0_5 = s0_0;
+		const long long s1_5 = s1_0;
+		const long long s2_5 = s2_0 + 5;
+		const long long fz_p_5 = fz_p_0 + 5;
+		const long long s0_6 = s0_0;
+		const long long s1_6 = s1_0;
+		const long long s2_6 = s2_0 + 6;
+		const long long fz_p_6 = fz_p_0 + 6;
+		const long long s0_7 = s0_0;
+		const long long s1_7 = s1_0;
+		const long long s2_7 = s2_0 + 7;
+		const long long fz_p_7 = fz_p_0 + 7;
+		float fz_vl0[8];
+		{ const float4 fz_t = *((const float4 *)&a.t_o[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		{ const float4 fz_t = *((const float4 *)&a.t_o[fz_p_0 + 4]); fz_vl0[4] = fz_t.x, fz_vl0[5] = fz_t.y, fz_vl0[6] = fz_t.z, fz_vl0[7] = fz_t.w; }
+		unsigned short fz_vs0[8];
+		const float v_O_0 = (float)(fz_vl0[0]);
+		const float v_O_1 = (float)(fz_vl0[1]);
+		const float v_O_2 = (float)(fz_vl0[2]);
+		const float v_O_3 = (float)(fz_vl0[3]);
+		const float v_O_4 = (float)(fz_vl0[4]);
+		const float v_O_5 = (float)(fz_vl0[5]);
+		const float v_O_6 = (float)(fz_vl0[6]);
+		const float v_O_7 = (float)(fz_vl0[7]);
+		fz_vs0[0] = fz_f2b(v_O_0);
+		fz_vs0[1] = fz_f2b(v_O_1);
+		fz_vs0[2] = fz_f2b(v_O_2);
+		fz_vs0[3] = fz_f2b(v_O_3);
+		fz_vs0[4] = fz_f2b(v_O_4);
+		fz_vs0[5] = fz_f2b(v_O_5);
+		fz_vs0[6] = fz_f2b(v_O_6);
+		fz_vs0[7] = fz_f2b(v_O_7);
+		*(uint4 *)&a.t_O[fz_p_0] = make_uint4((unsigned)fz_vs0[0] | ((unsigned)fz_vs0[1] << 16), (unsigned)fz_vs0[2] | ((unsigned)fz_vs0[3] << 16), (unsigned)fz_vs0[4] | ((unsigned)fz_vs0[5] << 16), (unsigned)fz_vs0[6] | ((unsigned)fz_vs0[7] << 16));
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 8 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_D; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -2033,12 +2166,47 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u6(const f
 	}
 	} else
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_D) ? fz_rem_0 >> (__ffsll(a.n_D) - 1) : a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_D) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_D - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_T) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_T - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_o[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
+		const float v_O_0 = (float)(fz_vl0[0]);
+		const float v_O_1 = (float)(fz_vl0[1]);
+		const float v_O_2 = (float)(fz_vl0[2]);
+		const float v_O_3 = (float)(fz_vl0[3]);
+		fz_vs0[0] = fz_f2b(v_O_0);
+		fz_vs0[1] = fz_f2b(v_O_1);
+		fz_vs0[2] = fz_f2b(v_O_2);
+		fz_vs0[3] = fz_f2b(v_O_3);
+		*(ushort4 *)&a.t_O[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_D <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_D) : fz_rem_0 / a.n_D;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_D; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_T) ? fz_rem_0 >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
+		const long long fz_q1_0 = a.n_T <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_T) : fz_rem_0 / a.n_T;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_T; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -2070,9 +2238,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attention_causal_u6(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_pow2(a.n_D) ? fz_rem >> (__ffsll(a.n_D) - 1) : a.n_D <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_D) : fz_rem / a.n_D;
+		const long long fz_q2 = a.n_D <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_D) : fz_rem / a.n_D;
 		const long long s2 = fz_rem - fz_q2 * a.n_D; fz_rem = fz_q2;
-		const long long fz_q1 = fz_pow2(a.n_T) ? fz_rem >> (__ffsll(a.n_T) - 1) : a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
+		const long long fz_q1 = a.n_T <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_T) : fz_rem / a.n_T;
 		const long long s1 = fz_rem - fz_q1 * a.n_T; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_O = (float)((a.t_o[fz_p]));

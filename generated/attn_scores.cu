@@ -943,15 +943,76 @@ extern "C" __global__ void __launch_bounds__(384, 1) attn_scores_u0(const __grid
 extern "C" __global__ void __launch_bounds__(256, 6) attn_scores_u1(const fz_attn_scores_args a)
 {
 	const long long total = a.n_Bt * a.n_M * a.n_N;
+	const bool fz_p2 = fz_pow2(a.n_M) && fz_pow2(a.n_N);
 	const bool fz_vec8 = (a.n_N & 7) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_S & 15) == 0;
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_S & 7) == 0;
 	if (fz_vec8) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 8 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_N) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_N - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_M) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_M - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		const long long s0_4 = s0_0;
+		const long long s1_4 = s1_0;
+		const long long s2_4 = s2_0 + 4;
+		const long long fz_p_4 = fz_p_0 + 4;
+		const long long s0_5 = s0_0;
+		const long long s1_5 = s1_0;
+		const long long s2_5 = s2_0 + 5;
+		const long long fz_p_5 = fz_p_0 + 5;
+		const long long s0_6 = s0_0;
+		const long long s1_6 = s1_0;
+		const long long s2_6 = s2_0 + 6;
+		const long long fz_p_6 = fz_p_0 + 6;
+		const long long s0_7 = s0_0;
+		const long long s1_7 = s1_0;
+		const long long s2_7 = s2_0 + 7;
+		const long long fz_p_7 = fz_p_0 + 7;
+		float fz_vl0[8];
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0 + 4]); fz_vl0[4] = fz_t.x, fz_vl0[5] = fz_t.y, fz_vl0[6] = fz_t.z, fz_vl0[7] = fz_t.w; }
+		unsigned short fz_vs0[8];
+		const float v_S_0 = (float)((((float)a.t_scale) * fz_vl0[0]));
+		const float v_S_1 = (float)((((float)a.t_scale) * fz_vl0[1]));
+		const float v_S_2 = (float)((((float)a.t_scale) * fz_vl0[2]));
+		const float v_S_3 = (float)((((float)a.t_scale) * fz_vl0[3]));
+		const float v_S_4 = (float)((((float)a.t_scale) * fz_vl0[4]));
+		const float v_S_5 = (float)((((float)a.t_scale) * fz_vl0[5]));
+		const float v_S_6 = (float)((((float)a.t_scale) * fz_vl0[6]));
+		const float v_S_7 = (float)((((float)a.t_scale) * fz_vl0[7]));
+		fz_vs0[0] = fz_f2h(v_S_0);
+		fz_vs0[1] = fz_f2h(v_S_1);
+		fz_vs0[2] = fz_f2h(v_S_2);
+		fz_vs0[3] = fz_f2h(v_S_3);
+		fz_vs0[4] = fz_f2h(v_S_4);
+		fz_vs0[5] = fz_f2h(v_S_5);
+		fz_vs0[6] = fz_f2h(v_S_6);
+		fz_vs0[7] = fz_f2h(v_S_7);
+		*(uint4 *)&a.t_S[fz_p_0] = make_uint4((unsigned)fz_vs0[0] | ((unsigned)fz_vs0[1] << 16), (unsigned)fz_vs0[2] | ((unsigned)fz_vs0[3] << 16), (unsigned)fz_vs0[4] | ((unsigned)fz_vs0[5] << 16), (unsigned)fz_vs0[6] | ((unsigned)fz_vs0[7] << 16));
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 8; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 8 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_N; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_M) ? fz_rem_0 >> (__ffsll(a.n_M) - 1) : a.n_M <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_M) : fz_rem_0 / a.n_M;
+		const long long fz_q1_0 = a.n_M <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_M) : fz_rem_0 / a.n_M;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_M; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1006,12 +1067,47 @@ extern "C" __global__ void __launch_bounds__(256, 6) attn_scores_u1(const fz_att
 	}
 	} else
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q2_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_N) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_N - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_M) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_M - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		unsigned short fz_vs0[4];
+		const float v_S_0 = (float)((((float)a.t_scale) * fz_vl0[0]));
+		const float v_S_1 = (float)((((float)a.t_scale) * fz_vl0[1]));
+		const float v_S_2 = (float)((((float)a.t_scale) * fz_vl0[2]));
+		const float v_S_3 = (float)((((float)a.t_scale) * fz_vl0[3]));
+		fz_vs0[0] = fz_f2h(v_S_0);
+		fz_vs0[1] = fz_f2h(v_S_1);
+		fz_vs0[2] = fz_f2h(v_S_2);
+		fz_vs0[3] = fz_f2h(v_S_3);
+		*(ushort4 *)&a.t_S[fz_p_0] = make_ushort4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q2_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_N; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_M) ? fz_rem_0 >> (__ffsll(a.n_M) - 1) : a.n_M <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_M) : fz_rem_0 / a.n_M;
+		const long long fz_q1_0 = a.n_M <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_M) : fz_rem_0 / a.n_M;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_M; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -1043,9 +1139,9 @@ extern "C" __global__ void __launch_bounds__(256, 6) attn_scores_u1(const fz_att
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q2 = fz_pow2(a.n_N) ? fz_rem >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long fz_q2 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
 		const long long s2 = fz_rem - fz_q2 * a.n_N; fz_rem = fz_q2;
-		const long long fz_q1 = fz_pow2(a.n_M) ? fz_rem >> (__ffsll(a.n_M) - 1) : a.n_M <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_M) : fz_rem / a.n_M;
+		const long long fz_q1 = a.n_M <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_M) : fz_rem / a.n_M;
 		const long long s1 = fz_rem - fz_q1 * a.n_M; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_S = (float)((((float)a.t_scale) * (a.t_acc[fz_p])));

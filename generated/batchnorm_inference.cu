@@ -165,12 +165,51 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_mean[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_var[(long long)(s1_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		float fz_vl3[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_gamma[(long long)(s1_0)]); fz_vl3[0] = fz_t.x, fz_vl3[1] = fz_t.y, fz_vl3[2] = fz_t.z, fz_vl3[3] = fz_t.w; }
+		float fz_vl4[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_beta[(long long)(s1_0)]); fz_vl4[0] = fz_t.x, fz_vl4[1] = fz_t.y, fz_vl4[2] = fz_t.z, fz_vl4[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_Y_0 = (float)(((((fz_vl0[0] - fz_vl1[0]) * rsqrtf((fz_vl2[0] + ((float)a.t_eps)))) * fz_vl3[0]) + fz_vl4[0]));
+		const float v_Y_1 = (float)(((((fz_vl0[1] - fz_vl1[1]) * rsqrtf((fz_vl2[1] + ((float)a.t_eps)))) * fz_vl3[1]) + fz_vl4[1]));
+		const float v_Y_2 = (float)(((((fz_vl0[2] - fz_vl1[2]) * rsqrtf((fz_vl2[2] + ((float)a.t_eps)))) * fz_vl3[2]) + fz_vl4[2]));
+		const float v_Y_3 = (float)(((((fz_vl0[3] - fz_vl1[3]) * rsqrtf((fz_vl2[3] + ((float)a.t_eps)))) * fz_vl3[3]) + fz_vl4[3]));
+		fz_vs0[0] = (float)(v_Y_0);
+		fz_vs0[1] = (float)(v_Y_1);
+		fz_vs0[2] = (float)(v_Y_2);
+		fz_vs0[3] = (float)(v_Y_3);
+		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -208,28 +247,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_f0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = fz_pow2(a.n_C) ? fz_rem_1 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = fz_pow2(a.n_C) ? fz_rem_2 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = fz_pow2(a.n_C) ? fz_rem_3 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));
@@ -254,12 +293,51 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 {
 	const long long total = a.n_B * a.n_C;
 	const long long stride = (long long)gridDim.x * blockDim.x;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_mean & 15) == 0 && ((unsigned long long)a.t_var & 15) == 0 && ((unsigned long long)a.t_gamma & 15) == 0 && ((unsigned long long)a.t_beta & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_mean[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_var[(long long)(s1_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		float fz_vl3[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_gamma[(long long)(s1_0)]); fz_vl3[0] = fz_t.x, fz_vl3[1] = fz_t.y, fz_vl3[2] = fz_t.z, fz_vl3[3] = fz_t.w; }
+		float fz_vl4[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_beta[(long long)(s1_0)]); fz_vl4[0] = fz_t.x, fz_vl4[1] = fz_t.y, fz_vl4[2] = fz_t.z, fz_vl4[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_Y_0 = (float)(((((fz_vl0[0] - fz_vl1[0]) * rsqrtf((fz_vl2[0] + ((float)a.t_eps)))) * fz_vl3[0]) + fz_vl4[0]));
+		const float v_Y_1 = (float)(((((fz_vl0[1] - fz_vl1[1]) * rsqrtf((fz_vl2[1] + ((float)a.t_eps)))) * fz_vl3[1]) + fz_vl4[1]));
+		const float v_Y_2 = (float)(((((fz_vl0[2] - fz_vl1[2]) * rsqrtf((fz_vl2[2] + ((float)a.t_eps)))) * fz_vl3[2]) + fz_vl4[2]));
+		const float v_Y_3 = (float)(((((fz_vl0[3] - fz_vl1[3]) * rsqrtf((fz_vl2[3] + ((float)a.t_eps)))) * fz_vl3[3]) + fz_vl4[3]));
+		fz_vs0[0] = (float)(v_Y_0);
+		fz_vs0[1] = (float)(v_Y_1);
+		fz_vs0[2] = (float)(v_Y_2);
+		fz_vs0[3] = (float)(v_Y_3);
+		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -297,28 +375,28 @@ extern "C" __global__ void __launch_bounds__(256, 6) batchnorm_inference_u0(cons
 		const bool ok_0 = p + 0 * stride < total;
 		const long long fz_p_0 = (ok_0 ? p + 0 * stride : p);
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const float v_Y_0 = (float)(((((__ldg(&a.t_X[fz_p_0]) - __ldg(&a.t_mean[(long long)(s1_0)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_0)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_0)])) + __ldg(&a.t_beta[(long long)(s1_0)])));
 		const bool ok_1 = p + 1 * stride < total;
 		const long long fz_p_1 = (ok_1 ? p + 1 * stride : p);
 		long long fz_rem_1 = fz_p_1;
-		const long long fz_q1_1 = fz_pow2(a.n_C) ? fz_rem_1 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
+		const long long fz_q1_1 = a.n_C <= 0xffffffffLL && fz_rem_1 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_1 / (unsigned)a.n_C) : fz_rem_1 / a.n_C;
 		const long long s1_1 = fz_rem_1 - fz_q1_1 * a.n_C; fz_rem_1 = fz_q1_1;
 		const long long s0_1 = fz_rem_1;
 		const float v_Y_1 = (float)(((((__ldg(&a.t_X[fz_p_1]) - __ldg(&a.t_mean[(long long)(s1_1)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_1)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_1)])) + __ldg(&a.t_beta[(long long)(s1_1)])));
 		const bool ok_2 = p + 2 * stride < total;
 		const long long fz_p_2 = (ok_2 ? p + 2 * stride : p);
 		long long fz_rem_2 = fz_p_2;
-		const long long fz_q1_2 = fz_pow2(a.n_C) ? fz_rem_2 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
+		const long long fz_q1_2 = a.n_C <= 0xffffffffLL && fz_rem_2 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_2 / (unsigned)a.n_C) : fz_rem_2 / a.n_C;
 		const long long s1_2 = fz_rem_2 - fz_q1_2 * a.n_C; fz_rem_2 = fz_q1_2;
 		const long long s0_2 = fz_rem_2;
 		const float v_Y_2 = (float)(((((__ldg(&a.t_X[fz_p_2]) - __ldg(&a.t_mean[(long long)(s1_2)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_2)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_2)])) + __ldg(&a.t_beta[(long long)(s1_2)])));
 		const bool ok_3 = p + 3 * stride < total;
 		const long long fz_p_3 = (ok_3 ? p + 3 * stride : p);
 		long long fz_rem_3 = fz_p_3;
-		const long long fz_q1_3 = fz_pow2(a.n_C) ? fz_rem_3 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
+		const long long fz_q1_3 = a.n_C <= 0xffffffffLL && fz_rem_3 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_3 / (unsigned)a.n_C) : fz_rem_3 / a.n_C;
 		const long long s1_3 = fz_rem_3 - fz_q1_3 * a.n_C; fz_rem_3 = fz_q1_3;
 		const long long s0_3 = fz_rem_3;
 		const float v_Y_3 = (float)(((((__ldg(&a.t_X[fz_p_3]) - __ldg(&a.t_mean[(long long)(s1_3)])) * rsqrtf((__ldg(&a.t_var[(long long)(s1_3)]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[(long long)(s1_3)])) + __ldg(&a.t_beta[(long long)(s1_3)])));

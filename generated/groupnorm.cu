@@ -676,16 +676,57 @@ extern "C" __global__ void __launch_bounds__(1024, 1) groupnorm_u1(const fz_grou
 extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u2(const fz_groupnorm_args a)
 {
 	const long long total = a.n_N * a.n_G * a.n_CG * a.n_HW;
+	const bool fz_p2 = fz_pow2(a.n_G) && fz_pow2(a.n_CG) && fz_pow2(a.n_HW);
 	const bool fz_vec = (a.n_HW & 3) == 0 && ((unsigned long long)a.t_x & 15) == 0 && ((unsigned long long)a.t_y & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q3_0 = fz_pow2(a.n_HW) ? fz_rem_0 >> (__ffsll(a.n_HW) - 1) : a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
+		const long long fz_q3_0 = fz_rem_0 >> (__ffsll(a.n_HW) - 1);
+		const long long s3_0 = fz_rem_0 & (a.n_HW - 1); fz_rem_0 = fz_q3_0;
+		const long long fz_q2_0 = fz_rem_0 >> (__ffsll(a.n_CG) - 1);
+		const long long s2_0 = fz_rem_0 & (a.n_CG - 1); fz_rem_0 = fz_q2_0;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_G) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_G - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0;
+		const long long s2_1 = s2_0;
+		const long long s3_1 = s3_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0;
+		const long long s2_2 = s2_0;
+		const long long s3_2 = s3_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0;
+		const long long s2_3 = s2_0;
+		const long long s3_3 = s3_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_x[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_y_0 = (float)(((((fz_vl0[0] - (a.t_mu[((long long)(s0_0) * a.n_G + (long long)(s1_0))])) * rsqrtf(((a.t_va[((long long)(s0_0) * a.n_G + (long long)(s1_0))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])) + __ldg(&a.t_beta[((long long)(s1_0) * a.n_CG + (long long)(s2_0))])));
+		const float v_y_1 = (float)(((((fz_vl0[1] - (a.t_mu[((long long)(s0_1) * a.n_G + (long long)(s1_1))])) * rsqrtf(((a.t_va[((long long)(s0_1) * a.n_G + (long long)(s1_1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])) + __ldg(&a.t_beta[((long long)(s1_1) * a.n_CG + (long long)(s2_1))])));
+		const float v_y_2 = (float)(((((fz_vl0[2] - (a.t_mu[((long long)(s0_2) * a.n_G + (long long)(s1_2))])) * rsqrtf(((a.t_va[((long long)(s0_2) * a.n_G + (long long)(s1_2))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])) + __ldg(&a.t_beta[((long long)(s1_2) * a.n_CG + (long long)(s2_2))])));
+		const float v_y_3 = (float)(((((fz_vl0[3] - (a.t_mu[((long long)(s0_3) * a.n_G + (long long)(s1_3))])) * rsqrtf(((a.t_va[((long long)(s0_3) * a.n_G + (long long)(s1_3))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])) + __ldg(&a.t_beta[((long long)(s1_3) * a.n_CG + (long long)(s2_3))])));
+		fz_vs0[0] = (float)(v_y_0);
+		fz_vs0[1] = (float)(v_y_1);
+		fz_vs0[2] = (float)(v_y_2);
+		fz_vs0[3] = (float)(v_y_3);
+		*(float4 *)&a.t_y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q3_0 = a.n_HW <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_HW) : fz_rem_0 / a.n_HW;
 		const long long s3_0 = fz_rem_0 - fz_q3_0 * a.n_HW; fz_rem_0 = fz_q3_0;
-		const long long fz_q2_0 = fz_pow2(a.n_CG) ? fz_rem_0 >> (__ffsll(a.n_CG) - 1) : a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
+		const long long fz_q2_0 = a.n_CG <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_CG) : fz_rem_0 / a.n_CG;
 		const long long s2_0 = fz_rem_0 - fz_q2_0 * a.n_CG; fz_rem_0 = fz_q2_0;
-		const long long fz_q1_0 = fz_pow2(a.n_G) ? fz_rem_0 >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
+		const long long fz_q1_0 = a.n_G <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_G) : fz_rem_0 / a.n_G;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_G; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -720,11 +761,11 @@ extern "C" __global__ void __launch_bounds__(256, 6) groupnorm_u2(const fz_group
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q3 = fz_pow2(a.n_HW) ? fz_rem >> (__ffsll(a.n_HW) - 1) : a.n_HW <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_HW) : fz_rem / a.n_HW;
+		const long long fz_q3 = a.n_HW <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_HW) : fz_rem / a.n_HW;
 		const long long s3 = fz_rem - fz_q3 * a.n_HW; fz_rem = fz_q3;
-		const long long fz_q2 = fz_pow2(a.n_CG) ? fz_rem >> (__ffsll(a.n_CG) - 1) : a.n_CG <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_CG) : fz_rem / a.n_CG;
+		const long long fz_q2 = a.n_CG <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_CG) : fz_rem / a.n_CG;
 		const long long s2 = fz_rem - fz_q2 * a.n_CG; fz_rem = fz_q2;
-		const long long fz_q1 = fz_pow2(a.n_G) ? fz_rem >> (__ffsll(a.n_G) - 1) : a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
+		const long long fz_q1 = a.n_G <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_G) : fz_rem / a.n_G;
 		const long long s1 = fz_rem - fz_q1 * a.n_G; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_y = (float)(((((__ldg(&a.t_x[fz_p]) - (a.t_mu[((long long)(s0) * a.n_G + (long long)(s1))])) * rsqrtf(((a.t_va[((long long)(s0) * a.n_G + (long long)(s1))]) + ((float)a.t_eps)))) * __ldg(&a.t_gamma[((long long)(s1) * a.n_CG + (long long)(s2))])) + __ldg(&a.t_beta[((long long)(s1) * a.n_CG + (long long)(s2))])));

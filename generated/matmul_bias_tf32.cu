@@ -942,12 +942,45 @@ extern "C" __global__ void __launch_bounds__(384, 1) matmul_bias_tf32_u0(const _
 extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_tf32_u1(const fz_matmul_bias_tf32_args a)
 {
 	const long long total = a.n_M * a.n_N;
+	const bool fz_p2 = fz_pow2(a.n_N);
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_acc & 15) == 0 && ((unsigned long long)a.t_bias & 15) == 0 && ((unsigned long long)a.t_C & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_N) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_N - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_acc[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_bias[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_C_0 = (float)((fz_vl0[0] + fz_vl1[0]));
+		const float v_C_1 = (float)((fz_vl0[1] + fz_vl1[1]));
+		const float v_C_2 = (float)((fz_vl0[2] + fz_vl1[2]));
+		const float v_C_3 = (float)((fz_vl0[3] + fz_vl1[3]));
+		fz_vs0[0] = (float)(v_C_0);
+		fz_vs0[1] = (float)(v_C_1);
+		fz_vs0[2] = (float)(v_C_2);
+		fz_vs0[3] = (float)(v_C_3);
+		*(float4 *)&a.t_C[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -978,7 +1011,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) matmul_bias_tf32_u1(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_N) ? fz_rem >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long fz_q1 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
 		const long long s1 = fz_rem - fz_q1 * a.n_N; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_C = (float)(((a.t_acc[fz_p]) + __ldg(&a.t_bias[(long long)(s1)])));

@@ -519,12 +519,43 @@ extern "C" __global__ void __launch_bounds__(1024, 1) softmax_u0(const fz_softma
 extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_X & 15) == 0 && ((unsigned long long)a.t_ex & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_X[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_ex_0 = (float)(fz_expf((fz_vl0[0] - (a.t_rmax[(long long)(s0_0)]))));
+		const float v_ex_1 = (float)(fz_expf((fz_vl0[1] - (a.t_rmax[(long long)(s0_1)]))));
+		const float v_ex_2 = (float)(fz_expf((fz_vl0[2] - (a.t_rmax[(long long)(s0_2)]))));
+		const float v_ex_3 = (float)(fz_expf((fz_vl0[3] - (a.t_rmax[(long long)(s0_3)]))));
+		fz_vs0[0] = (float)(v_ex_0);
+		fz_vs0[1] = (float)(v_ex_1);
+		fz_vs0[2] = (float)(v_ex_2);
+		fz_vs0[3] = (float)(v_ex_3);
+		*(float4 *)&a.t_ex[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -553,7 +584,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u1(const fz_softmax
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_C) ? fz_rem >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
 		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_ex = (float)(fz_expf((__ldg(&a.t_X[fz_p]) - (a.t_rmax[(long long)(s0)]))));
@@ -582,12 +613,43 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u2(const fz_softmax
 extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax_args a)
 {
 	const long long total = a.n_R * a.n_C;
+	const bool fz_p2 = fz_pow2(a.n_C);
 	const bool fz_vec = (a.n_C & 3) == 0 && ((unsigned long long)a.t_ex & 15) == 0 && ((unsigned long long)a.t_Y & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_C) ? fz_rem_0 >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_C) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_C - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = *((const float4 *)&a.t_ex[fz_p_0]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vs0[4];
+		const float v_Y_0 = (float)((fz_vl0[0] * (1.0f / (a.t_rsum[(long long)(s0_0)]))));
+		const float v_Y_1 = (float)((fz_vl0[1] * (1.0f / (a.t_rsum[(long long)(s0_1)]))));
+		const float v_Y_2 = (float)((fz_vl0[2] * (1.0f / (a.t_rsum[(long long)(s0_2)]))));
+		const float v_Y_3 = (float)((fz_vl0[3] * (1.0f / (a.t_rsum[(long long)(s0_3)]))));
+		fz_vs0[0] = (float)(v_Y_0);
+		fz_vs0[1] = (float)(v_Y_1);
+		fz_vs0[2] = (float)(v_Y_2);
+		fz_vs0[3] = (float)(v_Y_3);
+		*(float4 *)&a.t_Y[fz_p_0] = make_float4(fz_vs0[0], fz_vs0[1], fz_vs0[2], fz_vs0[3]);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_C <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_C) : fz_rem_0 / a.n_C;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_C; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -616,7 +678,7 @@ extern "C" __global__ void __launch_bounds__(256, 6) softmax_u3(const fz_softmax
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_C) ? fz_rem >> (__ffsll(a.n_C) - 1) : a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
+		const long long fz_q1 = a.n_C <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_C) : fz_rem / a.n_C;
 		const long long s1 = fz_rem - fz_q1 * a.n_C; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const float v_Y = (float)(((a.t_ex[fz_p]) * (1.0f / (a.t_rsum[(long long)(s0)]))));

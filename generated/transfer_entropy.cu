@@ -306,12 +306,45 @@ extern "C" __global__ void __launch_bounds__(1024, 1) transfer_entropy_f0(const 
 extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const fz_transfer_entropy_args a)
 {
 	const long long total = a.n_N * a.n_N;
+	const bool fz_p2 = fz_pow2(a.n_N);
 	const bool fz_vec = (a.n_N & 3) == 0 && ((unsigned long long)a.t_xn & 15) == 0 && ((unsigned long long)a.t_xp & 15) == 0 && ((unsigned long long)a.t_yp & 15) == 0;
 	if (fz_vec) {
+	if (fz_p2)
 	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p_0 = 4 * q;
 		long long fz_rem_0 = fz_p_0;
-		const long long fz_q1_0 = fz_pow2(a.n_N) ? fz_rem_0 >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
+		const long long fz_q1_0 = fz_rem_0 >> (__ffsll(a.n_N) - 1);
+		const long long s1_0 = fz_rem_0 & (a.n_N - 1); fz_rem_0 = fz_q1_0;
+		const long long s0_0 = fz_rem_0;
+		const long long s0_1 = s0_0;
+		const long long s1_1 = s1_0 + 1;
+		const long long fz_p_1 = fz_p_0 + 1;
+		const long long s0_2 = s0_0;
+		const long long s1_2 = s1_0 + 2;
+		const long long fz_p_2 = fz_p_0 + 2;
+		const long long s0_3 = s0_0;
+		const long long s1_3 = s1_0 + 3;
+		const long long fz_p_3 = fz_p_0 + 3;
+		float fz_vl0[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_xn[(long long)(s1_0)]); fz_vl0[0] = fz_t.x, fz_vl0[1] = fz_t.y, fz_vl0[2] = fz_t.z, fz_vl0[3] = fz_t.w; }
+		float fz_vl1[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_xp[(long long)(s1_0)]); fz_vl1[0] = fz_t.x, fz_vl1[1] = fz_t.y, fz_vl1[2] = fz_t.z, fz_vl1[3] = fz_t.w; }
+		float fz_vl2[4];
+		{ const float4 fz_t = __ldg((const float4 *)&a.t_yp[(long long)(s1_0)]); fz_vl2[0] = fz_t.x, fz_vl2[1] = fz_t.y, fz_vl2[2] = fz_t.z, fz_vl2[3] = fz_t.w; }
+		const double v_d_0 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_0)])) - ((double)fz_vl0[0]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_0)])) - ((double)fz_vl1[0]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_0)])) - ((double)fz_vl2[0]))))));
+		const double v_d_1 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_1)])) - ((double)fz_vl0[1]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_1)])) - ((double)fz_vl1[1]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_1)])) - ((double)fz_vl2[1]))))));
+		const double v_d_2 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_2)])) - ((double)fz_vl0[2]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_2)])) - ((double)fz_vl1[2]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_2)])) - ((double)fz_vl2[2]))))));
+		const double v_d_3 = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0_3)])) - ((double)fz_vl0[3]))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0_3)])) - ((double)fz_vl1[3]))), fabs((((double)__ldg(&a.t_yp[(long long)(s0_3)])) - ((double)fz_vl2[3]))))));
+		a.t_d[fz_p_0] = (double)(v_d_0);
+		a.t_d[fz_p_1] = (double)(v_d_1);
+		a.t_d[fz_p_2] = (double)(v_d_2);
+		a.t_d[fz_p_3] = (double)(v_d_3);
+	}
+	else
+	for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < total / 4; q += (long long)gridDim.x * blockDim.x) {
+		const long long fz_p_0 = 4 * q;
+		long long fz_rem_0 = fz_p_0;
+		const long long fz_q1_0 = a.n_N <= 0xffffffffLL && fz_rem_0 <= 0xffffffffLL ? (long long)((unsigned)fz_rem_0 / (unsigned)a.n_N) : fz_rem_0 / a.n_N;
 		const long long s1_0 = fz_rem_0 - fz_q1_0 * a.n_N; fz_rem_0 = fz_q1_0;
 		const long long s0_0 = fz_rem_0;
 		const long long s0_1 = s0_0;
@@ -342,7 +375,7 @@ extern "C" __global__ void __launch_bounds__(256, 4) transfer_entropy_u0(const f
 	for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < total; p += (long long)gridDim.x * blockDim.x) {
 		const long long fz_p = p;
 		long long fz_rem = fz_p;
-		const long long fz_q1 = fz_pow2(a.n_N) ? fz_rem >> (__ffsll(a.n_N) - 1) : a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
+		const long long fz_q1 = a.n_N <= 0xffffffffLL && fz_rem <= 0xffffffffLL ? (long long)((unsigned)fz_rem / (unsigned)a.n_N) : fz_rem / a.n_N;
 		const long long s1 = fz_rem - fz_q1 * a.n_N; fz_rem = fz_q1;
 		const long long s0 = fz_rem;
 		const double v_d = (double)(fmax(fabs((((double)__ldg(&a.t_xn[(long long)(s0)])) - ((double)__ldg(&a.t_xn[(long long)(s1)])))), fmax(fabs((((double)__ldg(&a.t_xp[(long long)(s0)])) - ((double)__ldg(&a.t_xp[(long long)(s1)])))), fabs((((double)__ldg(&a.t_yp[(long long)(s0)])) - ((double)__ldg(&a.t_yp[(long long)(s1)])))))));

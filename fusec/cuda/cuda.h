@@ -32,6 +32,13 @@ typedef struct Memo {
 	int scope;        /* -1: the value's top; else the local function whose body declares it */
 } Memo;
 
+/* cuda_decompose's division by an extent: a uniform power-of-two test
+   and a shift or a division (rows, pipelines); a shift alone (a point
+   kernel's vector loop taken when every extent is a power of two, fz_p2);
+   a division alone (the point kernel's other loops: one stream with the
+   test took 2 more registers, batchnorm_nchw at HW = 3136 +3.3%, H100) */
+enum { CUDA_DIV_TEST = 0, CUDA_DIV_SHIFT, CUDA_DIV_PLAIN };
+
 typedef struct Cx {
 	const Module *m;
 	const Schedule *p;
@@ -83,6 +90,7 @@ typedef struct Cx {
 	int ret_out;      /* ATTN epi: 1 + the tensor (AttnPlan.out) whose store becomes the functor's
 	                     value, fz_ov; 0 */
 	int vec_n;        /* POINT vector path: its width (4 or 8) */
+	int div;          /* how cuda_decompose divides the point by an extent (CUDA_DIV_*) */
 	int nvl, nvs;
 	int persist;      /* a phase of a persistent kernel (pipeline.c): a __device__ body
 	                     whose blockIdx and gridDim are its parameters fz_vb, fz_vg */

@@ -46,15 +46,25 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 		cuda_ind(out, depth);
 		if (i == 0) {
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
+		} else if (cx->div == CUDA_DIV_SHIFT) {
+			/* every extent a power of two (the point kernel's fz_p2) */
+			fprintf(out, "const long long fz_q%d%s = fz_rem%s >> (__ffsll(", i, cx->sfx, cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fputs(") - 1);\n", out);
+			cuda_ind(out, depth);
+			fprintf(out, "const long long s%d%s = fz_rem%s & (", i, cx->sfx, cx->sfx);
+			cuda_dim(cx, k->space[i], out);
+			fprintf(out, " - 1); fz_rem%s = fz_q%d%s;\n", cx->sfx, i, cx->sfx);
 		} else {
 			/* 64-bit division is dozens of instructions: shift by a power
-			   of two (a uniform test), else divide in 32 bits whenever the
-			   dimension allows (the common case) */
-			fprintf(out, "const long long fz_q%d%s = fz_pow2(", i, cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fprintf(out, ") ? fz_rem%s >> (__ffsll(", cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fputs(") - 1) : ", out);
+			   of two (a uniform test; not in a point kernel, CUDA_DIV_PLAIN),
+			   else divide in 32 bits whenever the dimension allows */
+			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
+			if (cx->div == CUDA_DIV_TEST) {
+				fputs("fz_pow2(", out), cuda_dim(cx, k->space[i], out);
+				fprintf(out, ") ? fz_rem%s >> (__ffsll(", cx->sfx);
+				cuda_dim(cx, k->space[i], out), fputs(") - 1) : ", out);
+			}
 			cuda_dim(cx, k->space[i], out);
 			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
 			cuda_dim(cx, k->space[i], out);
