@@ -4,6 +4,7 @@
 # specs there (both PTX targets, awkward sizes), then time them at issue 22's
 # sizes. Folders: $DIRS (default generated/ and build/attnvar/*, e.g. made
 # with a modified fusec: bin/fusec -o build/attnvar/NAME specs/attention*.fuse).
+#   make lib/libfuserun.a   (then carry lib)
 #   DIRS="generated build/attnvar/x" OUT=out sh bench/attn_var.sh
 set -u
 out=${OUT:-build/attnout}; mkdir -p $out build/var
@@ -13,7 +14,7 @@ for d in ${DIRS:-generated $(ls -d build/attnvar/*)}; do
   n=$(basename $d)
   for s in attention attention_causal attention_lse; do
     [ -f $d/$s.h ] || continue
-    cc -std=c11 -D_POSIX_C_SOURCE=200809L -O2 -DFZ_NAME=$s -I$d -I$CUDA_HOME/include -include $s.h tests/gpu/validate.c $d/${s}_ref.c -L$CUDA_HOME/lib64/stubs -lcuda -lm -o build/var/v_${s}_$n || echo "BUILD FAIL $n $s"
+    sh tests/gpu/build_driver.sh $s $d build/var/v_${s}_$n -L$CUDA_HOME/lib64/stubs -lcuda || echo "BUILD FAIL $n $s"
   done
 done
 for d in ${DIRS:-generated $(ls -d build/attnvar/*)}; do

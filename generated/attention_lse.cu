@@ -1225,7 +1225,9 @@ template <int ET, int BN> __device__ __forceinline__ void fz_attn_pack(unsigned 
    copy is published the moment it lands, not held behind another stage's
    wait. Q's tile has NQ buffers (the block's i-th tile in buffer i % NQ),
    each with a full barrier and an empty one (an arrival from every
-   computing thread after its epilogue, which stages O in its rows of Q).
+   computing thread once it is done with Q: after its last S where O goes
+   to X from the fragments, else after the epilogue, which stages O in its
+   rows of Q).
    The computing warpgroups never wait for each other: no block-wide
    barrier after the start. Barriers: Q's full, Q's empty, NQ each, then
    full K, full V, empty K, empty V, ST each. */
@@ -1378,7 +1380,7 @@ template <int PP> __device__ __forceinline__ void fz_attn_hand(int c, bool last)
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	unsigned nsteps, unsigned g, unsigned, bool last, float L, int lane)
+	unsigned nsteps, unsigned g, unsigned, bool last, float L, int lane, unsigned qe)
 {
 	static_assert(OD == DB, "one walk");
 	constexpr unsigned TB = BN * DB * 2u;
@@ -1393,6 +1395,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<0>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
+		if (qe && nsteps == 1) fz_bar_arrive(qe); /* Q read for the last time */
 		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, 0, M, N, L, lane);
 		fz_attn_pack<ET, BN>(a, s); /* O is 0: nothing to rescale */
 	}
@@ -1408,6 +1411,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 		fz_attn_hand<PP>(c, false);
 		fz_wg_wait<1>(s);
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st));
+		if (qe && j == nsteps - 1) fz_bar_arrive(qe); /* Q read for the last time */
 		fz_attn_softmax<BAT, BN, CAUSAL>(zf, zi, s, corr, mrow, lrow, b, r0, (long long)j * BN, M, N, L, lane);
 		fz_attn_pin(s, lrow); /* the exponentials before the wait, not sunk after it */
 		fz_wg_wait<0>(o);
@@ -1433,7 +1437,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 template <int ET, int DB, int OD, int BN, int ST, int BAT, int PP, int CAUSAL, class Z, class ZI>
 __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float (&o)[OD / 8][4], float (&mrow)[2], float (&lrow)[2],
 	const fz_attn_bars bb, unsigned sq, unsigned sk0, unsigned sv0, long long b, long long r0, long long M, long long N,
-	unsigned nsteps, unsigned g, unsigned dv, bool, float L, int lane)
+	unsigned nsteps, unsigned g, unsigned dv, bool, float L, int lane, unsigned qe)
 {
 	constexpr unsigned TB = BN * DB * 2u;
 	/* 16 too at DB 128 when z reads a matrix (BN 64, plan_attn_launch): the
@@ -1466,6 +1470,7 @@ __device__ __forceinline__ void fz_attn_compute(const Z &zf, const ZI &zi, float
 		__syncwarp();
 		if (lane == 0) fz_bar_arrive(bb.empty(0, st)), fz_bar_arrive(bb.empty(1, st));
 	}
+	if (qe) fz_bar_arrive(qe); /* Q read for the last time */
 }
 #endif
 
@@ -1506,39 +1511,32 @@ __device__ __forceinline__ void fz_attn_out(const Epi &epi, const float (&o)[OD 
 	}
 }
 
-/* O to X (DIRECT) in whole rows: the warpgroup's 64 rows as X's bytes in
-   shared memory (its Q tile, read no more: 64 x D x 2 bytes fit), then
-   copied out 16 bytes a thread, consecutive threads consecutive bytes: the
-   rows of X from m = rb on are one contiguous run. Needs D % 8 == 0 and X
-   16-byte aligned. Elementwise (fz_attn_out) this was a quarter of a
-   block's life at T 1024 (a 2-byte store an element, its 64-bit address) */
+/* O to X (DIRECT) straight from the fragments, two elements (4 bytes) a
+   store: a quad of lanes writes 16 contiguous bytes of a row, and L2 joins
+   the halves of each sector. No shared memory, so Q's buffer is given back
+   after the last S (qe in fz_attn_compute) and the next tile's Q lands
+   under this one's last products and epilogue. Needs D even and X 4-byte
+   aligned. */
 template <int BAT, int OD, class E>
-__device__ __forceinline__ void fz_attn_out_rows(const E &f, const float (&o)[OD / 8][4], const float (&mrow)[2], const float (&lrow)[2],
-	unsigned eb, unsigned short *X, long long b, long long rb, long long M, long long D, int c, int w, int lane)
+__device__ __forceinline__ void fz_attn_out_frag(const E &f, const float (&o)[OD / 8][4], const float (&mrow)[2], const float (&lrow)[2],
+	unsigned short *X, long long b, long long r0, long long M, long long D, int lane)
 {
-	const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
 	const int dd = (int)D;
-	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory"); /* every warp done with Q */
 #pragma unroll
-	for (int i = 0; i < OD / 8; ++i)
+	for (int h = 0; h < 2; ++h) {
+		const long long m = r0 + 8 * h;
+		if (m >= M) continue;
+		const float inv = 1.f / lrow[h];
+		unsigned *row = (unsigned *)(X + (b * M + m) * D);
 #pragma unroll
-		for (int h = 0; h < 2; ++h) {
-			const int r = 16 * w + (lane >> 2) + 8 * h, col = 8 * i + 2 * (lane & 3);
-			if (rb + r < M && col < dd) { /* and col + 1: D is even; the functor may read inputs at (b, m, d) */
-				const unsigned lo = fz_attn_epi<BAT>(f, b, rb + r, col, o[i][2 * h] * inv[h], mrow[h], lrow[h]);
-				const unsigned hi = fz_attn_epi<BAT>(f, b, rb + r, col + 1, o[i][2 * h + 1] * inv[h], mrow[h], lrow[h]);
-				asm volatile("st.shared.b32 [%0], %1;\n" ::"r"(eb + 2u * (unsigned)(r * dd + col)), "r"(lo | hi << 16) : "memory");
+		for (int i = 0; i < OD / 8; ++i) {
+			const int col = 8 * i + 2 * (lane & 3);
+			if (col < dd) {
+				const unsigned lo = fz_attn_epi<BAT>(f, b, m, col, o[i][2 * h] * inv, mrow[h], lrow[h]);
+				const unsigned hi = fz_attn_epi<BAT>(f, b, m, col + 1, o[i][2 * h + 1] * inv, mrow[h], lrow[h]);
+				row[col >> 1] = lo | hi << 16;
 			}
 		}
-	asm volatile("bar.sync %0, 128;\n" ::"r"(1 + c) : "memory");
-	const long long rows = M - rb < 64 ? M - rb : 64;
-	const int n = rows > 0 ? (int)(rows * D / 8) : 0; /* 16-byte pieces */
-	uint4 *dst = (uint4 *)(X + (b * M + rb) * D);
-#pragma unroll 4
-	for (int q = (int)(threadIdx.x & 127); q < n; q += 128) {
-		uint4 v;
-		asm volatile("ld.shared.v4.u32 {%0, %1, %2, %3}, [%4];\n" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "r"(eb + 16u * q) : "memory");
-		dst[q] = v;
 	}
 }
 
@@ -1563,34 +1561,34 @@ template <int DB> __device__ __forceinline__ void fz_attn_negq(unsigned sq, int 
 }
 
 /* The whole kernel: ET 0 f16, 1 bf16; DB the head-size bucket; BN the
-   columns of n a step; C computing warpgroups of 64 rows of m each (BM =
-   64 C rows a tile), sharing each step's K and V tiles, and one copying;
-   CAUSAL 1: the spec's z masks n > m to a value whose exponential is 0, so
-   the steps past the tile's last row are not taken; BAT 1: NB batches, Q
-   as [NB,M,D], K and V as [NB,N,D]. Tiles: NB x ceil(M / BM); blocks: at
-   most that many (the runtime's grid: at most one an SM), each taking its
-   tiles in turn (fz_attn_tiles), 128 (C + 1) threads; dynamic shared
-   memory: 256 bytes of barriers, NQ of Q's BM x DB tiles (a 64 x DB tile a
-   computing warpgroup; two at DB 64, where they fit beside the rings on
-   every GPU, so that the next tile's Q lands during this one's epilogue),
-   ST stages of K's and V's BN x DB, 1 KB of alignment slack
-   (plan_attn_launch's sizes). */
-template <int ET, int DB, int BN, int STAGES, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
+   columns of n a step; STAGES and QBUF the planner's stages of K's and V's
+   tiles and buffers of Q (plan_attn_launch); C computing warpgroups of 64
+   rows of m each (BM = 64 C rows a tile), sharing each step's K and V
+   tiles, and one copying; CAUSAL 1: the spec's z masks n > m to a value
+   whose exponential is 0, so the steps past the tile's last row are not
+   taken; BAT 1: NB batches, Q as [NB,M,D], K and V as [NB,N,D]. Tiles:
+   NB x ceil(M / BM); blocks: at most that many (the runtime's grid: at
+   most one an SM), each taking its tiles in turn (fz_attn_tiles),
+   128 (C + 1) threads; dynamic shared memory: 256 bytes of barriers, NQ of
+   Q's BM x DB tiles (a 64 x DB tile a computing warpgroup; with two, the
+   next tile's Q lands during this one), ST stages of K's and V's BN x DB,
+   1 KB of alignment slack (plan_attn_launch's sizes). */
+template <int ET, int DB, int BN, int STAGES, int QBUF, int C, int CAUSAL, int BAT, int DIRECT, class Z, class ZI, class Epi, class Row>
 __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &epi, const Row &rowf, const fz_tile_maps *tm, float zc,
 	unsigned short *X, const unsigned short *Q, const unsigned short *K, const unsigned short *V, long long M, long long N, long long D,
 	long long NB)
 {
-	constexpr int NQ = DB == 64 ? 2 : 1;
-	static_assert(C >= 1 && C <= 3 && STAGES >= 2 && 2 * NQ + 4 * STAGES <= 32, "computing warpgroups, stages and their barriers");
+	/* the planner's stages and Q buffers on sm_90a; on the mma.sync path two
+	   stages, and two Q buffers at DB 64 only, so that it fits an A100's
+	   163 KB (the runtime gives a block what the device has, up to what the
+	   manifest asks) */
+	constexpr int ST = FZ_ATTN_WGMMA ? STAGES : 2, NQ = FZ_ATTN_WGMMA ? QBUF : DB == 64 ? 2 : 1;
+	static_assert(C >= 1 && C <= 3 && ST >= 2 && NQ >= 1 && NQ <= 2 && 2 * NQ + 4 * ST <= 32, "computing warpgroups, stages and their barriers");
 	constexpr int BM = 64 * C;
 	/* mma.sync at DB 256: O's 128 registers a thread for each half, in two
 	   walks over the keys (the second recomputes S: this path is for GPUs
 	   without wgmma) */
 	constexpr int NP = !FZ_ATTN_WGMMA && DB > 128 ? 2 : 1, OD = DB / NP;
-	/* the planner's stages on sm_90a; two on the mma.sync path, whose rings
-	   then fit an A100's 163 KB (the runtime gives a block what the device
-	   has, up to what the manifest asks) */
-	constexpr int ST = FZ_ATTN_WGMMA ? STAGES : 2;
 	constexpr int PP = FZ_ATTN_WGMMA && FZ_ATTN_PP && C == 2;
 	extern __shared__ unsigned char fz_smem_raw[];
 	constexpr unsigned TQ = BM * DB * 2u, TB = BN * DB * 2u; /* Q's tile, one of K's or V's */
@@ -1646,6 +1644,8 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 		fz_bar_wait(bb.qfull(qb), (unsigned)((it / NQ) & 1));
 		if (zc < 0.f) fz_attn_negq<DB>(sqc, c, t);
 		float mrow[2], lrow[2];
+		bool rows = false; /* O in whole rows, from the fragments */
+		if constexpr (DIRECT && NP == 1) rows = D % 8 == 0 && ((unsigned long long)X & 15ull) == 0;
 		const unsigned g0 = g;
 		g += NP * nsteps;
 #pragma unroll 1
@@ -1657,7 +1657,7 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 #pragma unroll
 				for (int q = 0; q < 4; ++q) o[i][q] = 0.f;
 			fz_attn_compute<ET, DB, OD, BN, ST, BAT, PP, CAUSAL>(zf, zi, o, mrow, lrow, bb, sqc, sk0, sv0, b, r0, M, N, nsteps,
-				g0 + pass * nsteps, pass * (OD / 64) * (BN * 128), last, L, lane);
+				g0 + pass * nsteps, pass * (OD / 64) * (BN * 128), last, L, lane, rows ? bb.qempty(qb) : 0u);
 #pragma unroll
 			for (int r = 0; r < 2; ++r) mrow[r] *= za; /* the max of z itself */
 #pragma unroll
@@ -1667,10 +1667,8 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 			}
 			const fz_attn_st<BAT, DIRECT, Epi> st = {epi, X, M, D};
 			if constexpr (NP == 1) {
-				bool rows = false; /* O in whole rows */
-				if constexpr (DIRECT) rows = D % 8 == 0 && ((unsigned long long)X & 15ull) == 0;
 				if constexpr (DIRECT)
-					if (rows) fz_attn_out_rows<BAT, OD>(epi, o, mrow, lrow, sqc, X, b, (long long)m0 + 64 * c, M, D, c, w, lane);
+					if (rows) fz_attn_out_frag<BAT, OD>(epi, o, mrow, lrow, X, b, r0, M, D, lane);
 				if (!rows) fz_attn_out<OD>(st, o, mrow, lrow, sqc, b, (long long)m0 + 64 * c, 0, M, D, c, w, lane);
 			} else { /* Q is read again by the next walk: O straight from the fragments */
 				const float inv[2] = {1.f / lrow[0], 1.f / lrow[1]};
@@ -1685,8 +1683,9 @@ __device__ __forceinline__ void fz_attn(const Z &zf, const ZI &zi, const Epi &ep
 		}
 		/* this thread's reads and writes of Q's buffer (the products', the
 		   epilogue's, fz_attn_negq's) are done: every thread says so, so that
-		   each one's accesses are ordered before the copier's next Q there */
-		fz_bar_arrive(bb.qempty(qb));
+		   each one's accesses are ordered before the copier's next Q there
+		   (with rows, fz_attn_compute said so after the last S) */
+		if (!rows) fz_bar_arrive(bb.qempty(qb));
 		if ((lane & 3) == 0)
 #pragma unroll
 			for (int r = 0; r < 2; ++r)
@@ -1730,17 +1729,17 @@ struct attention_lse_f0_row {
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d64(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 64, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 64, 64, 3, 2, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d128(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 128, 64, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 128, 64, 2, 2, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 extern "C" __global__ void __launch_bounds__(384, 1) attention_lse_f0_d256(const __grid_constant__ fz_attention_lse_args a)
 {
-	fz_attn<0, 256, 16, 3, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
+	fz_attn<0, 256, 16, 3, 1, 2, 0, 0, 1>(attention_lse_f0_z{a}, attention_lse_f0_z{a}, attention_lse_f0_epi{a}, attention_lse_f0_row{a}, (const fz_tile_maps *)0, 1.f, (unsigned short *)a.t_O, a.t_Q, a.t_K, a.t_V, a.n_T, a.n_S, a.n_D, 1LL);
 }
 
 /* u variant: 8 kernels */

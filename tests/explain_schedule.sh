@@ -87,8 +87,8 @@ compare() {
 		ent[fu, kern] = "" # the entry points of an attention kernel, as "DB:SMEM,..."
 		pr = $0
 		while (match(pr, / entry=[^ ]+/)) {
-			split(substr(pr, RSTART + 7, RLENGTH - 7), q, ":")
-			ent[fu, kern] = ent[fu, kern] substr(q[2], 2) ":" substr(q[5], 5) ","
+			nf = split(substr(pr, RSTART + 7, RLENGTH - 7), q, ":") # name:dD:nN:stS:qQ:minM:smemB
+			ent[fu, kern] = ent[fu, kern] substr(q[2], 2) ":" substr(q[nf], 5) ","
 			pr = substr(pr, RSTART + RLENGTH)
 		}
 		next

@@ -288,6 +288,11 @@ static void test_attention(void)
 		EXPECT(k->at.nent == 3 && k->at.db[0] == 64 && k->at.db[2] == 256 && k->at.causal == 0);
 		/* z reads no matrix: 128-column steps up to D 128, 32 at 256 */
 		EXPECT(k->at.bn[0] == 128 && k->at.bn[1] == 128 && k->at.bn[2] == 32);
+		/* two Q buffers up to D 128 (two stages there, so that they fit), one at 256 */
+		EXPECT(k->at.st[0] == 3 && k->at.st[1] == 2 && k->at.st[2] == 3);
+		EXPECT(k->at.nq[0] == 2 && k->at.nq[1] == 2 && k->at.nq[2] == 1);
+		for (int e = 0; e < 3; e++) /* an H100's 227 KB a block, Q's buffers and the rings */
+			EXPECT(k->at.smem[e] <= 232448 && k->at.smem[e] >= (k->at.nq[e] * 128 + 2 * k->at.st[e] * k->at.bn[e]) * k->at.db[e] * 2);
 		EXPECT(k->at.c1 == stmt(&c, "s") && k->at.mx == stmt(&c, "mx") && k->at.sum == stmt(&c, "l") && k->at.c2 == stmt(&c, "o"));
 		EXPECT(OP(&c, fu, "s") == STEP_CONTRACT && OP(&c, fu, "z") == STEP_MAP && OP(&c, fu, "e") == STEP_ONLINE);
 		EXPECT(OP(&c, fu, "p") == STEP_ONLINE && OP(&c, fu, "o") == STEP_CONTRACT && OP(&c, fu, "O") == STEP_MAP);

@@ -13,7 +13,9 @@
    copy is published the moment it lands, not held behind another stage's
    wait. Q's tile has NQ buffers (the block's i-th tile in buffer i % NQ),
    each with a full barrier and an empty one (an arrival from every
-   computing thread after its epilogue, which stages O in its rows of Q).
+   computing thread once it is done with Q: after its last S where O goes
+   to X from the fragments, else after the epilogue, which stages O in its
+   rows of Q).
    The computing warpgroups never wait for each other: no block-wide
    barrier after the start. Barriers: Q's full, Q's empty, NQ each, then
    full K, full V, empty K, empty V, ST each. */

@@ -162,7 +162,7 @@ void cuda_kern_attn(Cx *cx)
 	const ElemType et = m->tensor[at->q].type;
 	const int bat = k->nspace == 3;
 	/* the mainloop's shapes are fixed text: the schedule must ask for them */
-	if (at->block_m % 64 || at->block_m < 64 || at->block_m > 192 || k->par.block != 2 * at->block_m + 128 || at->stages < 2 || at->stages > 3 || (et != ET_F16 && et != ET_BF16) ||
+	if (at->block_m % 64 || at->block_m < 64 || at->block_m > 192 || k->par.block != 2 * at->block_m + 128 || (et != ET_F16 && et != ET_BF16) ||
 	    m->tensor[at->k].type != et || m->tensor[at->v].type != et || (k->nspace != 2 && k->nspace != 3) || at->nent < 1)
 		die("attention kernel %s: block %d, %d rows, %d dimensions, %d entries", k->name, k->par.block, at->block_m,
 		    k->nspace, at->nent);
@@ -181,13 +181,15 @@ void cuda_kern_attn(Cx *cx)
 	row_functor(cx);
 	for (int e = 0; e < at->nent; e++) {
 		const int tma = attn_tma(at, e);
+		if (at->st[e] < 2 || at->st[e] > 3 || at->nq[e] < 1 || at->nq[e] > 2)
+			die("attention kernel %s: %d stages, %d buffers of Q", k->name, at->st[e], at->nq[e]);
 		fprintf(out, "extern \"C\" __global__ void __launch_bounds__(%d, %d) %s(const __grid_constant__ fz_%s_args a%s)\n{\n",
 		        k->par.block, at->minb[e], at->entry[e], fname, tma ? ", const __grid_constant__ fz_tile_maps tm" : "");
 		for (int t = m->fusion[cx->fusion].first_tensor; t < m->fusion[cx->fusion].first_tensor + m->fusion[cx->fusion].ntensor; t++)
 			if (cx->p->reset_by[t - cx->p->first_tensor] == cx->kernel_id && m->tensor[t].rank == 0)
 				fprintf(out, "\tif (blockIdx.x == 0 && threadIdx.x == 0) a.t_%s[0] = 0; /* for a later kernel */\n", m->tensor[t].name);
-		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, %s, ", et == ET_BF16, at->db[e],
-		        at->bn[e], at->stages, at->block_m / 64, at->causal, bat, at->out != 0, k->name, k->name, at->causal ? "zin" : "z",
+		fprintf(out, "\tfz_attn<%d, %d, %d, %d, %d, %d, %d, %d, %d>(%s_z{a}, %s_%s{a}, %s_epi{a}, %s_row{a}, %s, ", et == ET_BF16,
+		        at->db[e], at->bn[e], at->st[e], at->nq[e], at->block_m / 64, at->causal, bat, at->out != 0, k->name, k->name, at->causal ? "zin" : "z",
 		        k->name, k->name, tma ? "&tm" : "(const fz_tile_maps *)0");
 		if (at->zmul) fprintf(out, "%s_zc{a}(), ", k->name);
 		else fputs("1.f, ", out);

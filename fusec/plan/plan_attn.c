@@ -359,7 +359,7 @@ int plan_attention(const Module *m, const Schedule *p, int sid, Kernel *k, const
 		k->at.causal = causal(&c, &k->at.csel);
 		zfold(&c, &k->at);
 		k->path_why = "tensor cores, one kernel for both products (FlashAttention-3's way): a block of 3 warpgroups, one "
-		              "copying K and V into three stages of shared memory (two on mma.sync), by TMA on sm_90a for 128-column steps (the "
+		              "copying K and V into two or three stages of shared memory (two on mma.sync), by TMA on sm_90a for 128-column steps (the "
 		              "runtime's tensor maps, its second parameter) and cp.async otherwise, two computing 64 rows of m each and "
 		              "taking turns to issue their products; n walked in blocks of 128 (64 when z reads a matrix, 32 for "
 		              "head sizes over 128); sm_90a wgmma, the second product of the step before in flight during this "
@@ -422,22 +422,25 @@ static int rows_out(const Module *m, const Schedule *p, const Kernel *k, const u
    steps a tile) a grid of a tile a block left Q's load, the rings' fill
    and O's epilogue exposed on every tile, which cuDNN's persistent kernel
    hides (bench/RESULTS.md).
-   Shared memory: barriers, Q's 128 rows (twice at db 64: the next tile's
-   Q lands during this one's epilogue, which stages O in Q's rows), three stages of K's and V's BN
-   rows (two K and V copies in flight while a third is read: at two the
-   computing warpgroups waited a quarter of a step for them, bench/
-   attn_trace.sh; the mma.sync path takes two, which an A100 holds), each
-   padded to db columns, 1 KB to align them for the 128-byte swizzle. BN: 128 columns a step up to db 128 (64 when z reads a matrix
-   such as a mask: its loads' registers spilled at 128), 32 at db 256
-   (O's 128 registers a thread; 16 with such a mask). Measured on an H200 against 1 warpgroup
-   of 64 rows a block, 3 and 2 blocks an SM (bench/RESULTS.md). */
+   Shared memory: barriers, Q's 128 rows in two buffers up to db 128 (the
+   next tile's Q lands during this one: with one, ncu on an H100 had the
+   computing warps waiting for Q a tenth of their time at T 1024, db 128),
+   K's and V's BN rows in stages (three at db 64 and 256: two copies in
+   flight while a third is read; at db 128 two, so that Q's second buffer
+   fits in 227 KB: 256/1024/128 took 0.252 ms against 0.290 with three
+   stages and one Q, H100, bench/RESULTS.md; the mma.sync path takes two
+   stages and Q's second buffer at db 64 only, which an A100 holds), each
+   padded to db columns, 1 KB to align them for the 128-byte swizzle. BN:
+   128 columns a step up to db 128 (64 when z reads a matrix such as a
+   mask: its loads' registers spilled at 128), 32 at db 256 (O's 128
+   registers a thread; 16 with such a mask). */
 void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsigned char *stored)
 {
 	static const int bucket[ATTN_MAX_ENTRY] = {64, 128, 256};
 	const int zload = z_reads_matrix(m, k);
 	const int step[ATTN_MAX_ENTRY] = {zload ? 64 : 128, zload ? 64 : 128, zload ? 16 : 32};
 	k->par.block = 128 * 3, k->par.min_blocks = 1;
-	k->at.block_m = 128, k->at.stages = 3;
+	k->at.block_m = 128;
 	k->at.out = rows_out(m, p, k, stored);
 	const Dim dh = k->at.dh;
 	k->at.nent = 0;
@@ -445,8 +448,8 @@ void plan_attn_launch(const Module *m, const Schedule *p, Kernel *k, const unsig
 		if (dh.sym < 0 && !dim_derived(dh) && (dh.value > bucket[i] || (i > 0 && dh.value <= bucket[i - 1]))) continue;
 		const int e = k->at.nent++;
 		k->at.db[e] = bucket[i], k->at.bn[e] = step[i];
-		const int nq = bucket[i] == 64 ? 2 : 1; /* Q's buffers (attn_warps.cuh's NQ) */
-		k->at.smem[e] = 1024 + 256 + (nq * k->at.block_m + 2 * k->at.stages * step[i]) * bucket[i] * 2;
+		k->at.st[e] = bucket[i] == 128 ? 2 : 3, k->at.nq[e] = bucket[i] <= 128 ? 2 : 1;
+		k->at.smem[e] = 1024 + 256 + (k->at.nq[e] * k->at.block_m + 2 * k->at.st[e] * step[i]) * bucket[i] * 2;
 		k->at.minb[e] = 1;
 	}
 }

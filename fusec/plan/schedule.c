@@ -98,11 +98,12 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
 		if (k->mode == KM_ATTN) {
 			fprintf(out, " q=%s k=%s v=%s head=", m->tensor[k->at.q].name, m->tensor[k->at.k].name, m->tensor[k->at.v].name);
 			dim_write(m, f, k->at.dh, out);
-			fprintf(out, " block_m=%d stages=%d causal=%d", k->at.block_m, k->at.stages, k->at.causal);
+			fprintf(out, " block_m=%d causal=%d", k->at.block_m, k->at.causal);
 			if (k->at.out) fprintf(out, " rows_out=%s", m->tensor[k->at.out - 1].name);
 			if (k->at.zmul) fputs(" z_factor_in_exp", out);
 			for (int e = 0; e < k->at.nent; e++)
-				fprintf(out, " entry=%s:d%d:n%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.minb[e], k->at.smem[e]);
+				fprintf(out, " entry=%s:d%d:n%d:st%d:q%d:min%d:smem%d", k->at.entry[e], k->at.db[e], k->at.bn[e], k->at.st[e], k->at.nq[e],
+				        k->at.minb[e], k->at.smem[e]);
 		}
 		if (p->split) fputs(" split=", out), dim_write(m, f, k->split_range, out);
 		for (int t = 0; t < k->nvec; t++) {
@@ -142,7 +143,7 @@ void sched_print(const Module *m, const Schedule *s, FILE *out)
  * the size here is updated (LP64 sizes; b_kmajor was missed once). */
 #if UINTPTR_MAX == 0xffffffffffffffffu
 _Static_assert(sizeof(KernelParams) == 104, "KernelParams changed: compare the new field in params_same, then update 104");
-_Static_assert(sizeof(Kernel) == 1024, "Kernel changed: compare the new field in kernel_same, then update 1024");
+_Static_assert(sizeof(Kernel) == 1048, "Kernel changed: compare the new field in kernel_same, then update 1048");
 _Static_assert(sizeof(Phase) == 16, "Phase changed: compare the new field in kernel_same, then update 16");
 _Static_assert(sizeof(Schedule) == 128, "Schedule changed: compare the new field in sched_same, then update 128");
 #endif
@@ -159,11 +160,11 @@ static int params_same(const KernelParams *a, const KernelParams *b)
 static int attn_same(const AttnPlan *a, const AttnPlan *b)
 {
 	if (a->c1 != b->c1 || a->mx != b->mx || a->sum != b->sum || a->c2 != b->c2 || a->q != b->q || a->k != b->k ||
-	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->stages != b->stages || a->causal != b->causal || a->csel != b->csel || a->out != b->out || a->nent != b->nent ||
+	    a->v != b->v || !dim_same(a->dh, b->dh) || a->block_m != b->block_m || a->causal != b->causal || a->csel != b->csel || a->out != b->out || a->nent != b->nent ||
 	    a->zmul != b->zmul || a->zkeep != b->zkeep || a->zc != b->zc || a->zstmt != b->zstmt)
 		return 0;
 	for (int e = 0; e < a->nent; e++)
-		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||
+		if (a->db[e] != b->db[e] || a->bn[e] != b->bn[e] || a->st[e] != b->st[e] || a->nq[e] != b->nq[e] || a->minb[e] != b->minb[e] || a->smem[e] != b->smem[e] ||
 		    !str_same(a->entry[e], b->entry[e]))
 			return 0;
 	return 1;

@@ -204,7 +204,6 @@ typedef struct AttnPlan {
 	int q, k, v;              /* inputs read as Q([b,]m,d), K([b,]n,d), V([b,]n,d) */
 	Dim dh;                   /* d's range, the head size */
 	int block_m;              /* rows of m a block */
-	int stages;               /* K's and V's tiles in shared memory, copied stages - 1 steps ahead */
 	int causal;               /* z is select(n <= m, .., C <= -1e30): blocks of keys past the rows' skipped */
 	int csel;                 /* causal: that select (an expr id), taken as its first value where every n <= m */
 	int zmul, zkeep, zc;      /* zmul > 0: z is S (operand zkeep, 1 or 2, of the product zmul) times zc, a
@@ -216,6 +215,8 @@ typedef struct AttnPlan {
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
+	int st[ATTN_MAX_ENTRY];   /* its stages of K's and V's tiles in shared memory, copied st - 1 steps ahead */
+	int nq[ATTN_MAX_ENTRY];   /* its buffers of Q's tile: 2, the next tile's Q copied during this one */
 	int minb[ATTN_MAX_ENTRY]; /* blocks an SM must hold (__launch_bounds__), so a register cap */
 	int smem[ATTN_MAX_ENTRY]; /* dynamic shared memory of each, bytes */
 	char *entry[ATTN_MAX_ENTRY]; /* their names (the namer's) */
