@@ -4,7 +4,11 @@
 # the gap to the block before it on its SM; per step, each computing
 # warpgroup's wait for K/V, ping-pong turn, issue, S wait, softmax, PV wait
 # and rescale+pack. The counters live in bench/attn_trace.patch (never in
-# an artifact). Made on the CPU, in a checkout with the patch applied:
+# an artifact). The patch applies to 142f0df's attn.cuh (the kernel before it
+# became persistent and was split into attn*.cuh), not to main's: for main's
+# kernel, bench/runs/s44-attn/ncu.sh samples the warps' stalls a SASS
+# instruction (it found the computing warps waiting for Q, session 44).
+# Made on the CPU, in a checkout of 142f0df with the patch applied:
 #   patch -p1 < bench/attn_trace.patch && make bin/fusec
 #   bin/fusec -o build/attnvar/NAME specs/attention.fuse
 #   (cd build/attnvar/NAME && nvcc -arch=sm_90a -ptx -std=c++17 -DFZ_ATTN_TRACE \
