@@ -27,7 +27,7 @@
 #   "tensor_eligible: not a matrix tile"   that note on a statement of the kernel
 #   "attention: ... up to D (B bytes ...)" an attention kernel with params entry=...:dD:...:smemB
 #   "second product on tensor cores"       an attention kernel with two contractions
-#   "X leaves in whole rows"               an attention kernel with rows_out=X
+#   "X leaves from the accumulators"       an attention kernel with rows_out=X
 #   "O.s work stored element by element"   an attention kernel without rows_out
 #   "not an attention kernel ...: WHY"     "no attention kernel: WHY" under that kernel
 #   "T: stored in device memory"           tensor T stored
@@ -180,9 +180,9 @@ compare() {
 		fact(mode[fe, ke] == "attention" && ent[fe, ke] == got,
 		     "kernel " ke ": entry points " got " explained, mode " mode[fe, ke] " entries " ent[fe, ke] " in the schedule"); next
 	}
-	file == 2 && /^    [A-Za-z_][A-Za-z_0-9]* leaves in whole rows: / {
+	file == 2 && /^    [A-Za-z_][A-Za-z_0-9]* leaves from the accumulators. / {
 		x = $1
-		fact(mode[fe, ke] == "attention" && rowsout[fe, ke] == x, "kernel " ke ": " x " in whole rows explained, mode " mode[fe, ke] " rows_out=" rowsout[fe, ke] " in the schedule"); next
+		fact(mode[fe, ke] == "attention" && rowsout[fe, ke] == x, "kernel " ke ": " x " from the accumulators explained, mode " mode[fe, ke] " rows_out=" rowsout[fe, ke] " in the schedule"); next
 	}
 	file == 2 && /^    O.s work stored element by element/ {
 		fact(mode[fe, ke] == "attention" && rowsout[fe, ke] == "", "kernel " ke ": O element by element explained, mode " mode[fe, ke] " rows_out=" rowsout[fe, ke] " in the schedule"); next
@@ -260,7 +260,7 @@ selftest() {
 selftest specs/softmax.fuse 's/: row over/: point over/' 's/kept on chip/stored in device memory/' \
 	's/: fused$/: split: different iteration spaces/' 's/^  kernel softmax_f0/  kernel softmax_f9/' 's/; peeled: /; /'
 selftest specs/attention.fuse 's/up to 64 (132352 bytes/up to 64 (115000 bytes/' 's/: attention over/: tile over/' \
-	's/^      second product on/      second contraction on/' 's/^    O leaves in whole rows/    Q leaves in whole rows/'
+	's/^      second product on/      second contraction on/' 's/^    O leaves from the accumulators/    Q leaves from the accumulators/'
 selftest tests/codegen/cg_gather_stride.fuse 's/X gathered every 2/X gathered every 3/'
 selftest tests/codegen/cg_row_paths.fuse 's/built twice, 6 vectors/built twice, 5 vectors/'
 selftest tests/codegen/cg_attn_refused.fuse 's/exp(z - max) of the max/exp(s - max) of the max/'

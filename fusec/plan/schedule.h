@@ -211,7 +211,7 @@ typedef struct AttnPlan {
 	                             into the exponent, exp2(S c log2(e) - max), the kernel's Q negated for c < 0 */
 	int zstmt;                /* the statement holding zmul */
 	int out;                  /* 1 + the one tensor O's work stores, a 16-bit [(b,) m, d] written at its point
-	                             and nothing else stored there (O leaves in whole rows, attn.cuh); 0: none */
+	                             and nothing else stored there (O leaves from the fragments, attn_kernel.cuh); 0: none */
 	int nent;                 /* entry points, one a head-size bucket: the launch takes the */
 	int db[ATTN_MAX_ENTRY];   /* smallest db >= dh (64, 128, 256; one when dh is a number) */
 	int bn[ATTN_MAX_ENTRY];   /* each one's columns of n a step */
