@@ -147,10 +147,22 @@ static void check_stage_claims(Sema *s, Stage *sg)
 		diag_error(s->d, sg->off, "stage '%s' reduces, so it cannot have precision %s: accumulate in f32 or f64",
 		           sg->name, elem_info[sg->precision].name);
 	if (sg->attrs & ATTR(TENSOR_ELIGIBLE)) {
-		const Stmt *c = NULL;
+		const Stmt *c = NULL, *wide = NULL;
 		for (int i = sg->first_stmt; i < sg->first_stmt + sg->nstmt; i++)
 			if (m->stmt[i].pattern == PAT_CONTRACT && (m->stmt[i].nfree == 2 || m->stmt[i].nfree == 3)) /* 3: batched */
 				c = &m->stmt[i];
+			else if (m->stmt[i].pattern == PAT_CONTRACT && m->stmt[i].nfree > 3)
+				wide = &m->stmt[i];
+		if (!c && wide && sg->nstmt == 1) {
+			/* batch and heads as two indices, as PyTorch code has them: the
+			   tile and attention kernels take one batch index */
+			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but its contraction has %d free indices: tensor "
+			           "cores take one batch index, acc(b,m,n) +=! A(b,m,k) * B(b,k,n) (several batch indices, such as a batch "
+			           "and heads, are not supported yet)", sg->name, wide->nfree);
+			diag_note(s->d, sg->off, "write the batch indices as one: Q: bf16[BH,T,D] read as Q(b,m,d), not Q: bf16[B,H,T,D] "
+			          "read as Q(b,h,m,d)");
+			return;
+		}
 		if (!c || sg->nstmt != 1) {
 			diag_error(s->d, sg->off, "stage '%s' is marked 'tensor_eligible' but is not one matrix contraction acc(m,n) +=! A(m,k) * B(k,n) "
 			           "(or batched, acc(b,m,n) +=! A(b,m,k) * B(b,k,n))", sg->name);
