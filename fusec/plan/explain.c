@@ -33,10 +33,9 @@ void plan_explain(const Module *m, int fusion, const Schedule *p, FILE *out)
 			for (int e = 0; e < k->at.nent; e++) fprintf(out, "%s up to %d (%d bytes of shared memory)", e ? "," : "", k->at.db[e], k->at.smem[e]);
 			fputc('\n', out);
 			if (k->at.out)
-				fprintf(out, "    %s leaves from the accumulators' registers, two elements a store, and Q's buffer is free "
-				             "after the last S (the only tensor O's work stores, 16-bit, at the point; through shared memory, "
-				             "element by element, when the head size is not a multiple of 8 or the pointer not 16-byte "
-				             "aligned)\n", m->tensor[k->at.out - 1].name);
+				fprintf(out, "    %s leaves from the accumulators' registers, two elements a store, Q's buffer free after the last S (the "
+				             "only tensor O's work stores, 16-bit, at the point; through shared memory, element by element, when the "
+				             "head size is not a multiple of 8 or the pointer not 16-byte aligned)\n", m->tensor[k->at.out - 1].name);
 			else
 				fputs("    O's work stored element by element (it stores more than one 16-bit tensor at the point, or a "
 				      "row statistic)\n", out);
