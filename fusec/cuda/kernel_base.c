@@ -27,6 +27,15 @@ void cuda_kernel_head(Cx *cx)
 			        cx->m->tensor[t].name);
 }
 
+/* the point's rest divided by extent i as a shift (the extent a power of
+   two): the quotient of CUDA_DIV_SHIFT, and CUDA_DIV_TEST's first branch */
+static void put_shift(Cx *cx, int i, FILE *out)
+{
+	fprintf(out, "fz_rem%s >> (__ffsll(", cx->sfx);
+	cuda_dim(cx, cx->k->space[i], out);
+	fputs(") - 1)", out);
+}
+
 void cuda_decompose(Cx *cx, const char *lin, int depth)
 {
 	const Kernel *k = cx->k;
@@ -48,9 +57,7 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 			fprintf(out, "const long long s0%s = fz_rem%s;\n", cx->sfx, cx->sfx);
 		} else if (cx->div == CUDA_DIV_SHIFT) {
 			/* every extent a power of two (the point kernel's fz_p2) */
-			fprintf(out, "const long long fz_q%d%s = fz_rem%s >> (__ffsll(", i, cx->sfx, cx->sfx);
-			cuda_dim(cx, k->space[i], out);
-			fputs(") - 1);\n", out);
+			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx), put_shift(cx, i, out), fputs(";\n", out);
 			cuda_ind(out, depth);
 			fprintf(out, "const long long s%d%s = fz_rem%s & (", i, cx->sfx, cx->sfx);
 			cuda_dim(cx, k->space[i], out);
@@ -61,9 +68,8 @@ void cuda_decompose(Cx *cx, const char *lin, int depth)
 			   else divide in 32 bits whenever the dimension allows */
 			fprintf(out, "const long long fz_q%d%s = ", i, cx->sfx);
 			if (cx->div == CUDA_DIV_TEST) {
-				fputs("fz_pow2(", out), cuda_dim(cx, k->space[i], out);
-				fprintf(out, ") ? fz_rem%s >> (__ffsll(", cx->sfx);
-				cuda_dim(cx, k->space[i], out), fputs(") - 1) : ", out);
+				fputs("fz_pow2(", out), cuda_dim(cx, k->space[i], out), fputs(") ? ", out);
+				put_shift(cx, i, out), fputs(" : ", out);
 			}
 			cuda_dim(cx, k->space[i], out);
 			fprintf(out, " <= 0xffffffffLL && fz_rem%s <= 0xffffffffLL ? (long long)((unsigned)fz_rem%s / (unsigned)", cx->sfx, cx->sfx);
